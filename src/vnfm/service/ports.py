@@ -1,0 +1,197 @@
+"""Ports: the interfaces the service layer needs from the outside world.
+
+Adapters implement them: vnfm.adapters.db (unit of work), vnfm.adapters.infra (VIMs),
+vnfm.adapters.mgmt (management drivers), vnfm.adapters.notify (subscriptions' callbacks).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
+
+from vnfm.domain.model import OpOcc, Subscription, Vim, VnfInstance, VnfPackage
+from vnfm.domain.resources import VnfResources, Vnfc
+from vnfm.domain.vnfd import Flavour, Vnfd
+
+
+# ============================================================================= persistence
+T = TypeVar("T")
+
+
+class Repository(Protocol, Generic[T]):
+    def add(self, entity: T) -> None: ...
+    def get(self, entity_id: str) -> T | None: ...
+    def list(self) -> list[T]: ...
+    def save(self, entity: T) -> None: ...
+    def delete(self, entity_id: str) -> None: ...
+
+
+class PackageRepository(Repository[VnfPackage], Protocol):
+    def put_content(self, pkg_id: str, content: bytes) -> None: ...
+    def get_content(self, pkg_id: str) -> bytes | None: ...
+    def by_vnfd_id(self, vnfd_id: str) -> list[VnfPackage]: ...
+
+
+class InstanceRepository(Repository[VnfInstance], Protocol):
+    def try_lock(self, instance_id: str, op_id: str) -> bool:
+        """Atomically set lock_op_id when it is empty (works across processes)."""
+        ...
+
+    def unlock(self, instance_id: str, op_id: str) -> None: ...
+
+
+class OpOccRepository(Repository[OpOcc], Protocol):
+    def for_instance(self, instance_id: str) -> list[OpOcc]: ...
+
+    def claim_orphans(self, owner: str, stale_before: Any) -> list[OpOcc]:
+        """Occurrences STARTING/PROCESSING/ROLLING_BACK whose owner stopped heart-beating."""
+        ...
+
+
+class AbstractUnitOfWork(abc.ABC):
+    """One transaction. `with uow: ...; uow.commit()`; leaving without commit rolls back."""
+
+    packages: PackageRepository
+    instances: InstanceRepository
+    op_occs: OpOccRepository
+    subscriptions: Repository[Subscription]
+    vims: Repository[Vim]
+
+    def __enter__(self) -> AbstractUnitOfWork:
+        return self
+
+    def __exit__(self, *args: object) -> None:
+        self.rollback()
+
+    @abc.abstractmethod
+    def commit(self) -> None: ...
+
+    @abc.abstractmethod
+    def rollback(self) -> None: ...
+
+
+UowFactory = Callable[[], AbstractUnitOfWork]
+
+
+# ============================================================================= package files
+class PackageFiles(Protocol):
+    """Read-only view of an onboarded package's files (extracted CSAR)."""
+
+    root: Path
+
+    def read(self, path: str) -> bytes: ...
+    def exists(self, path: str) -> bool: ...
+    def listing(self) -> list[str]: ...
+
+
+# ============================================================================= infrastructure
+@dataclass
+class InfraContext:
+    """Everything an infrastructure driver needs to act for one instance."""
+
+    instance_id: str
+    op_id: str
+    vnfd: Vnfd
+    flavour: Flavour
+    package: PackageFiles | None
+    vim: Vim
+    ext_virtual_links: list[dict[str, Any]] = field(default_factory=list)
+    additional_params: dict[str, Any] = field(default_factory=dict)
+    resources: VnfResources = field(default_factory=VnfResources)
+    progress: Callable[[str], None] = lambda msg: None
+
+
+class InfraDriver(abc.ABC):
+    """A VIM type. Every call is idempotent: calling it again after a crash converges.
+
+    Counts are absolute (like Heat's desired_capacity), so re-applying a call does not add twice.
+    """
+
+    vim_type: str = ""
+
+    @abc.abstractmethod
+    async def deploy(self, ctx: InfraContext, counts: dict[str, int]) -> VnfResources:
+        """Create (or complete) the VNF's resources with `counts` VNFCs per VDU."""
+
+    @abc.abstractmethod
+    async def update(self, ctx: InfraContext, counts: dict[str, int], remove: Sequence[str]) -> VnfResources:
+        """Scale to `counts`; when shrinking, remove exactly the VNFCs with ids in `remove`."""
+
+    @abc.abstractmethod
+    async def heal(self, ctx: InfraContext, vnfc_ids: Sequence[str], *, keep_storage: bool = True) -> VnfResources:
+        """Replace the servers of `vnfc_ids`, keeping VNFC ids, ports and addresses."""
+
+    @abc.abstractmethod
+    async def undeploy(self, ctx: InfraContext) -> None:
+        """Delete every resource of the VNF (no error when already gone)."""
+
+    @abc.abstractmethod
+    async def current(self, ctx: InfraContext) -> VnfResources:
+        """Read back what exists now."""
+
+
+# ============================================================================= management drivers
+@dataclass
+class LcmContext:
+    """The one object a management driver gets for every hook.
+
+    `added` / `removed` / `healed` say exactly which VNFCs the operation adds, removes or replaces,
+    decided by the engine before the hooks run: drivers never guess from IPs or creation times.
+    """
+
+    hook: str  # e.g. "scale_end"
+    operation: str  # LcmOperation value
+    op_id: str
+    instance: VnfInstance
+    request: dict[str, Any]  # the LCM request body as received
+    additional_params: dict[str, Any]  # instantiate's additionalParams overridden by this request's
+    vnfd: Vnfd
+    flavour: Flavour
+    package: PackageFiles | None
+    resources: VnfResources  # the VNF's resources at the time of the hook
+    added: list[Vnfc] = field(default_factory=list)
+    removed: list[Vnfc] = field(default_factory=list)
+    healed: list[Vnfc] = field(default_factory=list)
+    heal_entire: bool = False
+    vims: VimRegistry | None = None
+    state: dict[str, Any] = field(default_factory=dict)  # driver-private, persisted per instance
+    progress: Callable[[str], None] = lambda msg: None
+    services: dict[str, Any] = field(default_factory=dict)  # e.g. node-step executor factories
+
+
+class VimRegistry(Protocol):
+    """What drivers may do with the VIM registry (register the Kubernetes cluster they built)."""
+
+    def register(self, vim: Vim) -> Vim: ...
+    def update(self, vim: Vim) -> Vim: ...
+    def get(self, vim_id: str) -> Vim | None: ...
+    def delete(self, vim_id: str) -> None: ...
+
+
+class MgmtDriver(abc.ABC):
+    """A management-driver plug-in. The engine calls `handle(hook, ctx)` and nothing else.
+
+    The default `handle` dispatches to a method named like the hook (e.g. `scale_end`); hooks a
+    driver does not define are no-ops. Raising an exception fails the operation (FAILED_TEMP).
+    """
+
+    name: str = ""
+
+    async def handle(self, hook: str, ctx: LcmContext) -> None:
+        method = getattr(self, hook, None)
+        if method is not None:
+            await method(ctx)
+
+
+class Notifier(Protocol):
+    """Delivers notifications to subscribers (asynchronously, with retries)."""
+
+    def publish(self, notification: dict[str, Any]) -> None: ...
+
+
+class Clock(Protocol):
+    def __call__(self) -> float: ...
+
