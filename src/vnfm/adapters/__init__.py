@@ -1,0 +1,1 @@
+"""Adapters: implementations of the service ports (database, VIMs, management drivers, ...)."""

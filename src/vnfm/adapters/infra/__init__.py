@@ -1,0 +1,1 @@
+"""Infrastructure drivers (VIM types): the simulated cloud and OpenStack."""

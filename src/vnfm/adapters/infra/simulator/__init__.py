@@ -1,0 +1,29 @@
+"""The embedded default VIM: a simulated OpenStack-like cloud and its InfraDriver."""
+
+from vnfm.adapters.infra.simulator.cloud import (
+    MGMT_NETWORK_ID,
+    PUBLIC_NETWORK_ID,
+    ServerBuildError,
+    ServerDeleteError,
+    SimCloud,
+    SimCloudError,
+    SimConfig,
+    SimFaults,
+)
+from vnfm.adapters.infra.simulator.driver import SimulatorInfraDriver
+from vnfm.adapters.infra.simulator.store import JsonFileStateStore, MemoryStateStore, StateStore
+
+__all__ = [
+    "MGMT_NETWORK_ID",
+    "PUBLIC_NETWORK_ID",
+    "JsonFileStateStore",
+    "MemoryStateStore",
+    "ServerBuildError",
+    "ServerDeleteError",
+    "SimCloud",
+    "SimCloudError",
+    "SimConfig",
+    "SimFaults",
+    "SimulatorInfraDriver",
+    "StateStore",
+]

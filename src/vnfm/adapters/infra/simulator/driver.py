@@ -1,0 +1,472 @@
+"""`SimulatorInfraDriver`: the InfraDriver of the embedded simulated cloud (vim_type "simulator").
+
+It plays what Heat does for a VNF on OpenStack: one deployment (stack) per VNF instance, with
+networks for the internal VLs, a port per CP (fixed IP, MAC; a floating IP for every external CP),
+a volume per virtual storage and a server per VNFC. Servers boot in parallel. Every call converges:
+calling it again after a failure or a crash completes what is missing and duplicates nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Sequence
+from typing import Any
+
+from vnfm.adapters.infra.simulator.cloud import (
+    MGMT_NETWORK_ID,
+    CpSpec,
+    ServerBuildError,
+    ServerSpec,
+    SimCloud,
+    SimCloudError,
+    StorageSpec,
+)
+from vnfm.domain.errors import NotFound, UnprocessableEntity
+from vnfm.domain.resources import CpResource, StorageResource, VirtualLinkResource, Vnfc, VnfResources
+from vnfm.domain.vnfd import Flavour
+from vnfm.service.ports import InfraContext, InfraDriver
+
+DEFAULT_VOLUME_GB = 1.0
+
+
+class SimulatorInfraDriver(InfraDriver):
+    vim_type = "simulator"
+
+    def __init__(self, cloud: SimCloud | None = None) -> None:
+        self.cloud = cloud or SimCloud()
+
+    # ================================================================== InfraDriver
+    async def deploy(self, ctx: InfraContext, counts: dict[str, int]) -> VnfResources:
+        _check_vdus(ctx.flavour, counts)
+        existed = self.cloud.deployment(ctx.instance_id) is not None
+        if not existed:
+            await self._api()
+        dep = self.cloud.ensure_deployment(ctx.instance_id, ctx.flavour.id, ctx.vnfd.id)
+        if not existed:
+            ctx.progress(f"stack {dep['stack_name']} ({dep['stack_id']}) created")
+        action = (
+            "CREATE"
+            if dep["status"].startswith("CREATE") and dep["status"] != "CREATE_COMPLETE"
+            else "UPDATE"
+        )
+        await self._run(ctx, action, self._converge(ctx, counts, ()))
+        return await self.current(ctx)
+
+    async def update(self, ctx: InfraContext, counts: dict[str, int], remove: Sequence[str]) -> VnfResources:
+        _check_vdus(ctx.flavour, counts)
+        if self.cloud.deployment(ctx.instance_id) is None:
+            raise NotFound(f"the simulated cloud has no deployment for VNF instance {ctx.instance_id}")
+        await self._run(ctx, "UPDATE", self._converge(ctx, counts, remove))
+        return await self.current(ctx)
+
+    async def heal(
+        self, ctx: InfraContext, vnfc_ids: Sequence[str], *, keep_storage: bool = True
+    ) -> VnfResources:
+        dep = self.cloud.deployment(ctx.instance_id)
+        if dep is None:
+            raise NotFound(f"the simulated cloud has no deployment for VNF instance {ctx.instance_id}")
+        unknown = [i for i in vnfc_ids if i not in dep["vnfcs"]]
+        if unknown:
+            raise UnprocessableEntity(
+                f"VNFC instance(s) {', '.join(unknown)} do not exist in VNF instance {ctx.instance_id}"
+            )
+        ids = list(dict.fromkeys(vnfc_ids))
+        await self._run(
+            ctx, "UPDATE", self._gather([self._heal_one(ctx, i, keep_storage) for i in ids], "heal")
+        )
+        return await self.current(ctx)
+
+    async def undeploy(self, ctx: InfraContext) -> None:
+        dep = self.cloud.deployment(ctx.instance_id)
+        if dep is None:
+            self.cloud.drop_deployment(ctx.instance_id)  # leftover extras, if any
+            return
+
+        async def delete_all() -> None:
+            await self._gather([self._remove_vnfc(ctx, vid) for vid in dep["vnfcs"]], "undeploy")
+
+        await self._run(ctx, "DELETE", delete_all(), complete=False)
+        await self._api()
+        self.cloud.drop_deployment(ctx.instance_id)
+        ctx.progress(f"stack {dep['stack_name']} ({dep['stack_id']}) deleted")
+
+    async def current(self, ctx: InfraContext) -> VnfResources:
+        return resources_of(self.cloud.state(), ctx.instance_id)
+
+    # ================================================================== orchestration
+    async def probe(self, ctx: InfraContext, vnfc: Vnfc) -> str | None:
+        """Up and reachable: the server is ACTIVE and answers on SSH (fault injection can say no)."""
+        await self._api()
+        server = self.cloud.server(vnfc.server_id)
+        if server is None:
+            return f"server {vnfc.server_id} does not exist"
+        if server.get("status") != "ACTIVE":
+            return f"server {server.get('name', vnfc.server_id)} is {server.get('status')}"
+        if not server.get("ssh_reachable", True):
+            return f"server {server.get('name', vnfc.server_id)} does not answer on SSH"
+        return None
+
+    async def _api(self) -> None:
+        if self.cloud.config.api_latency > 0:
+            await asyncio.sleep(self.cloud.config.api_latency)
+
+    async def _run(
+        self, ctx: InfraContext, action: str, work: Awaitable[None], *, complete: bool = True
+    ) -> None:
+        self.cloud.set_deployment_status(ctx.instance_id, f"{action}_IN_PROGRESS")
+        try:
+            await work
+        except Exception as exc:
+            self.cloud.set_deployment_status(ctx.instance_id, f"{action}_FAILED", str(exc))
+            raise
+        if complete:
+            self.cloud.set_deployment_status(ctx.instance_id, f"{action}_COMPLETE")
+
+    @staticmethod
+    async def _gather(aws: list[Awaitable[None]], what: str) -> None:
+        results = await asyncio.gather(*aws, return_exceptions=True)
+        errors: list[Exception] = []
+        for r in results:
+            if isinstance(r, Exception):
+                errors.append(r)
+            elif isinstance(r, BaseException):
+                raise r
+        if len(errors) == 1:
+            raise errors[0]
+        if errors:
+            raise SimCloudError(f"{what}: {len(errors)} failures: " + "; ".join(str(e) for e in errors))
+
+    async def _converge(self, ctx: InfraContext, counts: dict[str, int], remove: Sequence[str]) -> None:
+        dep = self.cloud.deployment(ctx.instance_id)
+        assert dep is not None
+        present: dict[str, dict[str, Any]] = dep["vnfcs"]
+        removed_before: dict[str, str] = dep["removed"]
+        unknown = [i for i in remove if i not in present and i not in removed_before]
+        if unknown:
+            raise UnprocessableEntity(
+                f"VNFC instance(s) {', '.join(unknown)} to remove do not exist "
+                f"in VNF instance {ctx.instance_id}"
+            )
+        to_remove = [i for i in dict.fromkeys(remove) if i in present]
+        foreign = [i for i in to_remove if present[i]["vdu_id"] not in ctx.flavour.vdus]
+        if foreign:
+            raise UnprocessableEntity(
+                f"VNFC instance(s) {', '.join(foreign)} belong to no VDU of the flavour"
+            )
+        to_add: dict[str, int] = {}
+        for vdu_id in ctx.flavour.vdus:
+            cur = [v for v in present.values() if v["vdu_id"] == vdu_id]
+            rm = [i for i in to_remove if present[i]["vdu_id"] == vdu_id]
+            target = counts.get(vdu_id, len(cur) - len(rm))
+            if target < 0:
+                raise UnprocessableEntity(f"VDU {vdu_id}: negative count {target}")
+            shrink = len(cur) - target
+            if shrink > 0 and not remove and not rm:
+                raise UnprocessableEntity(
+                    f"VDU {vdu_id} has {len(cur)} VNFCs, more than the {target} asked: name the VNFCs to "
+                    f"remove (update with `remove`)"
+                )
+            if max(shrink, 0) != len(rm):
+                raise UnprocessableEntity(
+                    f"VDU {vdu_id}: going from {len(cur)} to {target} VNFCs removes {max(shrink, 0)}, "
+                    f"but `remove` names {len(rm)} of its VNFCs ({', '.join(rm) or 'none'})"
+                )
+            if target > len(cur) - len(rm):
+                to_add[vdu_id] = target - (len(cur) - len(rm))
+
+        if to_remove:
+            ctx.progress(f"removing VNFCs {', '.join(to_remove)}")
+            await self._gather([self._remove_vnfc(ctx, vid) for vid in to_remove], "scale in")
+
+        await self._ensure_internal_networks(ctx)
+        for vdu_id, n in to_add.items():
+            cps = await self._cp_specs(ctx, vdu_id)
+            new_ids = self.cloud.add_vnfcs(
+                ctx.instance_id,
+                vdu_id,
+                n,
+                cps,
+                _storage_specs(ctx.flavour, vdu_id),
+                _server_spec(ctx.flavour, vdu_id),
+            )
+            ctx.progress(f"VDU {vdu_id}: adding {n} VNFC(s) {', '.join(new_ids)}")
+
+        # Bring up every VNFC whose server is missing, still building or in ERROR (a retry lands here).
+        state = self.cloud.state()
+        pending = [
+            vid
+            for vid, v in state["deployments"][ctx.instance_id]["vnfcs"].items()
+            if _needs_bring_up(state, v)
+        ]
+        await self._gather([self._bring_up(ctx, vid) for vid in pending], "deploy")
+
+    async def _ensure_internal_networks(self, ctx: InfraContext) -> None:
+        vls = dict(ctx.flavour.virtual_links)
+        for cp in ctx.flavour.cps.values():
+            if cp.virtual_link and cp.virtual_link not in vls:
+                vls[cp.virtual_link] = None  # type: ignore[assignment]
+        dep = self.cloud.deployment(ctx.instance_id) or {}
+        state_nets = self.cloud.state()["networks"]
+        for vld_id, vl in vls.items():
+            have = dep.get("virtual_links", {}).get(vld_id)
+            if have and have["network_id"] in state_nets:
+                continue
+            await self._api()
+            net, _ = self.cloud.ensure_internal_network(ctx.instance_id, vld_id, vl.cidr if vl else None)
+            ctx.progress(f"network {net['name']} ({net['cidr']}) created for VL {vld_id}")
+
+    async def _cp_specs(self, ctx: InfraContext, vdu_id: str) -> list[CpSpec]:
+        ext = _ext_cp_map(ctx.ext_virtual_links)
+        dep = self.cloud.deployment(ctx.instance_id) or {}
+        specs: list[CpSpec] = []
+        first_external = True
+        for cp in ctx.flavour.cps_of(vdu_id):
+            if cp.virtual_link:
+                vl = dep.get("virtual_links", {}).get(cp.virtual_link)
+                if vl is None:
+                    net, vl = self.cloud.ensure_internal_network(ctx.instance_id, cp.virtual_link)
+                specs.append(CpSpec(cp.id, vl["network_id"], external=False, virtual_link_id=cp.virtual_link))
+                continue
+            names = [f"{cp.id}_FloatingIP"]
+            if first_external:
+                names.insert(0, f"{vdu_id}_FloatingIP")
+                first_external = False
+            if cp.id in ext:
+                evl_id, network_id, fixed = ext[cp.id]
+                await self._api()
+                net = self.cloud.ensure_external_network(network_id, evl_id, fixed[0] if fixed else None)
+                specs.append(
+                    CpSpec(
+                        cp.id,
+                        net["id"],
+                        external=True,
+                        ext_virtual_link_id=evl_id,
+                        fixed_addresses=tuple(fixed),
+                        resource_names=tuple(names),
+                    )
+                )
+            else:
+                net = self.cloud.ensure_mgmt_network()
+                specs.append(CpSpec(cp.id, MGMT_NETWORK_ID, external=True, resource_names=tuple(names)))
+        return specs
+
+    async def _bring_up(self, ctx: InfraContext, vnfc_id: str) -> None:
+        """Create what a VNFC lacks (ports, floating IPs, volumes, server) and boot its server."""
+        state = self.cloud.state()
+        vnfc = state["deployments"][ctx.instance_id]["vnfcs"][vnfc_id]
+        for cpd_id, cp in vnfc["cps"].items():
+            port = state["ports"].get(cp["port_id"] or "")
+            if port is None or (cp["external"] and not port.get("floating_ip_id")):
+                await self._api()
+                self.cloud.ensure_port(ctx.instance_id, vnfc_id, cpd_id)
+        for vsd_id, st in vnfc["storages"].items():
+            if st["volume_id"] not in state["volumes"]:
+                await self._api()
+                vol, _ = self.cloud.ensure_volume(ctx.instance_id, vnfc_id, vsd_id, ctx.op_id)
+                ctx.progress(f"volume {vol['name']} ({vol['id']}, {vol['size']} GB) created")
+        server = state["servers"].get(vnfc["server_id"] or "")
+        if server is not None and server["status"] == "ERROR":
+            ctx.progress(f"server {server['name']} ({server['id']}) is in ERROR: replacing it")
+            await self._delete_server(ctx, server["id"])
+            server = None
+        if server is None:
+            await self._api()
+            server = self.cloud.create_server(ctx.instance_id, vnfc_id, ctx.op_id)
+            ctx.progress(f"server {server['name']} ({server['id']}) building")
+        if server["status"] == "BUILD":
+            wait = min(self.cloud.config.boot_time, server["boot_until"] - time.time())
+            if wait > 0:
+                await asyncio.sleep(wait)
+            server = self.cloud.finish_boot(server["id"])
+        if server["status"] == "ERROR":
+            reason = (server.get("fault") or {}).get("message") or "unknown fault"
+            raise ServerBuildError(server["id"], server["name"], reason)
+        ctx.progress(f"server {server['name']} ({server['id']}) {server['status']}")
+
+    async def _delete_server(self, ctx: InfraContext, server_id: str) -> None:
+        await self._api()
+        server = self.cloud.begin_delete_server(server_id)
+        if server is None:
+            return
+        if self.cloud.config.delete_time > 0:
+            await asyncio.sleep(self.cloud.config.delete_time)
+        self.cloud.finish_delete_server(server_id)
+        ctx.progress(f"server {server['name']} ({server_id}) deleted")
+
+    async def _remove_vnfc(self, ctx: InfraContext, vnfc_id: str) -> None:
+        dep = self.cloud.deployment(ctx.instance_id)
+        vnfc = (dep or {}).get("vnfcs", {}).get(vnfc_id)
+        if vnfc is None:
+            return
+        if vnfc["server_id"]:
+            await self._delete_server(ctx, vnfc["server_id"])
+        await self._api()
+        self.cloud.remove_vnfc(ctx.instance_id, vnfc_id)
+        ctx.progress(f"VNFC {vnfc['name']} ({vnfc_id}) removed")
+
+    async def _heal_one(self, ctx: InfraContext, vnfc_id: str, keep_storage: bool) -> None:
+        state = self.cloud.state()
+        vnfc = state["deployments"][ctx.instance_id]["vnfcs"][vnfc_id]
+        server = state["servers"].get(vnfc["server_id"] or "")
+        op = ctx.op_id
+        # A retry of the same operation after its server was already replaced only completes it.
+        replaced = bool(op) and server is not None and server.get("op_id") == op
+        if not replaced:
+            if server is not None:
+                await self._delete_server(ctx, server["id"])
+            if not keep_storage:
+                for vsd_id, st in vnfc["storages"].items():
+                    vol = state["volumes"].get(st["volume_id"] or "")
+                    if vol is not None and (not op or vol.get("op_id") != op):
+                        await self._api()
+                        self.cloud.delete_volume(ctx.instance_id, vnfc_id, vsd_id)
+                        ctx.progress(f"volume {vol['name']} ({vol['id']}) deleted")
+        await self._bring_up(ctx, vnfc_id)
+
+
+# ====================================================================== helpers
+def _check_vdus(flavour: Flavour, counts: dict[str, int]) -> None:
+    unknown = sorted(set(counts) - set(flavour.vdus))
+    if unknown:
+        raise UnprocessableEntity(
+            f"VDU(s) {', '.join(unknown)} are not defined in flavour '{flavour.id}' "
+            f"(known: {', '.join(sorted(flavour.vdus)) or 'none'})"
+        )
+    negative = sorted(v for v, n in counts.items() if n < 0)
+    if negative:
+        raise UnprocessableEntity(f"negative VNFC count for VDU(s) {', '.join(negative)}")
+
+
+def _needs_bring_up(state: dict[str, Any], vnfc: dict[str, Any]) -> bool:
+    server = state["servers"].get(vnfc["server_id"] or "")
+    if server is None or server["status"] in ("BUILD", "ERROR"):
+        return True
+    if any(cp["port_id"] not in state["ports"] for cp in vnfc["cps"].values()):
+        return True
+    return any(st["volume_id"] not in state["volumes"] for st in vnfc["storages"].values())
+
+
+def _ext_cp_map(ext_virtual_links: list[dict[str, Any]]) -> dict[str, tuple[str, str, list[str]]]:
+    """cpdId -> (extVirtualLinks[].id, network id (resourceId), fixed addresses asked for)."""
+    out: dict[str, tuple[str, str, list[str]]] = {}
+    for evl in ext_virtual_links or []:
+        evl_id = str(evl.get("id") or evl.get("resourceId") or "")
+        network_id = str(evl.get("resourceId") or evl_id)
+        for ext_cp in evl.get("extCps") or []:
+            cpd_id = ext_cp.get("cpdId")
+            if not cpd_id:
+                continue
+            configs = ext_cp.get("cpConfig") or []
+            if isinstance(configs, dict):  # SOL003 v3 uses a map keyed by cpConfigId
+                configs = list(configs.values())
+            fixed: list[str] = []
+            for cfg in configs:
+                for proto in (cfg or {}).get("cpProtocolData") or []:
+                    ipoe = (proto or {}).get("ipOverEthernet") or {}
+                    for ipa in ipoe.get("ipAddresses") or []:
+                        fixed.extend(str(a) for a in ipa.get("fixedAddresses") or [])
+            out[cpd_id] = (evl_id, network_id, fixed)
+    return out
+
+
+def _storage_specs(flavour: Flavour, vdu_id: str) -> list[StorageSpec]:
+    specs = []
+    for vsd_id in flavour.vdus[vdu_id].storages:
+        vs = flavour.storages.get(vsd_id)
+        specs.append(
+            StorageSpec(
+                id=vsd_id,
+                size_gb=(vs.size_gb if vs and vs.size_gb else DEFAULT_VOLUME_GB),
+                image=vs.image if vs else None,
+                type_of_storage=vs.type_of_storage if vs else "BLOCK",
+            )
+        )
+    return specs
+
+
+def _server_spec(flavour: Flavour, vdu_id: str) -> ServerSpec:
+    vdu = flavour.vdus[vdu_id]
+    image = vdu.sw_image
+    if image is None:  # boots from a volume made of an image
+        image = next((flavour.storages[s].image for s in vdu.storages if s in flavour.storages), None)
+    if vdu.num_cpus or vdu.memory_mb:
+        name = f"sim.{vdu.num_cpus or 1}vcpu.{vdu.memory_mb or 2048}mb"
+    else:
+        name = "m1.medium"
+    return ServerSpec(image=image, flavor=name, vcpus=vdu.num_cpus, ram_mb=vdu.memory_mb)
+
+
+def resources_of(state: dict[str, Any], instance_id: str) -> VnfResources:
+    """The instance's resources as the InfraDriver port reports them."""
+    dep = state["deployments"].get(instance_id)
+    if dep is None:
+        return VnfResources()
+    vnfcs: list[Vnfc] = []
+    for v in sorted(dep["vnfcs"].values(), key=lambda v: v["seq"]):
+        server = state["servers"].get(v["server_id"] or "")
+        cps: list[CpResource] = []
+        fip_names: dict[str, str] = {}
+        for cpd_id, cp in v["cps"].items():
+            port = state["ports"].get(cp["port_id"] or "")
+            fip = state["floating_ips"].get((port or {}).get("floating_ip_id") or "")
+            if fip:
+                for name in fip.get("resource_names") or []:
+                    fip_names[name] = fip["floating_ip_address"]
+            cps.append(
+                CpResource(
+                    id=cp["id"],
+                    cpd_id=cpd_id,
+                    port_id=cp["port_id"] or "",
+                    ip_addresses=[f["ip_address"] for f in port["fixed_ips"]] if port else [],
+                    mac_address=port["mac_address"] if port else None,
+                    floating_ip=fip["floating_ip_address"] if fip else None,
+                    network_id=cp["network_id"],
+                    ext_virtual_link_id=cp["ext_virtual_link_id"],
+                    virtual_link_id=cp["virtual_link_id"],
+                )
+            )
+        storages = [
+            StorageResource(
+                id=st["id"],
+                virtual_storage_desc_id=vsd_id,
+                volume_id=st["volume_id"] or "",
+                size_gb=st["size_gb"],
+            )
+            for vsd_id, st in v["storages"].items()
+        ]
+        metadata: dict[str, Any] = {
+            "server_status": server["status"] if server else None,
+            "host_key_fingerprint": server["host_key"]["fingerprint"] if server else None,
+            "image": v["server_spec"]["image"],
+            "flavor": v["server_spec"]["flavor"],
+        }
+        if fip_names:
+            metadata["floating_ip_resources"] = fip_names
+        vnfcs.append(
+            Vnfc(
+                id=v["id"],
+                vdu_id=v["vdu_id"],
+                server_id=v["server_id"] or "",
+                name=v["name"],
+                cps=cps,
+                storages=storages,
+                resource_type="OS::Nova::Server",
+                seq=v["seq"],
+                created_at=v["created_at"],
+                metadata=metadata,
+            )
+        )
+    vls = []
+    for vl in sorted(dep["virtual_links"].values(), key=lambda x: x["vld_id"]):
+        net = state["networks"].get(vl["network_id"]) or {}
+        vls.append(
+            VirtualLinkResource(
+                id=vl["id"],
+                vld_id=vl["vld_id"],
+                network_id=vl["network_id"],
+                subnet_id=net.get("subnet_id"),
+                cidr=net.get("cidr"),
+            )
+        )
+    return VnfResources(vnfcs=vnfcs, virtual_links=vls, stack_id=dep["stack_id"])
