@@ -34,6 +34,11 @@ class NotFound(VnfmError):
     title = "Not Found"
 
 
+class NotAcceptable(VnfmError):
+    status = 406
+    title = "Not Acceptable"
+
+
 class Conflict(VnfmError):
     """The resource is in a state that does not allow the request (SOL013: 409)."""
 

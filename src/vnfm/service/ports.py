@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from vnfm.domain.model import OpOcc, Subscription, Vim, VnfInstance, VnfPackage
-from vnfm.domain.resources import VnfResources, Vnfc
+from vnfm.domain.resources import Vnfc, VnfResources
 from vnfm.domain.vnfd import Flavour, Vnfd
-
 
 # ============================================================================= persistence
 T = TypeVar("T")
@@ -132,6 +131,10 @@ class InfraDriver(abc.ABC):
     async def current(self, ctx: InfraContext) -> VnfResources:
         """Read back what exists now."""
 
+    async def probe(self, ctx: InfraContext, vnfc: Vnfc) -> str | None:
+        """Is the VNFC's server up and reachable? None when it is, else the reason."""
+        return None
+
 
 # ============================================================================= management drivers
 @dataclass
@@ -156,6 +159,9 @@ class LcmContext:
     removed: list[Vnfc] = field(default_factory=list)
     healed: list[Vnfc] = field(default_factory=list)
     heal_entire: bool = False
+    rollback: bool = False  # True when the hook runs to undo a failed operation
+    infra: InfraDriver | None = None
+    infra_ctx: InfraContext | None = None
     vims: VimRegistry | None = None
     state: dict[str, Any] = field(default_factory=dict)  # driver-private, persisted per instance
     progress: Callable[[str], None] = lambda msg: None
@@ -171,7 +177,7 @@ class VimRegistry(Protocol):
     def delete(self, vim_id: str) -> None: ...
 
 
-class MgmtDriver(abc.ABC):
+class MgmtDriver:
     """A management-driver plug-in. The engine calls `handle(hook, ctx)` and nothing else.
 
     The default `handle` dispatches to a method named like the hook (e.g. `scale_end`); hooks a
@@ -179,6 +185,12 @@ class MgmtDriver(abc.ABC):
     """
 
     name: str = ""
+
+    def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance) -> None:
+        """Called synchronously when an LCM request arrives, before any occurrence exists.
+
+        Raise vnfm.domain.errors.BadRequest / UnprocessableEntity naming the bad key and why.
+        """
 
     async def handle(self, hook: str, ctx: LcmContext) -> None:
         method = getattr(self, hook, None)

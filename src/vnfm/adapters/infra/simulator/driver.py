@@ -390,10 +390,7 @@ def _server_spec(flavour: Flavour, vdu_id: str) -> ServerSpec:
     image = vdu.sw_image
     if image is None:  # boots from a volume made of an image
         image = next((flavour.storages[s].image for s in vdu.storages if s in flavour.storages), None)
-    if vdu.num_cpus or vdu.memory_mb:
-        name = f"sim.{vdu.num_cpus or 1}vcpu.{vdu.memory_mb or 2048}mb"
-    else:
-        name = "m1.medium"
+    name = f"sim.{vdu.num_cpus or 1}vcpu.{vdu.memory_mb or 2048}mb" if vdu.num_cpus or vdu.memory_mb else "m1.medium"
     return ServerSpec(image=image, flavor=name, vcpus=vdu.num_cpus, ram_mb=vdu.memory_mb)
 
 

@@ -1,0 +1,92 @@
+"""Binding of Vnflcm hooks to management drivers.
+
+A package's VNFD says, per hook, which implementation runs it (e.g. `instantiate_end:
+mgmt-drivers-kubernetes`), and that implementation is an artifact (a Python file in the reference
+system). Python from a package is never executed here: the implementation *name* selects a driver
+that ships with vnfm, or one installed as a Python entry point in the group `vnfm.mgmt_drivers`.
+Operators can add bindings: VNFM_DRIVER_BINDINGS="my-artifact=kubernetes,other=noop".
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from importlib.metadata import entry_points
+
+from vnfm.domain.errors import UnprocessableEntity
+from vnfm.domain.vnfd import Flavour
+from vnfm.service.ports import MgmtDriver
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "vnfm.mgmt_drivers"
+
+# implementation / artifact name a package declares -> built-in driver name
+DEFAULT_BINDINGS: dict[str, str] = {
+    "mgmt-drivers-kubernetes": "kubernetes",
+    "mgmt-drivers-kubespray": "kubernetes",
+    "mgmt-drivers-noop": "noop",
+    "vnflcm_noop": "noop",
+}
+
+
+class MgmtRegistry:
+    def __init__(self, bindings: dict[str, str] | None = None) -> None:
+        self.factories: dict[str, Callable[[], MgmtDriver]] = {}
+        self.instances: dict[str, MgmtDriver] = {}
+        self.bindings = dict(DEFAULT_BINDINGS)
+        self.bindings.update(bindings or {})
+
+    @staticmethod
+    def parse_bindings(text: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            name, sep, driver = part.partition("=")
+            if not sep or not name.strip() or not driver.strip():
+                raise ValueError(f"driver binding {part!r} is not of the form implementation=driver")
+            out[name.strip()] = driver.strip()
+        return out
+
+    def register(self, name: str, factory: Callable[[], MgmtDriver]) -> None:
+        self.factories[name] = factory
+        self.instances.pop(name, None)
+
+    def load_entry_points(self) -> None:
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                self.register(ep.name, ep.load())
+            except Exception as exc:  # a broken plug-in must not stop the server
+                log.error("management driver entry point %s failed to load: %s", ep.name, exc)
+
+    def driver(self, name: str) -> MgmtDriver:
+        if name not in self.instances:
+            self.instances[name] = self.factories[name]()
+        return self.instances[name]
+
+    def resolve(self, flavour: Flavour, implementation: str) -> str:
+        """The driver name for a hook's implementation (artifact name, then artifact file name)."""
+        candidates = [implementation]
+        artifact = flavour.artifacts.get(implementation)
+        if artifact is not None:
+            candidates.append(artifact.file.rsplit("/", 1)[-1])
+        for cand in candidates:
+            name = self.bindings.get(cand, cand)
+            if name in self.factories:
+                return name
+        known = ", ".join(sorted(set(self.bindings) | set(self.factories)))
+        raise UnprocessableEntity(
+            f"no management driver is bound to implementation '{implementation}' used by flavour "
+            f"'{flavour.id}' (package Python is never executed; known implementations: {known}; "
+            "add a binding with VNFM_DRIVER_BINDINGS or install a driver in entry point group "
+            f"'{ENTRY_POINT_GROUP}')"
+        )
+
+    def check(self, flavour: Flavour) -> None:
+        for impl in set(flavour.hooks.values()):
+            self.resolve(flavour, impl)
+
+    def for_hook(self, flavour: Flavour, hook: str) -> MgmtDriver | None:
+        impl = flavour.hooks.get(hook)
+        if impl is None:
+            return None
+        return self.driver(self.resolve(flavour, impl))

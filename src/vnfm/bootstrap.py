@@ -1,0 +1,142 @@
+"""Composition root: builds the whole application (adapters + services + engine) from Settings.
+
+The API server, the CLI's embedded demo and the tests all start vnfm through `build()`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate
+from vnfm.adapters.infra.simulator import SimCloud, SimulatorInfraDriver
+from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
+from vnfm.adapters.mgmt.registry import MgmtRegistry
+from vnfm.config import Settings
+from vnfm.domain.vnfd import Vnfd
+from vnfm.service.engine import LcmEngine
+from vnfm.service.instances import InstanceService
+from vnfm.service.packages import PackageService
+from vnfm.service.ports import InfraDriver, Notifier, PackageFiles
+from vnfm.service.subscriptions import SubscriptionService
+from vnfm.service.vims import VimService
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class App:
+    settings: Settings
+    uow: Any
+    packages: PackageService
+    instances: InstanceService
+    vims: VimService
+    subscriptions: SubscriptionService
+    engine: LcmEngine
+    mgmt: MgmtRegistry
+    sim: SimCloud
+    infra_drivers: dict[str, InfraDriver]
+    notifier: Notifier | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    async def start(self) -> None:
+        if self.notifier is not None and hasattr(self.notifier, "start"):
+            self.notifier.start()
+        if self.settings.run_engine:
+            await self.engine.start()
+
+    async def stop(self) -> None:
+        await self.engine.stop()
+        if self.notifier is not None and hasattr(self.notifier, "stop"):
+            await self.notifier.stop()
+
+
+def default_mgmt_registry(settings: Settings) -> MgmtRegistry:
+    reg = MgmtRegistry(MgmtRegistry.parse_bindings(settings.driver_bindings))
+    reg.register("noop", NoopDriver)
+    reg.register("vm-readiness", VmReadinessDriver)
+    try:  # the Kubernetes cluster driver, when installed
+        from vnfm.adapters.mgmt.kubernetes import KubernetesClusterDriver
+
+        reg.register("kubernetes", KubernetesClusterDriver)
+    except ImportError:
+        reg.bindings.setdefault("kubernetes", "vm-readiness")
+        reg.register("kubernetes", VmReadinessDriver)
+    reg.load_entry_points()
+    return reg
+
+
+def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
+          sim: SimCloud | None = None, mgmt: MgmtRegistry | None = None) -> App:
+    settings = settings or Settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    migrate(settings.database_url)
+    session_factory = make_session_factory(settings.database_url)
+
+    def uow() -> SqlAlchemyUnitOfWork:
+        return SqlAlchemyUnitOfWork(session_factory)
+
+    packages = PackageService(uow, settings.package_cache)
+    vims = VimService(uow)
+    vims.ensure_default()
+    if sim is None:
+        sim = SimCloud.from_settings(settings)
+    infra_drivers: dict[str, InfraDriver] = {"simulator": SimulatorInfraDriver(sim)}
+    mgmt = mgmt or default_mgmt_registry(settings)
+    if notifier is None:
+        notifier = _default_notifier(uow)
+
+    def vnfd_of(pkg_id: str) -> Vnfd:
+        return packages.vnfd(pkg_id)
+
+    def files_of(pkg_id: str) -> PackageFiles | None:
+        try:
+            return packages.files(pkg_id)
+        except Exception:
+            log.exception("extracting package %s failed", pkg_id)
+            return None
+
+    engine = LcmEngine(
+        uow,
+        vnfd_of=vnfd_of,
+        files_of=files_of,
+        infra_drivers=infra_drivers,
+        vim_of=vims.get,
+        mgmt=mgmt,
+        notifier=notifier,
+        vim_registry=vims,
+        worker_id=settings.worker_id,
+        orphan_after=settings.orphan_after,
+        services={"sim": sim},
+    )
+    instances = InstanceService(
+        uow, packages, vims, mgmt,
+        submit=(lambda op_id, rb: engine.submit(op_id, rollback=rb)) if settings.run_engine else None,
+        notifier=notifier, worker_id=settings.worker_id,
+    )
+    subscriptions = SubscriptionService(uow, probe=_default_probe() if settings.probe_callbacks else None)
+    return App(settings=settings, uow=uow, packages=packages, instances=instances, vims=vims,
+               subscriptions=subscriptions, engine=engine, mgmt=mgmt, sim=sim,
+               infra_drivers=infra_drivers, notifier=notifier)
+
+
+def _default_notifier(uow: Any) -> Notifier | None:
+    try:
+        from vnfm.adapters.notify.http import HttpNotifier
+    except ImportError:
+        return None
+
+    def subs() -> list[Any]:
+        with uow() as u:
+            return [s for s in u.subscriptions.list() if s.kind == "vnflcm"]
+
+    return HttpNotifier(subs)
+
+
+def _default_probe() -> Any:
+    try:
+        from vnfm.adapters.notify.http import probe_callback
+    except ImportError:
+        return None
+    return probe_callback

@@ -1,0 +1,1 @@
+"""Entry points: the REST API server and the command-line tool."""

@@ -1,0 +1,46 @@
+"""ProblemDetails (SOL013 / RFC 7807) responses for every error."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from vnfm.domain.errors import VnfmError
+
+log = logging.getLogger(__name__)
+
+PROBLEM_JSON = "application/problem+json"
+
+
+def problem_response(status: int, title: str, detail: str, **extra: Any) -> JSONResponse:
+    body = {"status": status, "title": title, "detail": detail, **extra}
+    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON)
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(VnfmError)
+    async def _vnfm_error(request: Request, exc: VnfmError) -> JSONResponse:
+        return problem_response(exc.status, exc.title, exc.detail, **exc.extra)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        titles = {404: "Not Found", 405: "Method Not Allowed", 406: "Not Acceptable", 401: "Unauthorized"}
+        detail = exc.detail if isinstance(exc.detail, str) else "request failed"
+        if exc.status_code == 404 and detail == "Not Found":
+            detail = f"no resource at {request.url.path}"
+        return problem_response(exc.status_code, titles.get(exc.status_code, "Error"), detail)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        parts = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
+        return problem_response(400, "Bad Request", "; ".join(parts))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return problem_response(500, "Internal Server Error", f"unexpected {type(exc).__name__}; see the server log")

@@ -1,0 +1,139 @@
+"""SOL003 v2.6.1 VNF lifecycle management: /vnflcm/v1 (SOL002 heal by vnfcInstanceId accepted)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+
+from vnfm.domain.model import OpOcc
+from vnfm.entrypoints.api.common import app_of, json_body, listing
+from vnfm.service import views
+
+router = APIRouter(prefix="/vnflcm")
+
+INSTANCE_DEFAULT_EXCLUDED = ["vnfConfigurableProperties", "vimConnectionInfo", "instantiatedVnfInfo",
+                             "metadata", "extensions"]
+OPOCC_DEFAULT_EXCLUDED = ["operationParams", "error", "resourceChanges", "changedInfo", "changedExtConnectivity"]
+
+
+@router.get("/api_versions")
+@router.get("/v1/api_versions")
+async def api_versions() -> dict[str, object]:
+    return {"uriPrefix": "/vnflcm/v1", "apiVersions": [{"version": "2.6.1", "isDeprecated": False}]}
+
+
+def _accepted(request: Request, occ: OpOcc) -> Response:
+    loc = str(request.url_for("show_op_occ", op_id=occ.id))
+    return Response(status_code=202, headers={"Location": loc})
+
+
+# ------------------------------------------------------------------ instances
+@router.post("/v1/vnf_instances", status_code=201)
+async def create_instance(request: Request) -> JSONResponse:
+    inst = app_of(request).instances.create(await json_body(request))
+    loc = str(request.url_for("show_instance", inst_id=inst.id))
+    return JSONResponse(views.instance_info(inst), status_code=201, headers={"Location": loc})
+
+
+@router.get("/v1/vnf_instances")
+async def list_instances(request: Request) -> JSONResponse:
+    docs = [views.instance_info(i) for i in app_of(request).instances.list()]
+    return listing(request, docs, INSTANCE_DEFAULT_EXCLUDED)
+
+
+@router.get("/v1/vnf_instances/{inst_id}", name="show_instance")
+async def show_instance(request: Request, inst_id: str) -> dict[str, object]:
+    return views.instance_info(app_of(request).instances.get(inst_id))
+
+
+@router.patch("/v1/vnf_instances/{inst_id}")
+async def modify_instance(request: Request, inst_id: str) -> Response:
+    occ = app_of(request).instances.modify(inst_id, await json_body(request, merge_patch=True))
+    return _accepted(request, occ)
+
+
+@router.delete("/v1/vnf_instances/{inst_id}", status_code=204)
+async def delete_instance(request: Request, inst_id: str) -> Response:
+    app_of(request).instances.delete(inst_id)
+    return Response(status_code=204)
+
+
+@router.post("/v1/vnf_instances/{inst_id}/instantiate")
+async def instantiate(request: Request, inst_id: str) -> Response:
+    return _accepted(request, app_of(request).instances.instantiate(inst_id, await json_body(request)))
+
+
+@router.post("/v1/vnf_instances/{inst_id}/scale")
+async def scale(request: Request, inst_id: str) -> Response:
+    return _accepted(request, app_of(request).instances.scale(inst_id, await json_body(request)))
+
+
+@router.post("/v1/vnf_instances/{inst_id}/heal")
+async def heal(request: Request, inst_id: str) -> Response:
+    raw = await request.body()
+    body = await json_body(request) if raw.strip() else {}
+    return _accepted(request, app_of(request).instances.heal(inst_id, body))
+
+
+@router.post("/v1/vnf_instances/{inst_id}/terminate")
+async def terminate(request: Request, inst_id: str) -> Response:
+    return _accepted(request, app_of(request).instances.terminate(inst_id, await json_body(request)))
+
+
+# ------------------------------------------------------------------ occurrences
+@router.get("/v1/vnf_lcm_op_occs")
+async def list_op_occs(request: Request) -> JSONResponse:
+    docs = [views.op_occ_info(o) for o in app_of(request).instances.op_list()]
+    return listing(request, docs, OPOCC_DEFAULT_EXCLUDED)
+
+
+@router.get("/v1/vnf_lcm_op_occs/{op_id}", name="show_op_occ")
+async def show_op_occ(request: Request, op_id: str) -> dict[str, object]:
+    occ = app_of(request).instances.op_get(op_id)
+    body = views.op_occ_info(occ)
+    body["vnfmProgress"] = occ.events[-50:]
+    return body
+
+
+@router.post("/v1/vnf_lcm_op_occs/{op_id}/retry")
+async def retry(request: Request, op_id: str) -> Response:
+    app_of(request).instances.retry(op_id)
+    return Response(status_code=202)
+
+
+@router.post("/v1/vnf_lcm_op_occs/{op_id}/rollback")
+async def rollback(request: Request, op_id: str) -> Response:
+    app_of(request).instances.rollback(op_id)
+    return Response(status_code=202)
+
+
+@router.post("/v1/vnf_lcm_op_occs/{op_id}/fail")
+async def fail(request: Request, op_id: str) -> dict[str, object]:
+    return views.op_occ_info(app_of(request).instances.fail(op_id))
+
+
+# ------------------------------------------------------------------ subscriptions
+@router.post("/v1/subscriptions")
+async def create_subscription(request: Request) -> Response:
+    sub, created = await app_of(request).subscriptions.create(await json_body(request))
+    loc = str(request.url_for("show_subscription", sub_id=sub.id))
+    if not created:
+        return Response(status_code=303, headers={"Location": loc})
+    return JSONResponse(views.subscription_info(sub), status_code=201, headers={"Location": loc})
+
+
+@router.get("/v1/subscriptions")
+async def list_subscriptions(request: Request) -> JSONResponse:
+    docs = [views.subscription_info(s) for s in app_of(request).subscriptions.list()]
+    return listing(request, docs, [])
+
+
+@router.get("/v1/subscriptions/{sub_id}", name="show_subscription")
+async def show_subscription(request: Request, sub_id: str) -> dict[str, object]:
+    return views.subscription_info(app_of(request).subscriptions.get(sub_id))
+
+
+@router.delete("/v1/subscriptions/{sub_id}", status_code=204)
+async def delete_subscription(request: Request, sub_id: str) -> Response:
+    app_of(request).subscriptions.delete(sub_id)
+    return Response(status_code=204)

@@ -1,0 +1,65 @@
+"""vnfm's own endpoints: the VIM registry (/vnfm/v1/vims) and the simulated cloud (/sim/v1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+
+from vnfm.domain.errors import BadRequest, NotFound
+from vnfm.entrypoints.api.common import app_of, json_body
+from vnfm.service import views
+
+router = APIRouter()
+
+
+@router.get("/vnfm/v1/vims")
+async def list_vims(request: Request) -> list[dict[str, Any]]:
+    return [views.vim_info(v) for v in app_of(request).vims.list()]
+
+
+@router.post("/vnfm/v1/vims", status_code=201)
+async def register_vim(request: Request) -> JSONResponse:
+    vim = app_of(request).vims.register_body(await json_body(request))
+    return JSONResponse(views.vim_info(vim), status_code=201)
+
+
+@router.get("/vnfm/v1/vims/{vim_id}")
+async def show_vim(request: Request, vim_id: str) -> dict[str, Any]:
+    return views.vim_info(app_of(request).vims.require(vim_id))
+
+
+@router.delete("/vnfm/v1/vims/{vim_id}", status_code=204)
+async def delete_vim(request: Request, vim_id: str) -> Response:
+    app_of(request).vims.delete(vim_id)
+    return Response(status_code=204)
+
+
+@router.get("/sim/v1/state")
+async def sim_state(request: Request) -> dict[str, Any]:
+    return app_of(request).sim.snapshot()
+
+
+@router.get("/sim/v1/state/{inst_id}")
+async def sim_state_of(request: Request, inst_id: str) -> dict[str, Any]:
+    snap = app_of(request).sim.snapshot(inst_id)
+    if not snap:
+        raise NotFound(f"the simulated cloud has nothing for VNF instance {inst_id}")
+    return snap
+
+
+@router.post("/sim/v1/faults", status_code=204)
+async def sim_faults(request: Request) -> Response:
+    """Inject faults into the simulated cloud (tests and demos of error paths)."""
+    body = await json_body(request)
+    if not isinstance(body, dict):
+        raise BadRequest("a JSON object is expected")
+    app_of(request).sim.inject(**body)
+    return Response(status_code=204)
+
+
+@router.delete("/sim/v1/faults", status_code=204)
+async def sim_clear_faults(request: Request) -> Response:
+    app_of(request).sim.clear_faults()
+    return Response(status_code=204)

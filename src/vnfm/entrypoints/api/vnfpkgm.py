@@ -1,0 +1,125 @@
+"""SOL005 v2.6.1 VNF package management: /vnfpkgm/v1."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
+
+from vnfm.domain.errors import BadRequest, NotAcceptable
+from vnfm.entrypoints.api.common import app_of, json_body, listing
+from vnfm.service import views
+
+router = APIRouter(prefix="/vnfpkgm/v1")
+
+PKG_DEFAULT_EXCLUDED = ["softwareImages", "additionalArtifacts", "userDefinedData", "checksum"]
+
+
+@router.get("/api_versions")
+async def api_versions() -> dict[str, object]:
+    return {"uriPrefix": "/vnfpkgm/v1", "apiVersions": [{"version": "2.6.1", "isDeprecated": False}]}
+
+
+@router.post("/vnf_packages", status_code=201)
+async def create_package(request: Request) -> JSONResponse:
+    raw = await request.body()
+    body = await json_body(request) if raw.strip() else {}
+    if not isinstance(body, dict):
+        raise BadRequest("CreateVnfPkgInfoRequest must be a JSON object")
+    unknown = set(body) - {"userDefinedData"}
+    if unknown:
+        raise BadRequest(f"not attributes of CreateVnfPkgInfoRequest: {', '.join(sorted(unknown))}")
+    udd = body.get("userDefinedData") or {}
+    if not isinstance(udd, dict):
+        raise BadRequest("userDefinedData must be an object")
+    pkg = app_of(request).packages.create(udd)
+    info = views.package_info(pkg)
+    location = str(request.url_for("show_package", pkg_id=pkg.id))
+    return JSONResponse(info, status_code=201, headers={"Location": location})
+
+
+@router.get("/vnf_packages")
+async def list_packages(request: Request) -> JSONResponse:
+    docs = [views.package_info(p) for p in app_of(request).packages.list()]
+    return listing(request, docs, PKG_DEFAULT_EXCLUDED)
+
+
+@router.get("/vnf_packages/{pkg_id}", name="show_package")
+async def show_package(request: Request, pkg_id: str) -> dict[str, object]:
+    return views.package_info(app_of(request).packages.get(pkg_id))
+
+
+@router.patch("/vnf_packages/{pkg_id}")
+async def modify_package(request: Request, pkg_id: str) -> dict[str, object]:
+    body = await json_body(request, merge_patch=True)
+    if not isinstance(body, dict):
+        raise BadRequest("VnfPkgInfoModifications must be a JSON object")
+    return app_of(request).packages.modify(pkg_id, body)
+
+
+@router.delete("/vnf_packages/{pkg_id}", status_code=204)
+async def delete_package(request: Request, pkg_id: str) -> Response:
+    app_of(request).packages.delete(pkg_id)
+    return Response(status_code=204)
+
+
+@router.put("/vnf_packages/{pkg_id}/package_content", status_code=202)
+async def upload_content(request: Request, pkg_id: str) -> Response:
+    app = app_of(request)
+    app.packages.get(pkg_id)  # 404 before reading a large body
+    limit = app.settings.max_package_size
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        from vnfm.domain.errors import PayloadTooLarge
+
+        raise PayloadTooLarge(f"package content of {declared} bytes is over the limit of {limit}")
+    data = bytearray()
+    async for chunk in request.stream():
+        data.extend(chunk)
+        if len(data) > limit:
+            from vnfm.domain.errors import PayloadTooLarge
+
+            raise PayloadTooLarge(f"package content is over the limit of {limit} bytes")
+    ctype = request.headers.get("content-type", "")
+    if ctype.startswith("multipart/form-data"):
+        data = bytearray(_first_multipart_file(bytes(data), ctype))
+    if not data:
+        raise BadRequest("the package content is empty; send the CSAR zip as the body")
+    app.packages.upload(pkg_id, bytes(data))
+    return Response(status_code=202)
+
+
+def _first_multipart_file(body: bytes, ctype: str) -> bytes:
+    """python-tackerclient uploads with multipart/form-data (field 'file')."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    msg = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + ctype.encode() + b"\r\n\r\n" + body)
+    for part in msg.iter_parts():
+        payload = part.get_payload(decode=True)
+        if isinstance(payload, bytes):
+            return payload
+    raise BadRequest("multipart upload has no file part")
+
+
+@router.get("/vnf_packages/{pkg_id}/package_content")
+async def fetch_content(request: Request, pkg_id: str) -> Response:
+    data = app_of(request).packages.content(pkg_id)
+    return Response(data, media_type="application/zip")
+
+
+@router.get("/vnf_packages/{pkg_id}/vnfd")
+async def fetch_vnfd(request: Request, pkg_id: str) -> Response:
+    accept = request.headers.get("accept", "application/zip")
+    svc = app_of(request).packages
+    if "application/zip" in accept or "*/*" in accept:
+        data, media = svc.vnfd_archive(pkg_id)
+        return Response(data, media_type=media)
+    if "text/plain" in accept:
+        return PlainTextResponse(svc.vnfd_text(pkg_id))
+    raise NotAcceptable(f"Accept {accept!r}: the VNFD is served as text/plain or application/zip")
+
+
+@router.get("/vnf_packages/{pkg_id}/artifacts/{artifact_path:path}")
+async def fetch_artifact(request: Request, pkg_id: str, artifact_path: str) -> Response:
+    data = app_of(request).packages.artifact(pkg_id, artifact_path)
+    return Response(data, media_type="application/octet-stream")

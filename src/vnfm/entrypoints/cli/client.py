@@ -1,0 +1,292 @@
+"""A small synchronous client of the vnfm wire API (SOL003 /vnflcm/v1, SOL005 /vnfpkgm/v1, the VIM
+registry /vnfm/v1/vims and the simulator view /sim/v1/state).
+
+It knows only the standard HTTP interface, never the server's internals, so it works against any
+vnfm server (in this process, on this machine, or remote).
+"""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+LCM = "/vnflcm/v1"
+PKGM = "/vnfpkgm/v1"
+VIMS = "/vnfm/v1/vims"
+SIM = "/sim/v1/state"
+USER_AGENT = "vnfm-cli/0.1"
+
+
+class ApiError(Exception):
+    """The server answered with an error status (usually a ProblemDetails body)."""
+
+    def __init__(self, status: int, title: str, detail: str, body: Any = None) -> None:
+        super().__init__(f"{status} {title}: {detail}" if detail else f"{status} {title}")
+        self.status = status
+        self.title = title
+        self.detail = detail
+        self.body = body
+
+    @classmethod
+    def from_response(cls, resp: httpx.Response) -> ApiError:
+        try:
+            reason = HTTPStatus(resp.status_code).phrase
+        except ValueError:
+            reason = resp.reason_phrase or "Error"
+        body: Any = None
+        title, detail = reason, ""
+        try:
+            body = resp.json()
+        except ValueError:
+            detail = resp.text.strip()[:500]
+        if isinstance(body, dict):
+            title = str(body.get("title") or reason)
+            raw = body.get("detail")
+            if isinstance(raw, list):  # FastAPI validation errors: [{"loc":..., "msg":...}]
+                raw = "; ".join(
+                    f"{'.'.join(str(p) for p in e.get('loc', []))}: {e.get('msg')}"
+                    if isinstance(e, dict)
+                    else str(e)
+                    for e in raw
+                )
+            detail = str(raw) if raw is not None else ""
+        return cls(resp.status_code, title, detail, body)
+
+
+class ServerUnreachable(Exception):
+    """No usable answer from the endpoint: nothing listens (`refused`), no answer in time, or the
+    connection broke."""
+
+    def __init__(self, endpoint: str, reason: str, *, refused: bool = False) -> None:
+        super().__init__(f"cannot reach the vnfm server at {endpoint}: {reason}")
+        self.endpoint = endpoint
+        self.reason = reason
+        self.refused = refused
+
+
+def op_id_from_location(location: str) -> str:
+    """The vnfLcmOpOccId at the end of a Location header (absolute or relative)."""
+    path = urlsplit(location).path.rstrip("/")
+    if "/vnf_lcm_op_occs/" not in path:
+        raise ValueError(f"the Location {location!r} does not name a vnf_lcm_op_occs entry")
+    return path.rsplit("/", 1)[-1]
+
+
+class VnfmClient:
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        token: str | None = None,
+        transport: httpx.BaseTransport | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        self.endpoint = endpoint.rstrip("/")
+        headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        if token:
+            headers["X-Auth-Token"] = token
+        self._http = httpx.Client(
+            base_url=self.endpoint, headers=headers, transport=transport, timeout=timeout
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> VnfmClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- plumbing ---
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        content: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        params: dict[str, str] | None = None,
+    ) -> httpx.Response:
+        try:
+            resp = self._http.request(
+                method, path, json=json, content=content, headers=headers, params=params
+            )
+        except httpx.ConnectError as e:
+            raise ServerUnreachable(self.endpoint, _reason(e), refused=True) from None
+        except httpx.TimeoutException as e:
+            raise ServerUnreachable(self.endpoint, f"no answer in time ({type(e).__name__})") from None
+        except httpx.TransportError as e:
+            raise ServerUnreachable(self.endpoint, f"connection lost ({type(e).__name__}: {e})") from None
+        if resp.status_code >= 400:
+            raise ApiError.from_response(resp)
+        return resp
+
+    def _json(self, method: str, path: str, **kw: Any) -> Any:
+        resp = self.request(method, path, **kw)
+        if not resp.content:
+            return None
+        return resp.json()
+
+    def _task(self, path: str, body: dict[str, Any]) -> str:
+        """POST a task resource; return the new occurrence id from the Location header."""
+        resp = self.request("POST", path, json=body)
+        location = resp.headers.get("Location")
+        if not location:
+            raise ApiError(
+                resp.status_code, "Bad response", "the server accepted the task but sent no Location"
+            )
+        return op_id_from_location(location)
+
+    @staticmethod
+    def _list_params(filter_: str | None) -> dict[str, str] | None:
+        return {"filter": filter_} if filter_ else None
+
+    # --- SOL005 VNF packages ---
+    def create_package(self, user_defined_data: dict[str, str] | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {}
+        if user_defined_data:
+            body["userDefinedData"] = user_defined_data
+        result: dict[str, Any] = self._json("POST", f"{PKGM}/vnf_packages", json=body)
+        return result
+
+    def upload_package(self, pkg_id: str, data: bytes) -> None:
+        self.request(
+            "PUT",
+            f"{PKGM}/vnf_packages/{pkg_id}/package_content",
+            content=data,
+            headers={"Content-Type": "application/zip"},
+        )
+
+    def list_packages(self, filter_: str | None = None) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = self._json(
+            "GET", f"{PKGM}/vnf_packages", params=self._list_params(filter_)
+        )
+        return result
+
+    def get_package(self, pkg_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._json("GET", f"{PKGM}/vnf_packages/{pkg_id}")
+        return result
+
+    def set_package_state(self, pkg_id: str, state: str) -> dict[str, Any]:
+        resp = self.request(
+            "PATCH",
+            f"{PKGM}/vnf_packages/{pkg_id}",
+            json={"operationalState": state},
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        return resp.json() if resp.content else {"operationalState": state}
+
+    def delete_package(self, pkg_id: str) -> None:
+        self.request("DELETE", f"{PKGM}/vnf_packages/{pkg_id}")
+
+    def get_vnfd(self, pkg_id: str, *, zip_: bool = False) -> tuple[str, bytes]:
+        accept = "application/zip" if zip_ else "text/plain"
+        resp = self.request("GET", f"{PKGM}/vnf_packages/{pkg_id}/vnfd", headers={"Accept": accept})
+        return resp.headers.get("Content-Type", ""), resp.content
+
+    # --- SOL003 VNF instances and tasks ---
+    def create_vnf(
+        self, vnfd_id: str, name: str | None = None, description: str | None = None
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"vnfdId": vnfd_id}
+        if name is not None:
+            body["vnfInstanceName"] = name
+        if description is not None:
+            body["vnfInstanceDescription"] = description
+        result: dict[str, Any] = self._json("POST", f"{LCM}/vnf_instances", json=body)
+        return result
+
+    def list_vnfs(self, filter_: str | None = None) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = self._json(
+            "GET", f"{LCM}/vnf_instances", params=self._list_params(filter_)
+        )
+        return result
+
+    def get_vnf(self, vnf_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._json("GET", f"{LCM}/vnf_instances/{vnf_id}")
+        return result
+
+    def delete_vnf(self, vnf_id: str) -> None:
+        self.request("DELETE", f"{LCM}/vnf_instances/{vnf_id}")
+
+    def instantiate(self, vnf_id: str, body: dict[str, Any]) -> str:
+        return self._task(f"{LCM}/vnf_instances/{vnf_id}/instantiate", body)
+
+    def scale(self, vnf_id: str, body: dict[str, Any]) -> str:
+        return self._task(f"{LCM}/vnf_instances/{vnf_id}/scale", body)
+
+    def heal(self, vnf_id: str, body: dict[str, Any]) -> str:
+        return self._task(f"{LCM}/vnf_instances/{vnf_id}/heal", body)
+
+    def terminate(self, vnf_id: str, body: dict[str, Any]) -> str:
+        return self._task(f"{LCM}/vnf_instances/{vnf_id}/terminate", body)
+
+    # --- operation occurrences ---
+    def list_ops(self, filter_: str | None = None) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = self._json(
+            "GET", f"{LCM}/vnf_lcm_op_occs", params=self._list_params(filter_)
+        )
+        return result
+
+    def get_op(self, op_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._json("GET", f"{LCM}/vnf_lcm_op_occs/{op_id}")
+        return result
+
+    def op_action(self, op_id: str, action: str) -> dict[str, Any] | None:
+        """POST retry / rollback / fail; returns the body when the server sends one (fail: 200)."""
+        resp = self.request("POST", f"{LCM}/vnf_lcm_op_occs/{op_id}/{action}")
+        if resp.content and resp.headers.get("Content-Type", "").startswith("application/json"):
+            body: dict[str, Any] = resp.json()
+            return body
+        return None
+
+    # --- subscriptions ---
+    def create_subscription(self, callback: str, filter_: dict[str, Any] | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"callbackUri": callback}
+        if filter_:
+            body["filter"] = filter_
+        result: dict[str, Any] = self._json("POST", f"{LCM}/subscriptions", json=body)
+        return result
+
+    def list_subscriptions(self) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = self._json("GET", f"{LCM}/subscriptions")
+        return result
+
+    def get_subscription(self, sub_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._json("GET", f"{LCM}/subscriptions/{sub_id}")
+        return result
+
+    def delete_subscription(self, sub_id: str) -> None:
+        self.request("DELETE", f"{LCM}/subscriptions/{sub_id}")
+
+    # --- VIM registry ---
+    def list_vims(self) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = self._json("GET", VIMS)
+        return result
+
+    def get_vim(self, vim_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._json("GET", f"{VIMS}/{vim_id}")
+        return result
+
+    def register_vim(self, body: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = self._json("POST", VIMS, json=body)
+        return result
+
+    def delete_vim(self, vim_id: str) -> None:
+        self.request("DELETE", f"{VIMS}/{vim_id}")
+
+    # --- simulator view ---
+    def sim_state(self, vnf_id: str | None = None) -> Any:
+        return self._json("GET", f"{SIM}/{vnf_id}" if vnf_id else SIM)
+
+
+def _reason(e: Exception) -> str:
+    text = str(e) or type(e).__name__
+    if "refused" in text.lower() or "errno 111" in text.lower():
+        return "connection refused"
+    return text

@@ -1,0 +1,355 @@
+"""`vnfm demo`: the whole VNF lifecycle on the embedded simulated cloud.
+
+The steps are plain functions of a VnfmClient (so tests can drive them against a fake server);
+`run_demo` adds the in-process server and the example package.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vnfm.entrypoints.cli.client import ApiError, ServerUnreachable, VnfmClient
+from vnfm.entrypoints.cli.output import mask_secrets, mask_text, render_table
+from vnfm.entrypoints.cli.wait import WaitTimeout, describe_error, wait_for_op
+
+Echo = Callable[[str], None]
+
+WORKER_ASPECT = "worker_instance"
+
+
+class StepFailed(Exception):
+    pass
+
+
+def instantiate_request(flavour: str = "simple") -> dict[str, Any]:
+    """A seed-style InstantiateVnfRequest (002 "simple_kubernetes_param_file.json") for the example
+    package. No vimConnectionInfo: the default VIM (the simulated cloud) is used."""
+    return {
+        "flavourId": flavour,
+        "additionalParams": {
+            "k8s_cluster_installation_param": {
+                "master_node": {
+                    "aspect_id": "master_instance",
+                    "ssh_cp_name": "masterNode_CP1",
+                    "nic_cp_name": "masterNode_CP1",
+                    "username": "ubuntu",
+                    "password": "ubuntu",  # noqa: S106 - the simulated VMs' demo login
+                    "pod_cidr": "192.168.0.0/16",
+                    "cluster_cidr": "10.199.187.0/24",
+                },
+                "worker_node": {
+                    "aspect_id": WORKER_ASPECT,
+                    "ssh_cp_name": "workerNode_CP2",
+                    "nic_cp_name": "workerNode_CP2",
+                    "username": "ubuntu",
+                    "password": "ubuntu",  # noqa: S106
+                },
+            },
+        },
+    }
+
+
+@dataclass
+class StepResult:
+    name: str
+    ok: bool
+    seconds: float
+    summary: str = ""
+
+
+@dataclass
+class DemoState:
+    vnfd_id: str | None = None
+    pkg_id: str | None = None
+    vnf_id: str | None = None
+    results: list[StepResult] = field(default_factory=list)
+
+
+def vnfcs_per_vdu(inst: dict[str, Any]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for v in (inst.get("instantiatedVnfInfo") or {}).get("vnfcResourceInfo") or []:
+        vdu = str(v.get("vduId"))
+        counts[vdu] = counts.get(vdu, 0) + 1
+    return counts
+
+
+def describe_instance(inst: dict[str, Any]) -> str:
+    """One line: instantiation state, VNFCs per VDU, scale levels."""
+    parts = [str(inst.get("instantiationState"))]
+    info = inst.get("instantiatedVnfInfo") or {}
+    counts = vnfcs_per_vdu(inst)
+    if counts:
+        parts.append("vnfcs " + " ".join(f"{k}={v}" for k, v in sorted(counts.items())))
+    scale = info.get("scaleStatus") or []
+    if scale:
+        parts.append("scale " + " ".join(f"{s.get('aspectId')}={s.get('scaleLevel')}" for s in scale))
+    return ", ".join(parts)
+
+
+def pick_worker_vnfc(inst: dict[str, Any]) -> dict[str, Any]:
+    """A worker VNFC to heal: a vnfcResourceInfo whose VDU looks like a worker, else the last one."""
+    vnfcs = (inst.get("instantiatedVnfInfo") or {}).get("vnfcResourceInfo") or []
+    if not vnfcs:
+        raise StepFailed("the instance has no VNFCs to heal")
+    workers = [v for v in vnfcs if "worker" in str(v.get("vduId", "")).lower()]
+    chosen: dict[str, Any] = (workers or vnfcs)[-1]
+    return chosen
+
+
+def _server_of(inst: dict[str, Any], vnfc_id: str) -> str | None:
+    for v in (inst.get("instantiatedVnfInfo") or {}).get("vnfcResourceInfo") or []:
+        if v.get("id") == vnfc_id:
+            return (v.get("computeResource") or {}).get("resourceId")
+    return None
+
+
+def _run_task(client: VnfmClient, op_id: str, echo: Echo, timeout: float) -> None:
+    result = wait_for_op(client, op_id, timeout=timeout, on_change=lambda s, t: echo(f"      {s}  {t:.1f}s"))
+    if not result.ok:
+        detail = mask_text(describe_error(result.op)) or "no error details"
+        raise StepFailed(f"vnfLcmOpOcc {op_id} ended {result.state}: {detail}")
+
+
+def onboard_package(client: VnfmClient, csar: bytes, timeout: float = 60.0) -> dict[str, Any]:
+    pkg = client.create_package({"origin": "vnfm demo"})
+    client.upload_package(pkg["id"], csar)
+    deadline = time.monotonic() + timeout
+    delay = 0.05
+    while True:
+        pkg = client.get_package(pkg["id"])
+        state = pkg.get("onboardingState")
+        if state == "ONBOARDED":
+            return pkg
+        if state == "CREATED" or pkg.get("onboardingFailureDetails"):
+            raise StepFailed(f"onboarding failed: {pkg.get('onboardingFailureDetails') or state}")
+        if time.monotonic() > deadline:
+            raise StepFailed(f"package still {state} after {timeout:g}s")
+        time.sleep(delay)
+        delay = min(delay * 2, 1.0)
+
+
+class Demo:
+    """The lifecycle steps; each prints its result and duration. `run` stops at the first failure."""
+
+    def __init__(
+        self, client: VnfmClient, echo: Echo, *, timeout: float = 300.0, flavour: str = "simple"
+    ) -> None:
+        self.client = client
+        self.echo = echo
+        self.timeout = timeout
+        self.flavour = flavour
+        self.state = DemoState()
+
+    # --- framework ---
+    def step(self, name: str, fn: Callable[[], str]) -> bool:
+        n = len(self.state.results) + 1
+        self.echo(f"==> {n}. {name}")
+        start = time.monotonic()
+        try:
+            summary = fn()
+            ok = True
+        except (StepFailed, ApiError, WaitTimeout) as e:
+            summary, ok = mask_text(str(e)), False
+        except ServerUnreachable as e:
+            summary, ok = str(e), False
+        seconds = time.monotonic() - start
+        self.state.results.append(StepResult(name, ok, seconds, summary))
+        self.echo(f"    [{'OK' if ok else 'FAILED'}] {name} ({seconds:.2f}s): {summary}")
+        return ok
+
+    def _show(self) -> dict[str, Any]:
+        assert self.state.vnf_id is not None
+        return self.client.get_vnf(self.state.vnf_id)
+
+    def _task(self, op_id: str) -> str:
+        _run_task(self.client, op_id, self.echo, self.timeout)
+        return describe_instance(self._show())
+
+    # --- steps ---
+    def onboard(self, csar: bytes) -> str:
+        pkg = onboard_package(self.client, csar, self.timeout)
+        self.state.pkg_id = pkg["id"]
+        self.state.vnfd_id = pkg["vnfdId"]
+        return (
+            f"package {pkg['id']} {pkg.get('onboardingState')}/{pkg.get('operationalState')}, "
+            f"vnfd {pkg['vnfdId']} ({pkg.get('vnfProductName')} {pkg.get('vnfSoftwareVersion')})"
+        )
+
+    def create(self) -> str:
+        assert self.state.vnfd_id is not None
+        inst = self.client.create_vnf(self.state.vnfd_id, "demo-k8s-cluster", "created by vnfm demo")
+        self.state.vnf_id = inst["id"]
+        return f"VNF instance {inst['id']} {inst.get('instantiationState')}"
+
+    def instantiate(self) -> str:
+        assert self.state.vnf_id is not None
+        body = instantiate_request(self.flavour)
+        text = json.dumps(mask_secrets(body), indent=2)
+        self.echo("    request: " + text.replace("\n", "\n    "))
+        return self._task(self.client.instantiate(self.state.vnf_id, body))
+
+    def scale(self, kind: str) -> str:
+        assert self.state.vnf_id is not None
+        body = {"type": kind, "aspectId": WORKER_ASPECT, "numberOfSteps": 1}
+        return self._task(self.client.scale(self.state.vnf_id, body))
+
+    def heal_vnfc(self) -> str:
+        assert self.state.vnf_id is not None
+        before = self._show()
+        vnfc = pick_worker_vnfc(before)
+        old_server = _server_of(before, vnfc["id"])
+        self.echo(f"    healing VNFC {vnfc['id']} (VDU {vnfc.get('vduId')}, server {old_server})")
+        op_id = self.client.heal(self.state.vnf_id, {"vnfcInstanceId": [vnfc["id"]], "cause": "vnfm demo"})
+        _run_task(self.client, op_id, self.echo, self.timeout)
+        after = self._show()
+        new_server = _server_of(after, vnfc["id"])
+        if new_server is None:
+            raise StepFailed(f"VNFC {vnfc['id']} is gone after heal")
+        return f"server {old_server} -> {new_server}; {describe_instance(after)}"
+
+    def heal_entire(self) -> str:
+        assert self.state.vnf_id is not None
+        return self._task(self.client.heal(self.state.vnf_id, {"cause": "vnfm demo: heal entire VNF"}))
+
+    def terminate(self) -> str:
+        assert self.state.vnf_id is not None
+        return self._task(self.client.terminate(self.state.vnf_id, {"terminationType": "FORCEFUL"}))
+
+    def delete(self) -> str:
+        assert self.state.vnf_id is not None
+        self.client.delete_vnf(self.state.vnf_id)
+        try:
+            self.client.get_vnf(self.state.vnf_id)
+        except ApiError as e:
+            if e.status == 404:
+                return f"VNF instance {self.state.vnf_id} deleted"
+            raise
+        raise StepFailed(f"VNF instance {self.state.vnf_id} still exists after DELETE")
+
+    def final_state(self) -> str:
+        """The instance (if it still exists) and what the simulated cloud still holds."""
+        parts: list[str] = []
+        if self.state.vnf_id is not None:
+            try:
+                parts.append(f"VNF instance {self.state.vnf_id}: {describe_instance(self._show())}")
+            except ApiError as e:
+                parts.append(f"VNF instance {self.state.vnf_id}: gone ({e.status})")
+        try:
+            snap = self.client.sim_state()
+        except (ApiError, ServerUnreachable) as e:
+            parts.append(f"simulated cloud: not available ({e})")
+        else:
+            if isinstance(snap, dict):
+                counts = [f"{k}={len(v)}" for k, v in snap.items() if isinstance(v, list | dict)]
+                parts.append("simulated cloud: " + (" ".join(counts) or "empty"))
+        return "; ".join(parts)
+
+    def run(self, csar: bytes) -> bool:
+        steps: list[tuple[str, Callable[[], str]]] = [
+            ("onboard the example package", lambda: self.onboard(csar)),
+            ("create the VNF instance", self.create),
+            (f"instantiate (flavour {self.flavour})", self.instantiate),
+            (f"scale out {WORKER_ASPECT} by 1", lambda: self.scale("SCALE_OUT")),
+            (f"scale in {WORKER_ASPECT} by 1", lambda: self.scale("SCALE_IN")),
+            ("heal one worker VNFC", self.heal_vnfc),
+            ("heal the entire VNF", self.heal_entire),
+            ("terminate", self.terminate),
+            ("delete the VNF instance", self.delete),
+        ]
+        start = time.monotonic()
+        ok = True
+        for name, fn in steps:
+            if not self.step(name, fn):
+                ok = False
+                break
+        total = time.monotonic() - start
+        done = {r.name for r in self.state.results}
+        rows = [
+            {"step": r.name, "result": "OK" if r.ok else "FAILED", "seconds": f"{r.seconds:.2f}"}
+            for r in self.state.results
+        ] + [{"step": name, "result": "SKIPPED", "seconds": ""} for name, _ in steps if name not in done]
+        self.echo("")
+        self.echo(
+            render_table(
+                rows,
+                [
+                    ("STEP", lambda r: r["step"]),
+                    ("RESULT", lambda r: r["result"]),
+                    ("SECONDS", lambda r: r["seconds"]),
+                ],
+            )
+        )
+        self.echo(f"\nFinal state: {self.final_state()}")
+        if ok:
+            self.echo(f"\nDemo succeeded: {len(steps)} steps in {total:.2f}s")
+        else:
+            failed = self.state.results[-1]
+            self.echo(f"\nDemo FAILED at '{failed.name}': {failed.summary}")
+        return ok
+
+
+def _csar_from(value: Any) -> bytes:
+    if isinstance(value, bytes | bytearray):
+        return bytes(value)
+    if isinstance(value, io.BytesIO):
+        return value.getvalue()
+    if isinstance(value, str | Path):
+        from vnfm.entrypoints.cli.main import csar_bytes
+
+        return csar_bytes(Path(value))
+    raise TypeError(f"example_csar() returned {type(value).__name__}")
+
+
+def run_demo(
+    *,
+    data_dir: Path | None = None,
+    keep: bool = False,
+    flavour: str = "simple",
+    timeout: float = 300.0,
+    echo: Echo = print,
+) -> bool:
+    """Start a server in this process on a free port with a fresh data dir, run the Demo, stop."""
+    try:
+        from vnfm.config import Settings
+        from vnfm.entrypoints.api.server import start_in_thread
+        from vnfm.examples import example_csar
+    except ImportError as e:
+        echo(f"Error: this installation lacks a part the demo needs ({e})")
+        return False
+    tmp: Path | None = None
+    if data_dir is None:
+        tmp = Path(tempfile.mkdtemp(prefix="vnfm-demo-"))
+        data_dir = tmp
+    data_dir.mkdir(parents=True, exist_ok=True)
+    settings = Settings(
+        data_dir=data_dir, database_url=f"sqlite:///{data_dir / 'vnfm.db'}", host="127.0.0.1", port=0
+    )
+    echo(f"Starting the vnfm server in this process (data: {data_dir}, VIM: the simulated cloud)")
+    try:
+        handle = start_in_thread(settings)
+    except Exception as e:  # noqa: BLE001 - reported, then non-zero exit
+        echo(f"Error: the server did not start: {mask_text(str(e))}")
+        _cleanup(tmp, keep, data_dir, echo)
+        return False
+    try:
+        echo(f"Server listening at {handle.url}\n")
+        with VnfmClient(handle.url) as client:
+            return Demo(client, echo, timeout=timeout, flavour=flavour).run(_csar_from(example_csar()))
+    finally:
+        handle.stop()
+        _cleanup(tmp, keep, data_dir, echo)
+
+
+def _cleanup(tmp: Path | None, keep: bool, data_dir: Path, echo: Echo) -> None:
+    if keep or tmp is None:
+        echo(f"Data kept in {data_dir} (look at it with: vnfm server --data-dir {data_dir})")
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,354 @@
+"""SOL003 VNF instance use cases: create / modify / delete, and the LCM tasks that create
+operation occurrences (instantiate, scale, heal, terminate) plus retry / rollback / fail.
+
+Requests are validated and every decision is taken here, synchronously, before an occurrence
+exists: a bad request gets a 4xx naming the problem and nothing is stored or started.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from vnfm.domain import lcm
+from vnfm.domain.errors import BadRequest, Conflict, NotFound, UnprocessableEntity
+from vnfm.domain.model import LcmOperation, OpOcc, OpState, VnfInstance, utcnow
+from vnfm.domain.scaling import scaled_levels, target_counts
+from vnfm.domain.vnfd import Flavour
+from vnfm.service import requests as rq
+from vnfm.service import views
+from vnfm.service.packages import PackageService
+from vnfm.service.ports import Notifier, UowFactory
+from vnfm.service.vims import VimService
+
+
+class InstanceService:
+    def __init__(
+        self,
+        uow: UowFactory,
+        packages: PackageService,
+        vims: VimService,
+        mgmt: Any,
+        *,
+        submit: Callable[[str, bool], None] | None = None,
+        notifier: Notifier | None = None,
+        worker_id: str | None = None,
+    ) -> None:
+        self.uow = uow
+        self.packages = packages
+        self.vims = vims
+        self.mgmt = mgmt
+        self.submit = submit  # None: another process's engine picks the occurrence up
+        self.notifier = notifier
+        self.worker_id = worker_id
+
+    # =============================================================== resources
+    def create(self, body: Any) -> VnfInstance:
+        req = rq.parse(rq.CreateVnfRequest, body)
+        pkg = self.packages.find_enabled(req.vnfdId)
+        inst = VnfInstance(
+            vnfd_id=req.vnfdId,
+            vnf_pkg_id=pkg.id,
+            vnf_provider=pkg.vnf_provider or "",
+            vnf_product_name=pkg.vnf_product_name or "",
+            vnf_software_version=pkg.vnf_software_version or "",
+            vnfd_version=pkg.vnfd_version or "",
+            vnf_instance_name=req.vnfInstanceName,
+            vnf_instance_description=req.vnfInstanceDescription,
+            metadata=req.metadata or {},
+        )
+        if inst.vnf_instance_name is None:
+            inst.vnf_instance_name = f"vnf-{inst.id}"
+        with self.uow() as uow:
+            uow.instances.add(inst)
+            uow.commit()
+        self.packages.set_usage(pkg.id, True)
+        self._publish(views.identifier_notification("VnfIdentifierCreationNotification", inst.id))
+        return inst
+
+    def get(self, inst_id: str) -> VnfInstance:
+        with self.uow() as uow:
+            inst = uow.instances.get(inst_id)
+        if inst is None:
+            raise NotFound(f"VNF instance {inst_id} does not exist")
+        return inst
+
+    def list(self) -> builtins.list[VnfInstance]:
+        with self.uow() as uow:
+            return uow.instances.list()
+
+    def delete(self, inst_id: str) -> None:
+        with self.uow() as uow:
+            inst = uow.instances.get(inst_id)
+            if inst is None:
+                raise NotFound(f"VNF instance {inst_id} does not exist")
+            lcm.check_can_delete(inst)
+            uow.instances.delete(inst_id)
+            others = [i for i in uow.instances.list() if i.vnf_pkg_id == inst.vnf_pkg_id]
+            uow.commit()
+        if not others:
+            self.packages.set_usage(inst.vnf_pkg_id, False)
+        self._publish(views.identifier_notification("VnfIdentifierDeletionNotification", inst_id))
+
+    def modify(self, inst_id: str, body: Any) -> OpOcc:
+        req = rq.parse(rq.VnfInfoModificationRequest, body)
+        changes = rq.dump(req)
+        if not changes:
+            raise BadRequest("VnfInfoModificationRequest changes nothing")
+        if "vnfPkgId" in changes:
+            raise UnprocessableEntity("changing vnfPkgId is not supported")
+
+        def prepare(inst: VnfInstance, occ: OpOcc) -> None:
+            if inst.lock_op_id is not None:
+                lcm.check_can_start(inst, LcmOperation.MODIFY_INFO)
+
+        return self._start(inst_id, LcmOperation.MODIFY_INFO, changes, prepare, check=False)
+
+    # =============================================================== LCM tasks
+    def instantiate(self, inst_id: str, body: Any) -> OpOcc:
+        req = rq.parse(rq.InstantiateVnfRequest, body)
+        params = rq.dump(req)
+
+        def prepare(inst: VnfInstance, occ: OpOcc) -> None:
+            vnfd = self.packages.vnfd(inst.vnf_pkg_id)
+            flavour = vnfd.flavour(req.flavourId)
+            if req.instantiationLevelId:
+                flavour.level(req.instantiationLevelId)
+            self.mgmt.check(flavour)
+            cpds = set(flavour.cps)
+            for vl in req.extVirtualLinks or []:
+                for cp in vl.extCps:
+                    if cp.cpdId not in cpds:
+                        raise UnprocessableEntity(
+                            f"extVirtualLinks '{vl.id}': cpdId '{cp.cpdId}' is not a CP of flavour '{flavour.id}'"
+                        )
+            conns = [c.model_dump(exclude_none=True) for c in req.vimConnectionInfo or []]
+            vim, note = self.vims.resolve(conns)
+            inst.flavour_id = flavour.id
+            inst.instantiation_level_id = req.instantiationLevelId
+            inst.ext_virtual_links = [v.model_dump(exclude_none=True) for v in req.extVirtualLinks or []]
+            inst.ext_managed_virtual_links = list(req.extManagedVirtualLinks or [])
+            inst.additional_params = dict(req.additionalParams or {})
+            inst.vim_connection_info = conns
+            inst.vim_id = vim.id
+            self._validate_with_drivers(flavour, "INSTANTIATE", params, inst)
+            # Computes the counts now so that an impossible level fails the request, not the operation.
+            from vnfm.domain.scaling import initial_scale_levels
+
+            levels = initial_scale_levels(flavour, req.instantiationLevelId)
+            occ.plan["levels"] = levels
+            occ.plan["counts"] = target_counts(flavour, req.instantiationLevelId, levels)
+            occ.plan["vim"] = {"id": vim.id, "type": vim.vim_type, "name": vim.name}
+            if note:
+                occ.events.append({"time": views.ts(utcnow()), "stage": "", "message": note})
+
+        return self._start(inst_id, LcmOperation.INSTANTIATE, params, prepare)
+
+    def scale(self, inst_id: str, body: Any) -> OpOcc:
+        req = rq.parse(rq.ScaleVnfRequest, body)
+        params = rq.dump(req)
+
+        def prepare(inst: VnfInstance, occ: OpOcc) -> None:
+            flavour = self._flavour(inst)
+            out = req.type == "SCALE_OUT"
+            new_levels = scaled_levels(flavour, inst.scale_levels, req.aspectId, req.numberOfSteps, out)
+            before = target_counts(flavour, inst.instantiation_level_id, inst.scale_levels)
+            after = target_counts(flavour, inst.instantiation_level_id, new_levels)
+            self._validate_with_drivers(flavour, "SCALE", params, inst)
+            plan: dict[str, Any] = {
+                "type": req.type,
+                "aspect": req.aspectId,
+                "old_levels": dict(inst.scale_levels),
+                "new_levels": new_levels,
+                "counts_before": before,
+                "counts": after,
+                "before_ids": sorted(inst.resources.ids()),
+            }
+            if not out:
+                remove = self._choose_scale_in(inst, before, after, (req.additionalParams or {}))
+                plan["remove"] = [v.id for v in remove]
+                plan["removed"] = [dataclasses.asdict(v) for v in remove]
+            occ.plan.update(plan)
+
+        return self._start(inst_id, LcmOperation.SCALE, params, prepare)
+
+    def heal(self, inst_id: str, body: Any) -> OpOcc:
+        req = rq.parse(rq.HealVnfRequest, body)
+        params = rq.dump(req)
+
+        def prepare(inst: VnfInstance, occ: OpOcc) -> None:
+            flavour = self._flavour(inst)
+            self._validate_with_drivers(flavour, "HEAL", params, inst)
+            extra = req.additionalParams or {}
+            if req.vnfcInstanceId:
+                unknown = [i for i in req.vnfcInstanceId if inst.resources.by_id(i) is None]
+                if unknown:
+                    raise UnprocessableEntity(
+                        f"vnfcInstanceId {', '.join(unknown)} is not a VNFC of VNF instance {inst.id}"
+                    )
+                ids = list(dict.fromkeys(req.vnfcInstanceId))
+                occ.plan.update(
+                    entire=False,
+                    vnfc_ids=ids,
+                    old=[dataclasses.asdict(inst.resources.by_id(i)) for i in ids],  # type: ignore[arg-type]
+                    keep_storage=not bool(extra.get("all", False)),
+                )
+            else:
+                occ.plan.update(
+                    entire=True,
+                    old=[dataclasses.asdict(v) for v in inst.resources.vnfcs],
+                    counts=target_counts(flavour, inst.instantiation_level_id, inst.scale_levels),
+                )
+
+        return self._start(inst_id, LcmOperation.HEAL, params, prepare)
+
+    def terminate(self, inst_id: str, body: Any) -> OpOcc:
+        req = rq.parse(rq.TerminateVnfRequest, body)
+        params = rq.dump(req)
+
+        def prepare(inst: VnfInstance, occ: OpOcc) -> None:
+            flavour = self._flavour(inst)
+            self._validate_with_drivers(flavour, "TERMINATE", params, inst)
+            occ.plan["old"] = [dataclasses.asdict(v) for v in inst.resources.vnfcs]
+
+        return self._start(inst_id, LcmOperation.TERMINATE, params, prepare)
+
+    # =============================================================== occurrences
+    def op_get(self, op_id: str) -> OpOcc:
+        with self.uow() as uow:
+            occ = uow.op_occs.get(op_id)
+        if occ is None:
+            raise NotFound(f"VNF LCM operation occurrence {op_id} does not exist")
+        return occ
+
+    def op_list(self) -> builtins.list[OpOcc]:
+        with self.uow() as uow:
+            return uow.op_occs.list()
+
+    def retry(self, op_id: str) -> OpOcc:
+        return self._resolve(op_id, "retry")
+
+    def rollback(self, op_id: str) -> OpOcc:
+        return self._resolve(op_id, "rollback")
+
+    def fail(self, op_id: str) -> OpOcc:
+        return self._resolve(op_id, "fail")
+
+    def _resolve(self, op_id: str, task: str) -> OpOcc:
+        with self.uow() as uow:
+            occ = uow.op_occs.get(op_id)
+            if occ is None:
+                raise NotFound(f"VNF LCM operation occurrence {op_id} does not exist")
+            lcm.check_task(occ, task)
+            inst = uow.instances.get(occ.vnf_instance_id)
+            if task == "fail":
+                lcm.transition(occ, OpState.FAILED, error=occ.error)
+                occ.owner = None
+                if inst is not None and inst.lock_op_id == occ.id:
+                    inst.lock_op_id = None
+                    uow.instances.save(inst)
+            else:
+                new = OpState.PROCESSING if task == "retry" else OpState.ROLLING_BACK
+                keep_error = occ.error
+                lcm.transition(occ, new)
+                if task == "rollback":
+                    occ.error = keep_error
+                occ.owner = self.worker_id if self.submit else None
+                occ.heartbeat = utcnow() if self.submit else None
+                if task == "retry":
+                    occ.plan.setdefault("retries", 0)
+                    occ.plan["retries"] += 1
+            uow.op_occs.save(occ)
+            uow.commit()
+        self._publish(views.lcm_notification(occ, "RESULT" if task == "fail" else "START"))
+        if task != "fail" and self.submit is not None:
+            self.submit(occ.id, task == "rollback")
+        return occ
+
+    # =============================================================== internals
+    def _flavour(self, inst: VnfInstance) -> Flavour:
+        if not inst.flavour_id:
+            raise Conflict(f"VNF instance {inst.id} is NOT_INSTANTIATED")
+        return self.packages.vnfd(inst.vnf_pkg_id).flavour(inst.flavour_id)
+
+    def _validate_with_drivers(self, flavour: Flavour, operation: str, request: dict[str, Any],
+                               inst: VnfInstance) -> None:
+        seen: set[int] = set()
+        for hook in flavour.hooks:
+            driver = self.mgmt.for_hook(flavour, hook)
+            if driver is not None and id(driver) not in seen:
+                seen.add(id(driver))
+                driver.validate_request(operation, request, inst)
+
+    def _choose_scale_in(self, inst: VnfInstance, before: dict[str, int], after: dict[str, int],
+                         extra: dict[str, Any]) -> builtins.list[Any]:
+        """Which VNFCs a scale-in removes: the request's choice, else the newest of each VDU."""
+        shrink = {vdu: before[vdu] - after.get(vdu, 0) for vdu in before if before[vdu] > after.get(vdu, 0)}
+        chosen_ids = extra.get("vnfc_instance_ids") or extra.get("vnfcInstanceIds")
+        if chosen_ids:
+            if not isinstance(chosen_ids, list) or not all(isinstance(i, str) for i in chosen_ids):
+                raise BadRequest("additionalParams.vnfcInstanceIds must be a list of VNFC instance ids")
+            chosen = []
+            for vid in chosen_ids:
+                v = inst.resources.by_id(vid)
+                if v is None:
+                    raise UnprocessableEntity(f"additionalParams.vnfcInstanceIds: {vid} is not a VNFC of this VNF")
+                chosen.append(v)
+            per_vdu: dict[str, int] = {}
+            for v in chosen:
+                per_vdu[v.vdu_id] = per_vdu.get(v.vdu_id, 0) + 1
+            if per_vdu != shrink:
+                raise UnprocessableEntity(
+                    f"additionalParams.vnfcInstanceIds removes {per_vdu} but this scale-in removes {shrink} per VDU"
+                )
+            return chosen
+        out = []
+        for vdu, n in sorted(shrink.items()):
+            vnfcs = inst.resources.of_vdu(vdu)
+            out.extend(sorted(vnfcs, key=lambda v: v.seq, reverse=True)[:n])
+        return out
+
+    def _start(self, inst_id: str, operation: LcmOperation, params: dict[str, Any],
+               prepare: Callable[[VnfInstance, OpOcc], None], *, check: bool = True) -> OpOcc:
+        # Phase 1 (no transaction held): validate and plan. `prepare` may read packages and VIMs
+        # through their own units of work.
+        inst = self.get(inst_id)
+        if check:
+            lcm.check_can_start(inst, operation)
+        seen = _fingerprint(inst)
+        occ = OpOcc(vnf_instance_id=inst_id, operation=operation, operation_params=params)
+        prepare(inst, occ)
+        if self.submit is not None:
+            occ.owner = self.worker_id
+            occ.heartbeat = utcnow()
+        # Phase 2 (one short transaction): take the instance's lock and store the occurrence,
+        # unless the instance changed since it was planned against.
+        with self.uow() as uow:
+            current = uow.instances.get(inst_id)
+            if current is None:
+                raise NotFound(f"VNF instance {inst_id} does not exist")
+            if check:
+                lcm.check_can_start(current, operation)
+            if _fingerprint(current) != seen:
+                raise Conflict(f"VNF instance {inst_id} changed while the request was checked; send it again")
+            if not uow.instances.try_lock(inst_id, occ.id):
+                raise Conflict(f"VNF instance {inst_id} has another operation in progress")
+            uow.op_occs.add(occ)
+            inst.lock_op_id = occ.id
+            uow.instances.save(inst)
+            uow.commit()
+        self._publish(views.lcm_notification(occ, "START"))
+        if self.submit is not None:
+            self.submit(occ.id, False)
+        return occ
+
+    def _publish(self, notification: dict[str, Any]) -> None:
+        if self.notifier is not None:
+            self.notifier.publish(notification)
+
+
+def _fingerprint(inst: VnfInstance) -> tuple[Any, ...]:
+    return (inst.instantiation_state, inst.lock_op_id, tuple(sorted(inst.scale_levels.items())),
+            tuple(sorted((v.id, v.server_id) for v in inst.resources.vnfcs)), inst.flavour_id)

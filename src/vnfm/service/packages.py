@@ -1,0 +1,237 @@
+"""SOL005 VNF package management use cases: create, upload (onboard), enable/disable, delete, read."""
+
+from __future__ import annotations
+
+import builtins
+import io
+import shutil
+import threading
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from vnfm.domain.errors import BadRequest, Conflict, NotFound, UnprocessableEntity, VnfmError
+from vnfm.domain.model import OnboardingState, OperationalState, UsageState, VnfPackage
+from vnfm.domain.vnfd import Vnfd
+from vnfm.packaging.csar import CsarLimits, ExtractedPackage, extract_to, read_csar
+from vnfm.packaging.tosca import package_summary, parse_vnfd
+from vnfm.service.ports import UowFactory
+
+
+class PackageService:
+    """Onboarding is done synchronously inside the upload request (it takes milliseconds), so a
+    bad package is answered with a 4xx naming the problem; the stored package stays CREATED and
+    can be uploaded again. Nothing already onboarded is ever touched by a failed upload.
+    """
+
+    def __init__(self, uow: UowFactory, cache_dir: Path, limits: CsarLimits | None = None) -> None:
+        self.uow = uow
+        self.cache_dir = Path(cache_dir)
+        self.limits = limits or CsarLimits()
+        self._vnfd_cache: dict[str, Vnfd] = {}
+        self._lock = threading.Lock()
+
+    # --------------------------------------------------------------- create / read / delete
+    def create(self, user_defined_data: dict[str, Any] | None = None) -> VnfPackage:
+        pkg = VnfPackage(user_defined_data=dict(user_defined_data or {}))
+        with self.uow() as uow:
+            uow.packages.add(pkg)
+            uow.commit()
+        return pkg
+
+    def get(self, pkg_id: str) -> VnfPackage:
+        with self.uow() as uow:
+            pkg = uow.packages.get(pkg_id)
+        if pkg is None:
+            raise NotFound(f"VNF package {pkg_id} does not exist")
+        return pkg
+
+    def list(self) -> builtins.list[VnfPackage]:
+        with self.uow() as uow:
+            return uow.packages.list()
+
+    def delete(self, pkg_id: str) -> None:
+        with self.uow() as uow:
+            pkg = uow.packages.get(pkg_id)
+            if pkg is None:
+                raise NotFound(f"VNF package {pkg_id} does not exist")
+            if pkg.operational_state == OperationalState.ENABLED:
+                raise Conflict(f"VNF package {pkg_id} is ENABLED: disable it before deleting")
+            if pkg.usage_state == UsageState.IN_USE:
+                raise Conflict(f"VNF package {pkg_id} is IN_USE by VNF instances")
+            uow.packages.delete(pkg_id)
+            uow.commit()
+        self._vnfd_cache.pop(pkg_id, None)
+        shutil.rmtree(self.cache_dir / pkg_id, ignore_errors=True)
+
+    def modify(self, pkg_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+        """PATCH with VnfPkgInfoModifications (merge patch); returns the modifications applied."""
+        allowed = {"operationalState", "userDefinedData"}
+        unknown = set(changes) - allowed
+        if unknown:
+            raise BadRequest(f"unknown attribute(s) in VnfPkgInfoModifications: {', '.join(sorted(unknown))}")
+        if not changes:
+            raise BadRequest("VnfPkgInfoModifications needs operationalState or userDefinedData")
+        with self.uow() as uow:
+            pkg = uow.packages.get(pkg_id)
+            if pkg is None:
+                raise NotFound(f"VNF package {pkg_id} does not exist")
+            if "operationalState" in changes:
+                try:
+                    new = OperationalState(changes["operationalState"])
+                except ValueError:
+                    raise BadRequest(
+                        f"operationalState must be ENABLED or DISABLED, got {changes['operationalState']!r}"
+                    ) from None
+                if pkg.onboarding_state != OnboardingState.ONBOARDED:
+                    raise Conflict(f"VNF package {pkg_id} is {pkg.onboarding_state.value}, not ONBOARDED")
+                if pkg.operational_state == new:
+                    raise Conflict(f"VNF package {pkg_id} is already {new.value}")
+                pkg.operational_state = new
+            if "userDefinedData" in changes:
+                udd = changes["userDefinedData"]
+                if not isinstance(udd, dict):
+                    raise BadRequest("userDefinedData must be an object")
+                merged = dict(pkg.user_defined_data)
+                for k, v in udd.items():
+                    if v is None:
+                        merged.pop(k, None)
+                    else:
+                        merged[k] = v
+                pkg.user_defined_data = merged
+            uow.packages.save(pkg)
+            uow.commit()
+        return changes
+
+    # --------------------------------------------------------------- onboarding
+    def upload(self, pkg_id: str, data: bytes) -> VnfPackage:
+        with self.uow() as uow:
+            pkg = uow.packages.get(pkg_id)
+            if pkg is None:
+                raise NotFound(f"VNF package {pkg_id} does not exist")
+            if pkg.onboarding_state != OnboardingState.CREATED:
+                raise Conflict(
+                    f"VNF package {pkg_id} is {pkg.onboarding_state.value}: content can only be "
+                    "uploaded to a package in CREATED state"
+                )
+        if len(data) > self.limits.max_archive_bytes:
+            raise UnprocessableEntity(
+                f"package content is {len(data)} bytes, over the limit of {self.limits.max_archive_bytes}"
+            )
+        try:
+            csar = read_csar(data, self.limits)
+            vnfd = parse_vnfd(csar)
+            summary = package_summary(csar, vnfd)
+        except VnfmError as exc:
+            self._record_failure(pkg_id, exc)
+            raise
+        with self.uow() as uow:
+            pkg = uow.packages.get(pkg_id)
+            if pkg is None:
+                raise NotFound(f"VNF package {pkg_id} was deleted during upload")
+            if pkg.onboarding_state != OnboardingState.CREATED:
+                raise Conflict(f"VNF package {pkg_id} was uploaded concurrently")
+            for other in uow.packages.by_vnfd_id(vnfd.id):
+                if other.id != pkg_id and other.onboarding_state == OnboardingState.ONBOARDED:
+                    raise Conflict(f"VNF package {other.id} with vnfdId {vnfd.id} is already onboarded")
+            pkg.vnfd_id = vnfd.id
+            pkg.vnf_provider = vnfd.provider
+            pkg.vnf_product_name = vnfd.product_name
+            pkg.vnf_software_version = vnfd.software_version
+            pkg.vnfd_version = vnfd.version
+            pkg.checksum = summary["checksum"]
+            pkg.software_images = summary["softwareImages"]
+            pkg.additional_artifacts = summary["additionalArtifacts"]
+            pkg.onboarding_state = OnboardingState.ONBOARDED
+            pkg.operational_state = OperationalState.ENABLED
+            pkg.onboarding_failure_details = None
+            uow.packages.put_content(pkg_id, data)
+            uow.packages.save(pkg)
+            uow.commit()
+        self._vnfd_cache[pkg_id] = vnfd
+        return pkg
+
+    def _record_failure(self, pkg_id: str, exc: VnfmError) -> None:
+        with self.uow() as uow:
+            pkg = uow.packages.get(pkg_id)
+            if pkg is not None and pkg.onboarding_state == OnboardingState.CREATED:
+                pkg.onboarding_failure_details = exc.problem()
+                uow.packages.save(pkg)
+                uow.commit()
+
+    # --------------------------------------------------------------- content access
+    def content(self, pkg_id: str) -> bytes:
+        pkg = self.get(pkg_id)
+        if pkg.onboarding_state != OnboardingState.ONBOARDED:
+            raise Conflict(f"VNF package {pkg_id} is {pkg.onboarding_state.value}, not ONBOARDED")
+        with self.uow() as uow:
+            data = uow.packages.get_content(pkg_id)
+        if data is None:
+            raise NotFound(f"VNF package {pkg_id} has no content")
+        return data
+
+    def vnfd(self, pkg_id: str) -> Vnfd:
+        cached = self._vnfd_cache.get(pkg_id)
+        if cached is not None:
+            return cached
+        vnfd = parse_vnfd(read_csar(self.content(pkg_id), self.limits))
+        self._vnfd_cache[pkg_id] = vnfd
+        return vnfd
+
+    def files(self, pkg_id: str) -> ExtractedPackage:
+        """The package extracted to the local cache (extracted once per process and package)."""
+        dest = self.cache_dir / pkg_id
+        with self._lock:
+            if not (dest / ".complete").exists():
+                tmp = self.cache_dir / f".{pkg_id}.tmp"
+                shutil.rmtree(tmp, ignore_errors=True)
+                tmp.mkdir(parents=True)
+                extract_to(read_csar(self.content(pkg_id), self.limits), tmp)
+                (tmp / ".complete").write_text("ok")
+                shutil.rmtree(dest, ignore_errors=True)
+                tmp.rename(dest)
+        return ExtractedPackage(dest)
+
+    def vnfd_archive(self, pkg_id: str) -> tuple[bytes, str]:
+        """GET .../vnfd: the VNFD files (Definitions and TOSCA.meta) as a zip."""
+        csar = read_csar(self.content(pkg_id), self.limits)
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+            for name in sorted(csar.files):
+                if name.startswith(("Definitions/", "TOSCA-Metadata/")) or name == csar.entry_definitions:
+                    zf.writestr(name, csar.files[name])
+        return buf.getvalue(), "application/zip"
+
+    def vnfd_text(self, pkg_id: str) -> str:
+        csar = read_csar(self.content(pkg_id), self.limits)
+        defs = [n for n in csar.files if n.startswith("Definitions/") and n.endswith((".yaml", ".yml"))]
+        if len(defs) != 1:
+            raise Conflict(
+                f"the VNFD of package {pkg_id} has {len(defs)} files; ask for application/zip instead of text/plain"
+            )
+        return csar.files[defs[0]].decode()
+
+    def artifact(self, pkg_id: str, path: str) -> bytes:
+        csar = read_csar(self.content(pkg_id), self.limits)
+        if path not in csar.files:
+            raise NotFound(f"artifact {path!r} does not exist in VNF package {pkg_id}")
+        return csar.files[path]
+
+    def find_enabled(self, vnfd_id: str) -> VnfPackage:
+        with self.uow() as uow:
+            candidates = uow.packages.by_vnfd_id(vnfd_id)
+        for pkg in candidates:
+            if pkg.onboarding_state == OnboardingState.ONBOARDED:
+                if pkg.operational_state != OperationalState.ENABLED:
+                    raise Conflict(f"VNF package {pkg.id} for vnfdId {vnfd_id} is DISABLED")
+                return pkg
+        raise UnprocessableEntity(f"no onboarded VNF package has vnfdId {vnfd_id}")
+
+    def set_usage(self, pkg_id: str, in_use: bool) -> None:
+        with self.uow() as uow:
+            pkg = uow.packages.get(pkg_id)
+            if pkg is None:
+                return
+            pkg.usage_state = UsageState.IN_USE if in_use else UsageState.NOT_IN_USE
+            uow.packages.save(pkg)
+            uow.commit()

@@ -1,0 +1,129 @@
+"""The SOL003 v2.6.1 request bodies, validated. Errors name the attribute and say why."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from vnfm.domain.errors import BadRequest
+
+
+class _Strict(BaseModel):
+    """Top-level request bodies: attributes the standard does not define are rejected."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class VimConnectionInfo(_Open):
+    id: str
+    vimId: str | None = None
+    vimType: str
+    interfaceInfo: dict[str, Any] | None = None
+    accessInfo: dict[str, Any] | None = None
+    extra: dict[str, Any] | None = None
+
+
+class VnfExtCpData(_Open):
+    cpdId: str
+    cpConfig: list[dict[str, Any]] | dict[str, Any] | None = None
+
+
+class ExtVirtualLinkData(_Open):
+    id: str
+    vimConnectionId: str | None = None
+    resourceProviderId: str | None = None
+    resourceId: str
+    extCps: list[VnfExtCpData] = Field(default_factory=list)
+    extLinkPorts: list[dict[str, Any]] | None = None
+
+
+class CreateVnfRequest(_Strict):
+    vnfdId: str
+    vnfInstanceName: str | None = None
+    vnfInstanceDescription: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class InstantiateVnfRequest(_Strict):
+    flavourId: str
+    instantiationLevelId: str | None = None
+    extVirtualLinks: list[ExtVirtualLinkData] | None = None
+    extManagedVirtualLinks: list[dict[str, Any]] | None = None
+    vimConnectionInfo: list[VimConnectionInfo] | None = None
+    localizationLanguage: str | None = None
+    additionalParams: dict[str, Any] | None = None
+
+
+class ScaleVnfRequest(_Strict):
+    type: Literal["SCALE_OUT", "SCALE_IN"]
+    aspectId: str
+    numberOfSteps: int = 1  # the seeds send "1" (a string): lax mode accepts numeric strings
+    additionalParams: dict[str, Any] | None = None
+
+    @field_validator("numberOfSteps")
+    @classmethod
+    def _positive(cls, v: int) -> int:
+        if v < 1:
+            raise ValueError("must be a positive integer")
+        return v
+
+
+class HealVnfRequest(_Strict):
+    vnfcInstanceId: list[str] | None = None  # SOL002; accepted on the SOL003 API too
+    cause: str | None = None
+    additionalParams: dict[str, Any] | None = None
+    healScript: str | None = None
+
+    @field_validator("vnfcInstanceId", mode="before")
+    @classmethod
+    def _listify(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+
+class TerminateVnfRequest(_Strict):
+    terminationType: Literal["FORCEFUL", "GRACEFUL"]
+    gracefulTerminationTimeout: int | None = None
+    additionalParams: dict[str, Any] | None = None
+
+
+class VnfInfoModificationRequest(_Strict):
+    vnfInstanceName: str | None = None
+    vnfInstanceDescription: str | None = None
+    vnfPkgId: str | None = None
+    vnfConfigurableProperties: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    extensions: dict[str, Any] | None = None
+    vimConnectionInfo: list[dict[str, Any]] | None = None
+
+
+class LccnSubscriptionRequest(_Strict):
+    filter: dict[str, Any] | None = None
+    callbackUri: str
+    authentication: dict[str, Any] | None = None
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse(model: type[M], body: Any) -> M:
+    """Validate `body` against `model`; raise BadRequest naming every bad attribute."""
+    if not isinstance(body, dict):
+        raise BadRequest(f"{model.__name__} must be a JSON object")
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"]) or "(body)"
+            msg = "not an attribute of " + model.__name__ if err["type"] == "extra_forbidden" else err["msg"]
+            problems.append(f"{loc}: {msg}")
+        raise BadRequest(f"invalid {model.__name__}: " + "; ".join(problems)) from None
+
+
+def dump(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(exclude_none=True)

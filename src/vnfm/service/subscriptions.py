@@ -1,0 +1,103 @@
+"""SOL003 LCCN subscriptions (and SOL005 package-management subscriptions)."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import urlparse
+
+from vnfm.domain.errors import BadRequest, NotFound
+from vnfm.domain.model import Subscription
+from vnfm.service import requests as rq
+from vnfm.service.ports import UowFactory
+
+NOTIFICATION_TYPES = {
+    "VnfLcmOperationOccurrenceNotification",
+    "VnfIdentifierCreationNotification",
+    "VnfIdentifierDeletionNotification",
+}
+OPERATION_TYPES = {"INSTANTIATE", "SCALE", "SCALE_TO_LEVEL", "CHANGE_FLAVOUR", "TERMINATE", "HEAL", "OPERATE",
+                   "CHANGE_EXT_CONN", "MODIFY_INFO"}
+OPERATION_STATES = {"STARTING", "PROCESSING", "COMPLETED", "FAILED_TEMP", "FAILED", "ROLLING_BACK", "ROLLED_BACK"}
+
+
+def _check_filter(flt: dict[str, Any]) -> None:
+    for key, allowed in (("notificationTypes", NOTIFICATION_TYPES), ("operationTypes", OPERATION_TYPES),
+                         ("operationStates", OPERATION_STATES)):
+        values = flt.get(key)
+        if values is None:
+            continue
+        if not isinstance(values, list):
+            raise BadRequest(f"filter.{key} must be a list")
+        bad = [v for v in values if v not in allowed]
+        if bad:
+            raise BadRequest(f"filter.{key}: unknown value(s) {', '.join(map(str, bad))}")
+
+
+def _check_auth(auth: dict[str, Any] | None) -> None:
+    if not auth:
+        return
+    types = auth.get("authType")
+    if not isinstance(types, list) or not types:
+        raise BadRequest("authentication.authType must be a non-empty list")
+    for t in types:
+        if t == "BASIC":
+            p = auth.get("paramsBasic") or {}
+            if not p.get("userName") or not p.get("password"):
+                raise BadRequest("authentication.paramsBasic needs userName and password for BASIC")
+        elif t == "OAUTH2_CLIENT_CREDENTIALS":
+            p = auth.get("paramsOauth2ClientCredentials") or {}
+            for k in ("clientId", "clientPassword", "tokenEndpoint"):
+                if not p.get(k):
+                    raise BadRequest(f"authentication.paramsOauth2ClientCredentials.{k} is required")
+        elif t == "TLS_CERT":
+            continue
+        else:
+            raise BadRequest(f"authentication.authType: unknown value {t!r}")
+
+
+class SubscriptionService:
+    def __init__(
+        self, uow: UowFactory, probe: Callable[[str, dict[str, Any] | None], Awaitable[None]] | None = None
+    ) -> None:
+        self.uow = uow
+        self.probe = probe  # SOL003: test the callback URI (GET, expect 204) before accepting
+
+    async def create(self, body: Any, kind: str = "vnflcm") -> tuple[Subscription, bool]:
+        """Returns (subscription, created). An identical existing one is returned with created=False."""
+        req = rq.parse(rq.LccnSubscriptionRequest, body)
+        url = urlparse(req.callbackUri)
+        if url.scheme not in ("http", "https") or not url.netloc:
+            raise BadRequest(f"callbackUri {req.callbackUri!r} is not an http(s) URL")
+        flt = req.filter or {}
+        _check_filter(flt)
+        _check_auth(req.authentication)
+        with self.uow() as uow:
+            for existing in uow.subscriptions.list():
+                if existing.kind == kind and existing.callback_uri == req.callbackUri and existing.filter == flt:
+                    return existing, False
+        if self.probe is not None:
+            await self.probe(req.callbackUri, req.authentication)
+        sub = Subscription(callback_uri=req.callbackUri, filter=flt, authentication=req.authentication, kind=kind)
+        with self.uow() as uow:
+            uow.subscriptions.add(sub)
+            uow.commit()
+        return sub, True
+
+    def list(self, kind: str = "vnflcm") -> builtins.list[Subscription]:
+        with self.uow() as uow:
+            return [s for s in uow.subscriptions.list() if s.kind == kind]
+
+    def get(self, sub_id: str, kind: str = "vnflcm") -> Subscription:
+        with self.uow() as uow:
+            sub = uow.subscriptions.get(sub_id)
+        if sub is None or sub.kind != kind:
+            raise NotFound(f"subscription {sub_id} does not exist")
+        return sub
+
+    def delete(self, sub_id: str, kind: str = "vnflcm") -> None:
+        self.get(sub_id, kind)
+        with self.uow() as uow:
+            uow.subscriptions.delete(sub_id)
+            uow.commit()

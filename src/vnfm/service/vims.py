@@ -1,0 +1,129 @@
+"""The VIM registry: the default simulated cloud, OpenStack clouds, Kubernetes clusters."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+from vnfm.domain.errors import BadRequest, NotFound, UnprocessableEntity
+from vnfm.domain.model import Vim
+from vnfm.service.ports import UowFactory
+
+OPENSTACK_TYPES = {"openstack", "ETSINFV.OPENSTACK_KEYSTONE.v_2", "ETSINFV.OPENSTACK_KEYSTONE.V_3"}
+KUBERNETES_TYPES = {"kubernetes", "ETSINFV.KUBERNETES.V_1"}
+SIMULATOR = "simulator"
+
+
+def normalise_type(vim_type: str) -> str:
+    if vim_type in OPENSTACK_TYPES or vim_type.lower() == "openstack":
+        return "openstack"
+    if vim_type in KUBERNETES_TYPES or vim_type.lower() == "kubernetes":
+        return "kubernetes"
+    if vim_type.lower() == SIMULATOR:
+        return SIMULATOR
+    raise BadRequest(f"vimType '{vim_type}' is not supported (openstack, kubernetes, simulator)")
+
+
+class VimService:
+    """Also the VimRegistry port that management drivers use."""
+
+    def __init__(self, uow: UowFactory) -> None:
+        self.uow = uow
+
+    def ensure_default(self) -> Vim:
+        with self.uow() as uow:
+            for vim in uow.vims.list():
+                if vim.is_default:
+                    return vim
+            vim = Vim(vim_type=SIMULATOR, name="default-simulator", is_default=True,
+                      extra={"description": "built-in simulated cloud (the embedded default VIM)"})
+            uow.vims.add(vim)
+            uow.commit()
+            return vim
+
+    def list(self) -> builtins.list[Vim]:
+        with self.uow() as uow:
+            return uow.vims.list()
+
+    def get(self, vim_id: str | None) -> Vim | None:
+        if not vim_id:
+            return None
+        with self.uow() as uow:
+            return uow.vims.get(vim_id)
+
+    def require(self, vim_id: str) -> Vim:
+        vim = self.get(vim_id)
+        if vim is None:
+            raise NotFound(f"VIM {vim_id} is not registered")
+        return vim
+
+    def register(self, vim: Vim) -> Vim:
+        with self.uow() as uow:
+            if uow.vims.get(vim.id) is not None:
+                raise BadRequest(f"VIM {vim.id} is already registered")
+            uow.vims.add(vim)
+            uow.commit()
+        return vim
+
+    def register_body(self, body: dict[str, Any]) -> Vim:
+        if not isinstance(body, dict):
+            raise BadRequest("VIM registration must be a JSON object")
+        for key in ("name", "vimType"):
+            if not body.get(key):
+                raise BadRequest(f"'{key}' is required to register a VIM")
+        vim_type = normalise_type(str(body["vimType"]))
+        access = body.get("accessInfo") or {}
+        if not isinstance(access, dict):
+            raise BadRequest("accessInfo must be an object")
+        if vim_type == "openstack":
+            for key in ("authUrl" if "authUrl" in access or "auth_url" not in access else "auth_url",):
+                if not (access.get("authUrl") or access.get("auth_url")):
+                    raise BadRequest(f"accessInfo.{key} is required for an OpenStack VIM")
+        if vim_type == "kubernetes" and not (access.get("authUrl") or body.get("interfaceInfo", {}).get("endpoint")):
+            raise BadRequest("accessInfo.authUrl (the API server URL) is required for a Kubernetes VIM")
+        vim = Vim(vim_type=vim_type, name=str(body["name"]), access_info=access,
+                  interface_info=body.get("interfaceInfo") or {}, extra=body.get("extra") or {},
+                  is_default=bool(body.get("isDefault", False)))
+        if body.get("id"):
+            vim.id = str(body["id"])
+        return self.register(vim)
+
+    def update(self, vim: Vim) -> Vim:
+        with self.uow() as uow:
+            if uow.vims.get(vim.id) is None:
+                raise NotFound(f"VIM {vim.id} is not registered")
+            uow.vims.save(vim)
+            uow.commit()
+        return vim
+
+    def delete(self, vim_id: str) -> None:
+        with self.uow() as uow:
+            vim = uow.vims.get(vim_id)
+            if vim is None:
+                raise NotFound(f"VIM {vim_id} is not registered")
+            if vim.is_default:
+                raise BadRequest("the default VIM cannot be deleted")
+            uow.vims.delete(vim_id)
+            uow.commit()
+
+    def resolve(self, conns: builtins.list[dict[str, Any]]) -> tuple[Vim, str | None]:
+        """Which VIM an instantiate request runs on, and a note when it is the default."""
+        default = self.ensure_default()
+        infra = [c for c in conns if normalise_type(str(c.get("vimType", ""))) != "kubernetes"]
+        if not infra:
+            return default, "no vimConnectionInfo given: running on the default VIM (simulated cloud)"
+        conn = infra[0]
+        vim_id = conn.get("vimId")
+        if vim_id:
+            vim = self.get(vim_id)
+            if vim is not None:
+                return vim, None
+        vtype = normalise_type(str(conn.get("vimType")))
+        if vtype == "openstack" and not any(v.vim_type == "openstack" for v in self.list()):
+            return default, (
+                f"vimId {vim_id} is not registered and no OpenStack VIM is: running on the default VIM "
+                "(simulated cloud)"
+            )
+        if vtype == SIMULATOR:
+            return default, None
+        raise UnprocessableEntity(f"vimConnectionInfo '{conn.get('id')}': VIM {vim_id} is not registered")

@@ -1,0 +1,334 @@
+"""A small stateful fake of the vnfm wire API (httpx.MockTransport) for the CLI tests.
+
+Operation occurrences advance one state per GET along a script (STARTING, PROCESSING, then the end
+state), so `--wait` has real state changes to follow.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+BASE = "http://fake-vnfm"
+
+
+def problem(status: int, title: str, detail: str) -> httpx.Response:
+    return httpx.Response(
+        status,
+        json={"status": status, "title": title, "detail": detail},
+        headers={"Content-Type": "application/problem+json"},
+    )
+
+
+@dataclass
+class FakeVnfm:
+    packages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    instances: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ops: dict[str, dict[str, Any]] = field(default_factory=dict)
+    subs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    vims: dict[str, dict[str, Any]] = field(default_factory=dict)
+    requests: list[httpx.Request] = field(default_factory=list)
+    # operation name (INSTANTIATE, SCALE, ...) -> error ProblemDetails: that op ends FAILED_TEMP
+    fail: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # operation names whose occurrence never leaves PROCESSING
+    stuck: set[str] = field(default_factory=set)
+    # occurrence scripts: states after STARTING
+    _ids: Any = field(default_factory=lambda: itertools.count(1))
+    _tick: Any = field(default_factory=lambda: itertools.count(1))
+    _pending: dict[str, list[str]] = field(default_factory=dict)
+    multi_file_vnfd: bool = False
+    busy: dict[str, str] = field(default_factory=dict)  # instance id -> running occurrence id
+
+    def transport(self) -> httpx.MockTransport:
+        return httpx.MockTransport(self.handle)
+
+    def new_id(self, prefix: str) -> str:
+        return f"{prefix}-{next(self._ids)}"
+
+    def now(self) -> str:
+        return f"2024-01-01T00:00:{next(self._tick):02d}Z"
+
+    def bodies(self, method: str, suffix: str) -> list[Any]:
+        return [
+            json.loads(r.content) if r.content else None
+            for r in self.requests
+            if r.method == method and r.url.path.endswith(suffix)
+        ]
+
+    # ------------------------------------------------------------------ dispatch
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        parts = [p for p in request.url.path.split("/") if p]
+        m = request.method
+        body: Any = None
+        if request.content and request.headers.get("content-type", "").endswith("json"):
+            try:
+                body = json.loads(request.content)
+            except ValueError:
+                return problem(400, "Bad Request", "malformed JSON")
+        if request.headers.get("X-Auth-Token") == "bad-token":
+            return problem(401, "Unauthorized", "the token is not valid")
+        try:
+            return self._route(m, parts, body, request)
+        except KeyError as e:
+            return problem(404, "Not Found", f"no such resource {e.args[0]}")
+
+    def _route(self, m: str, parts: list[str], body: Any, request: httpx.Request) -> httpx.Response:
+        if parts[:2] == ["vnfpkgm", "v1"]:
+            return self._pkgm(m, parts[2:], body, request)
+        if parts[:2] == ["vnflcm", "v1"]:
+            return self._lcm(m, parts[2:], body)
+        if parts[:3] == ["vnfm", "v1", "vims"]:
+            return self._vims(m, parts[3:], body)
+        if parts[:3] == ["sim", "v1", "state"]:
+            return self._sim(parts[3:])
+        return problem(404, "Not Found", "no such path")
+
+    # ------------------------------------------------------------------ packages
+    def _pkgm(self, m: str, p: list[str], body: Any, request: httpx.Request) -> httpx.Response:
+        if p == ["vnf_packages"] and m == "POST":
+            pid = self.new_id("pkg")
+            self.packages[pid] = {
+                "id": pid,
+                "onboardingState": "CREATED",
+                "operationalState": "DISABLED",
+                "usageState": "NOT_IN_USE",
+                "userDefinedData": (body or {}).get("userDefinedData", {}),
+            }
+            return httpx.Response(201, json=self.packages[pid])
+        if p == ["vnf_packages"] and m == "GET":
+            return httpx.Response(200, json=list(self.packages.values()))
+        pkg = self.packages[p[1]]
+        if len(p) == 3 and p[2] == "package_content" and m == "PUT":
+            if not request.content.startswith(b"PK"):
+                return problem(400, "Bad Request", "the package content is not a zip file")
+            pkg.update(
+                onboardingState="ONBOARDED",
+                operationalState="ENABLED",
+                vnfdId="vnfd-1",
+                vnfProductName="Sample K8s",
+                vnfSoftwareVersion="1.0",
+                vnfProvider="Company",
+            )
+            return httpx.Response(202)
+        if len(p) == 3 and p[2] == "vnfd" and m == "GET":
+            if "application/zip" in request.headers.get("accept", ""):
+                return httpx.Response(
+                    200, content=b"PK\x03\x04fake", headers={"Content-Type": "application/zip"}
+                )
+            if self.multi_file_vnfd:
+                return problem(406, "Not Acceptable", "the VNFD has 3 files; ask for application/zip")
+            return httpx.Response(
+                200,
+                content=b"tosca_definitions_version: tosca_simple_yaml_1_2\n",
+                headers={"Content-Type": "text/plain"},
+            )
+        if len(p) == 2 and m == "GET":
+            return httpx.Response(200, json=pkg)
+        if len(p) == 2 and m == "PATCH":
+            pkg["operationalState"] = body["operationalState"]
+            return httpx.Response(200, json={"operationalState": body["operationalState"]})
+        if len(p) == 2 and m == "DELETE":
+            if pkg["operationalState"] == "ENABLED":
+                return problem(409, "Conflict", f"package {pkg['id']} is ENABLED: disable it first")
+            del self.packages[pkg["id"]]
+            return httpx.Response(204)
+        return problem(405, "Method Not Allowed", m)
+
+    # ------------------------------------------------------------------ LCM
+    def _lcm(self, m: str, p: list[str], body: Any) -> httpx.Response:
+        if p == ["vnf_instances"] and m == "POST":
+            iid = self.new_id("vnf")
+            self.instances[iid] = {
+                "id": iid,
+                "vnfdId": body["vnfdId"],
+                "vnfInstanceName": body.get("vnfInstanceName"),
+                "vnfInstanceDescription": body.get("vnfInstanceDescription"),
+                "instantiationState": "NOT_INSTANTIATED",
+                "_links": {"self": {"href": f"/vnflcm/v1/vnf_instances/{iid}"}},
+            }
+            return httpx.Response(201, json=self.instances[iid])
+        if p == ["vnf_instances"] and m == "GET":
+            return httpx.Response(200, json=list(self.instances.values()))
+        if p[0] == "vnf_instances":
+            inst = self.instances[p[1]]
+            if len(p) == 2 and m == "GET":
+                return httpx.Response(200, json=inst)
+            if len(p) == 2 and m == "DELETE":
+                if inst["instantiationState"] != "NOT_INSTANTIATED":
+                    return problem(
+                        409, "Conflict", f"VNF instance {inst['id']} is INSTANTIATED: terminate it first"
+                    )
+                del self.instances[inst["id"]]
+                return httpx.Response(204)
+            if len(p) == 3 and m == "POST":
+                return self._start(inst, p[2].upper(), body or {})
+        if p == ["vnf_lcm_op_occs"] and m == "GET":
+            return httpx.Response(200, json=list(self.ops.values()))
+        if p[0] == "vnf_lcm_op_occs":
+            op = self.ops[p[1]]
+            if len(p) == 2 and m == "GET":
+                self._advance(op)
+                return httpx.Response(200, json=op)
+            if len(p) == 3 and m == "POST":
+                return self._resolve(op, p[2])
+        if p == ["subscriptions"] and m == "POST":
+            sid = self.new_id("sub")
+            self.subs[sid] = {"id": sid, "callbackUri": body["callbackUri"], "filter": body.get("filter")}
+            return httpx.Response(201, json=self.subs[sid])
+        if p == ["subscriptions"] and m == "GET":
+            return httpx.Response(200, json=list(self.subs.values()))
+        if p[0] == "subscriptions":
+            sub = self.subs[p[1]]
+            if m == "DELETE":
+                del self.subs[p[1]]
+                return httpx.Response(204)
+            return httpx.Response(200, json=sub)
+        return problem(405, "Method Not Allowed", m)
+
+    def _start(self, inst: dict[str, Any], task: str, body: dict[str, Any]) -> httpx.Response:
+        if inst["id"] in self.busy:
+            return problem(409, "Conflict", f"VNF instance {inst['id']} has an operation in progress")
+        op_id = self.new_id("op")
+        self.ops[op_id] = {
+            "id": op_id,
+            "operation": task,
+            "operationState": "STARTING",
+            "stateEnteredTime": self.now(),
+            "startTime": self.now(),
+            "vnfInstanceId": inst["id"],
+            "isAutomaticInvocation": False,
+            "operationParams": body,
+        }
+        self.busy[inst["id"]] = op_id
+        self._pending[op_id] = self._script(task)
+        return httpx.Response(202, headers={"Location": f"{BASE}/vnflcm/v1/vnf_lcm_op_occs/{op_id}"})
+
+    def _script(self, task: str) -> list[str]:
+        if task in self.stuck:
+            return ["STARTING", "PROCESSING"]
+        if task in self.fail:
+            return ["STARTING", "PROCESSING", "FAILED_TEMP"]
+        return ["STARTING", "PROCESSING", "COMPLETED"]
+
+    def _advance(self, op: dict[str, Any]) -> None:
+        script = self._pending.get(op["id"])
+        if not script:
+            return
+        state = script.pop(0)
+        op["operationState"] = state
+        op["stateEnteredTime"] = self.now()
+        inst = self.instances[op["vnfInstanceId"]]
+        if state == "FAILED_TEMP":
+            op["error"] = self.fail[op["operation"]]
+        elif state in ("COMPLETED", "ROLLED_BACK", "FAILED"):
+            self.busy.pop(inst["id"], None)
+            if state == "COMPLETED":
+                self._apply(inst, op["operation"], op["operationParams"])
+
+    def _resolve(self, op: dict[str, Any], action: str) -> httpx.Response:
+        if op["operationState"] != "FAILED_TEMP":
+            return problem(
+                409, "Conflict", f"vnfLcmOpOcc {op['id']} is {op['operationState']}, not FAILED_TEMP"
+            )
+        if action == "fail":
+            op["operationState"] = "FAILED"
+            op["stateEnteredTime"] = self.now()
+            self.busy.pop(op["vnfInstanceId"], None)
+            return httpx.Response(200, json=op)
+        if action == "retry":
+            self.fail.pop(op["operation"], None)
+            self._pending[op["id"]] = ["PROCESSING", "COMPLETED"]
+        else:
+            self._pending[op["id"]] = ["ROLLING_BACK", "ROLLED_BACK"]
+        return httpx.Response(202)
+
+    # ------------------------------------------------------------------ simulated effects
+    def _vnfc(self, inst: dict[str, Any], vdu: str, cpd: str) -> dict[str, Any]:
+        n = next(self._ids)
+        return {
+            "id": f"vnfc-{n}",
+            "vduId": vdu,
+            "computeResource": {"resourceId": f"server-{n}", "vimConnectionId": "sim"},
+            "storageResourceIds": [],
+            "vnfcCpInfo": [
+                {
+                    "id": f"cp-{n}",
+                    "cpdId": cpd,
+                    "cpProtocolInfo": [
+                        {
+                            "layerProtocol": "IP_OVER_ETHERNET",
+                            "ipOverEthernet": {
+                                "ipAddresses": [{"type": "IPV4", "addresses": [f"10.0.0.{n}"]}]
+                            },
+                        }
+                    ],
+                }
+            ],
+        }
+
+    def _apply(self, inst: dict[str, Any], task: str, body: dict[str, Any]) -> None:
+        info = inst.get("instantiatedVnfInfo")
+        if task == "INSTANTIATE":
+            inst["instantiationState"] = "INSTANTIATED"
+            inst["instantiatedVnfInfo"] = {
+                "flavourId": body["flavourId"],
+                "vnfState": "STARTED",
+                "scaleStatus": [{"aspectId": "worker_instance", "scaleLevel": 0}],
+                "vnfcResourceInfo": [self._vnfc(inst, "masterNode", "masterNode_CP1")]
+                + [self._vnfc(inst, "workerNode", "workerNode_CP2") for _ in range(2)],
+                "additionalParams": body.get("additionalParams", {}),
+            }
+        elif task == "SCALE" and info is not None:
+            steps = int(body.get("numberOfSteps", 1))
+            level = info["scaleStatus"][0]
+            if body["type"] == "SCALE_OUT":
+                level["scaleLevel"] += steps
+                for _ in range(steps):
+                    info["vnfcResourceInfo"].append(self._vnfc(inst, "workerNode", "workerNode_CP2"))
+            else:
+                level["scaleLevel"] -= steps
+                del info["vnfcResourceInfo"][-steps:]
+        elif task == "HEAL" and info is not None:
+            wanted = body.get("vnfcInstanceId") or [v["id"] for v in info["vnfcResourceInfo"]]
+            for v in info["vnfcResourceInfo"]:
+                if v["id"] in wanted:
+                    v["computeResource"]["resourceId"] += "-healed"
+        elif task == "TERMINATE":
+            inst["instantiationState"] = "NOT_INSTANTIATED"
+            inst.pop("instantiatedVnfInfo", None)
+
+    # ------------------------------------------------------------------ VIMs and simulator
+    def _vims(self, m: str, p: list[str], body: Any) -> httpx.Response:
+        if not p and m == "POST":
+            vid = self.new_id("vim")
+            shown = {k: v for k, v in body.items() if k != "accessInfo"}
+            self.vims[vid] = {"id": vid, **shown}
+            return httpx.Response(201, json=self.vims[vid])
+        if not p:
+            return httpx.Response(200, json=list(self.vims.values()))
+        vim = self.vims[p[0]]
+        if m == "DELETE":
+            del self.vims[p[0]]
+            return httpx.Response(204)
+        return httpx.Response(200, json=vim)
+
+    def _sim(self, p: list[str]) -> httpx.Response:
+        servers = []
+        for inst in self.instances.values():
+            if p and inst["id"] != p[0]:
+                continue
+            for v in (inst.get("instantiatedVnfInfo") or {}).get("vnfcResourceInfo", []):
+                servers.append(
+                    {
+                        "id": v["computeResource"]["resourceId"],
+                        "name": v["vduId"],
+                        "status": "ACTIVE",
+                        "vnfInstanceId": inst["id"],
+                    }
+                )
+        return httpx.Response(200, json={"servers": servers, "volumes": [], "faults": {"build": 0}})

@@ -1,0 +1,112 @@
+"""An embedded vnfm (SQLite + simulated cloud with zero latency) for service-level tests."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vnfm.adapters.infra.simulator import MemoryStateStore, SimCloud, SimConfig
+from vnfm.adapters.mgmt.registry import MgmtRegistry
+from vnfm.bootstrap import App, build
+from vnfm.config import Settings
+from vnfm.domain.model import OpOcc, OpState
+from vnfm.examples import example_csar
+from vnfm.service.ports import LcmContext, MgmtDriver
+
+SEED_PARAMS = {
+    "k8s_cluster_installation_param": {
+        "script_path": "Scripts/install_k8s_cluster.sh",
+        "vim_name": "kubernetes_vim",
+        "master_node": {
+            "aspect_id": "master_instance",
+            "ssh_cp_name": "masterNode_CP1",
+            "nic_cp_name": "masterNode_CP1",
+            "username": "ubuntu",
+            "password": "s3cret-master-pw",
+            "pod_cidr": "192.168.0.0/16",
+            "cluster_cidr": "10.199.187.0/24",
+            "cluster_cp_name": "masterNode_CP1",
+        },
+        "worker_node": {
+            "aspect_id": "worker_instance",
+            "ssh_cp_name": "workerNode_CP2",
+            "nic_cp_name": "workerNode_CP2",
+            "username": "ubuntu",
+            "password": "s3cret-worker-pw",
+        },
+    }
+}
+
+
+class Recorder(MgmtDriver):
+    """Records every hook call; can be told to fail a hook a number of times."""
+
+    name = "recorder"
+
+    def __init__(self) -> None:
+        self.calls: list[LcmContext] = []
+        self.fail: dict[str, int] = {}
+
+    async def handle(self, hook: str, ctx: LcmContext) -> None:
+        self.calls.append(ctx)
+        ctx.state.setdefault("hooks", []).append(hook)
+        if self.fail.get(hook, 0) > 0:
+            self.fail[hook] -= 1
+            pw = ctx.additional_params["k8s_cluster_installation_param"]["master_node"]["password"]
+            raise RuntimeError(f"{hook} exploded with password {pw}")
+
+    def hooks(self) -> list[str]:
+        return [c.hook for c in self.calls]
+
+
+class Harness:
+    def __init__(self, app: App, recorder: Recorder) -> None:
+        self.app = app
+        self.rec = recorder
+        self.pkg_id = ""
+        self.vnfd_id = ""
+
+    def onboard(self) -> None:
+        pkg = self.app.packages.create({})
+        pkg = self.app.packages.upload(pkg.id, example_csar())
+        self.pkg_id, self.vnfd_id = pkg.id, str(pkg.vnfd_id)
+
+    async def wait(self, occ: OpOcc, timeout: float = 20.0) -> OpOcc:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            cur = self.app.instances.op_get(occ.id)
+            if cur.operation_state in (OpState.COMPLETED, OpState.FAILED, OpState.ROLLED_BACK, OpState.FAILED_TEMP) \
+                    and occ.id not in self.app.engine.running:
+                return cur
+            if loop.time() > deadline:
+                raise TimeoutError(f"{occ.id} still {cur.operation_state}")
+            await asyncio.sleep(0.005)
+
+    async def instantiated(self, flavour: str = "simple", **extra: Any) -> str:
+        inst = self.app.instances.create({"vnfdId": self.vnfd_id})
+        body = {"flavourId": flavour, "additionalParams": SEED_PARAMS, **extra}
+        occ = await self.wait(self.app.instances.instantiate(inst.id, body))
+        assert occ.operation_state == OpState.COMPLETED, occ.error
+        return inst.id
+
+
+@pytest.fixture
+async def h(tmp_path: Path) -> AsyncIterator[Harness]:
+    settings = Settings(data_dir=tmp_path, probe_callbacks=False, orphan_after=0.5)
+    sim = SimCloud(MemoryStateStore(), SimConfig(boot_time=0, api_latency=0, delete_time=0))
+    rec = Recorder()
+    reg = MgmtRegistry()
+    reg.register("kubernetes", lambda: rec)
+    app = build(settings, sim=sim, mgmt=reg, notifier=None)
+    await app.start()
+    harness = Harness(app, rec)
+    harness.onboard()
+    try:
+        yield harness
+    finally:
+        await app.stop()
