@@ -169,7 +169,7 @@ class LcmEngine:
                 now = utcnow()
                 with self.uow() as uow:
                     for op_id in list(self.running):
-                        uow.op_occs.heartbeat(op_id, self.worker_id, now)  # type: ignore[attr-defined]
+                        uow.op_occs.heartbeat(op_id, self.worker_id, now)
                     uow.commit()
 
     async def _poll_loop(self) -> None:

@@ -49,6 +49,10 @@ class OpOccRepository(Repository[OpOcc], Protocol):
         """Occurrences STARTING/PROCESSING/ROLLING_BACK whose owner stopped heart-beating."""
         ...
 
+    def heartbeat(self, op_id: str, owner: str, now: Any = None) -> bool:
+        """Bump the heartbeat of an occurrence `owner` runs."""
+        ...
+
 
 class AbstractUnitOfWork(abc.ABC):
     """One transaction. `with uow: ...; uow.commit()`; leaving without commit rolls back."""

@@ -198,3 +198,21 @@ async def test_driver_state_persists_between_hooks(h: Harness) -> None:
     await h.wait(h.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"}))
     state = h.app.instances.get(inst_id).driver_state["recorder"]
     assert state["hooks"] == ["instantiate_end", "scale_start", "scale_end"]
+
+
+async def test_unknown_openstack_vim_runs_on_the_default_and_says_so(h: Harness) -> None:
+    app = h.app
+    inst = app.instances.create({"vnfdId": h.vnfd_id})
+    body = {"flavourId": "simple", "additionalParams": SEED_PARAMS,
+            "vimConnectionInfo": [{"id": "v1", "vimId": "c3369b54-e376-4423-bb61-afd255900fea",
+                                   "vimType": "openstack"}]}
+    occ = await h.wait(app.instances.instantiate(inst.id, body))
+    assert occ.operation_state == OpState.COMPLETED
+    assert any("not registered" in e["message"] and "simulated cloud" in e["message"] for e in occ.events)
+    assert app.instances.get(inst.id).vim_connection_info[0]["vimId"] == "c3369b54-e376-4423-bb61-afd255900fea"
+    # A registered OpenStack VIM makes an unknown vimId an error instead of a silent fallback.
+    app.vims.register_body({"name": "os", "vimType": "openstack", "accessInfo": {"authUrl": "http://x/v3"}})
+    inst2 = app.instances.create({"vnfdId": h.vnfd_id})
+    with pytest.raises(UnprocessableEntity, match="VIM nope is not registered"):
+        app.instances.instantiate(inst2.id, {"flavourId": "simple", "vimConnectionInfo": [
+            {"id": "v2", "vimId": "nope", "vimType": "openstack"}]})
