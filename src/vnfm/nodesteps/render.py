@@ -1,0 +1,164 @@
+"""Pure functions that render the configuration files node steps install. Inputs are the
+validated fields of the step dataclasses, so no value can break out of its place in a file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import yaml
+
+from vnfm.nodesteps.steps import HaproxySetBackends, NfsExport, RegistryClientConfig, RegistryServe
+
+
+def render_haproxy_cfg(step: HaproxySetBackends) -> str:
+    bind = f"{'' if step.bind_addr == '*' else step.bind_addr}:{step.frontend_port}"
+    if ":" in step.bind_addr:  # IPv6 literal
+        bind = f"[{step.bind_addr}]:{step.frontend_port}"
+    lines = [
+        "# managed by vnfm: changes are overwritten",
+        "global",
+        "  master-worker",
+        f"  pidfile {step.pidfile}",
+        "  stats socket /run/haproxy-admin.sock mode 600 level admin expose-fd listeners",
+        "  log stderr format short local0 notice",
+        "",
+        "defaults",
+        "  mode tcp",
+        "  log global",
+        "  option dontlognull",
+        "  timeout connect 5s",
+        "  timeout client 1h",
+        "  timeout server 1h",
+        "  timeout client-fin 30s",
+        "",
+        f"frontend vnfm_fe_{step.frontend_port}",
+        f"  bind {bind}",
+        f"  default_backend vnfm_be_{step.frontend_port}",
+        "",
+        f"backend vnfm_be_{step.frontend_port}",
+        "  balance roundrobin",
+        "  option tcp-check",
+        "  default-server fall 2 rise 1",
+    ]
+    for b in step.backends:
+        addr = f"[{b.addr}]" if ":" in b.addr else b.addr
+        lines.append(f"  server {b.name} {addr}:{b.port} check inter {step.check_interval_ms}ms")
+    return "\n".join(lines) + "\n"
+
+
+def render_ganesha_conf(step: NfsExport) -> str:
+    core = ["Protocols = 4;", f"NFS_Port = {step.port};", "Enable_NLM = false;", "Enable_RQUOTA = false;"]
+    if step.bind_addr:
+        core.append(f"Bind_addr = {step.bind_addr};")
+    clients = ", ".join(step.clients)
+    squash = "Root_Squash" if step.root_squash else "No_Root_Squash"
+    return (
+        "# managed by vnfm: changes are overwritten\n"
+        "NFS_CORE_PARAM {\n  " + "\n  ".join(core) + "\n}\n"
+        "NFSV4 {\n  Graceless = true;\n}\n"
+        "EXPORT {\n"
+        f"  Export_Id = {step.export_id};\n"
+        f"  Path = {step.path};\n"
+        f"  Pseudo = {step.pseudo_path};\n"
+        "  Protocols = 4;\n  Transports = TCP;\n  SecType = sys;\n"
+        "  Access_Type = None;\n"
+        f"  Squash = {squash};\n"
+        "  FSAL {\n    Name = VFS;\n  }\n"
+        "  CLIENT {\n"
+        f"    Clients = {clients};\n"
+        "    Access_Type = RW;\n"
+        "  }\n"
+        "}\n"
+        "LOG {\n  Default_Log_Level = EVENT;\n}\n"
+    )
+
+
+def render_registry_config(step: RegistryServe) -> str:
+    cfg: dict[str, Any] = {
+        "version": 0.1,
+        "log": {"level": "warn"},
+        "storage": {"filesystem": {"rootdirectory": step.storage_dir}, "delete": {"enabled": True}},
+        "http": {"addr": f":{step.port}"},
+    }
+    if step.tls:
+        cfg["http"]["tls"] = {
+            "certificate": f"{step.config_dir}/tls.crt",
+            "key": f"{step.config_dir}/tls.key",
+        }
+    return "# managed by vnfm\n" + yaml.safe_dump(cfg, sort_keys=False)
+
+
+def render_containerd_hosts_toml(step: RegistryClientConfig) -> str:
+    scheme = "http" if step.plain_http else "https"
+    url = f"{scheme}://{step.registry}"
+    lines = [
+        "# managed by vnfm",
+        f"server = {json.dumps(url)}",
+        "",
+        f"[host.{json.dumps(url)}]",
+        '  capabilities = ["pull", "resolve", "push"]',
+    ]
+    if step.ca_pem:
+        lines.append(f"  ca = {json.dumps(f'{step.certs_dir}/{step.registry}/ca.crt')}")
+    return "\n".join(lines) + "\n"
+
+
+def render_registries_conf(step: RegistryClientConfig) -> str:
+    """containers-registries.conf(5) drop-in; only needed for a plain-HTTP registry."""
+    return (
+        "# managed by vnfm\n"
+        "[[registry]]\n"
+        f"location = {json.dumps(step.registry)}\n"
+        f"insecure = {'true' if step.plain_http else 'false'}\n"
+    )
+
+
+def render_hosts_block(block: str, entries: Sequence[tuple[str, Sequence[str]]]) -> str:
+    if not entries:
+        return ""
+    body = "".join(f"{addr} {' '.join(names)}\n" for addr, names in entries)
+    return f"# BEGIN {block} (managed by vnfm)\n{body}# END {block}\n"
+
+
+def render_nfs_pv_manifest(
+    name: str,
+    server: str,
+    path: str,
+    capacity: str = "1Gi",
+    access_modes: Sequence[str] = ("ReadWriteMany",),
+    reclaim_policy: str = "Retain",
+    storage_class: str = "",
+    mount_options: Sequence[str] = ("nfsvers=4.1", "hard"),
+    labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A Kubernetes PersistentVolume for an NFS export served by `NfsExport` (`path` is its
+    NFSv4 pseudo path, which defaults to the export path)."""
+    if not path.startswith("/"):
+        raise ValueError("NFS path must be absolute")
+    if reclaim_policy not in ("Retain", "Delete", "Recycle"):
+        raise ValueError(f"bad reclaim policy {reclaim_policy!r}")
+    for m in access_modes:
+        if m not in ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"):
+            raise ValueError(f"bad access mode {m!r}")
+    pv: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name, "labels": dict(labels or {})},
+        "spec": {
+            "capacity": {"storage": capacity},
+            "accessModes": list(access_modes),
+            "persistentVolumeReclaimPolicy": reclaim_policy,
+            "storageClassName": storage_class,
+            "mountOptions": list(mount_options),
+            "nfs": {"server": server, "path": path},
+        },
+    }
+    if not pv["metadata"]["labels"]:
+        del pv["metadata"]["labels"]
+    return pv
+
+
+def manifest_yaml(manifest: dict[str, Any]) -> str:
+    return yaml.safe_dump(manifest, sort_keys=False)

@@ -1,0 +1,7 @@
+#!/bin/bash
+# Members of the etcd cluster. Inputs: ENDPOINTS. Output: "@@ members=<etcdctl json>".
+set -euo pipefail
+: "${ENDPOINTS:?}"
+export ETCDCTL_API=3
+out=$(etcdctl --endpoints="$ENDPOINTS" --dial-timeout=2s --command-timeout=5s member list -w json)
+echo "@@ members=$(printf '%s' "$out" | tr -d '\n')"

@@ -1,0 +1,385 @@
+"""Lightweight test hosts: each is a network namespace on a private bridge with its own address,
+private mount/UTS/PID namespaces, a copy-on-write overlay of the machine's root file system and
+its own sshd with its own host key. See hostinit.sh for what runs inside.
+
+Layout (all under BASE, default /run/vnfm-itest, override with VNFM_ITEST_DIR):
+    BASE/<name>/upper, work, merged   the host's overlay layers
+    BASE/<name>/launcher.pid          pid of the `unshare` process (its child is the host's PID 1)
+    BASE/<name>/console.log           stdout/stderr of the host's init and sshd
+Addresses: bridge vnfmtbr0 = NET.1/24 in the root namespace; host i = NET.(10+i)
+(NET default 10.232.0, override with VNFM_ITEST_NET). No default route inside a host, ip_forward
+untouched: a host can only talk to the bridge and the other hosts.
+
+A session holds an exclusive flock on BASE.lock, so two pytest sessions never share or clean up
+each other's hosts; leftovers of a killed session are removed when the next session starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import asyncssh
+
+from vnfm.adapters.remote.ssh import SshTarget
+
+HERE = Path(__file__).resolve().parent
+HOSTINIT = HERE / "hostinit.sh"
+BASE = Path(os.environ.get("VNFM_ITEST_DIR", "/run/vnfm-itest"))
+NET = os.environ.get("VNFM_ITEST_NET", "10.232.0")
+PREFIX = "vnfmt"
+BRIDGE = "vnfmtbr0"
+MAX_HOSTS = 200
+START_DEADLINE = 20.0
+
+NEEDED_BINARIES = ("ip", "nsenter", "unshare", "mount", "chroot", "/usr/sbin/sshd", "tini", "openssl")
+
+
+def unavailable_reason() -> str | None:
+    """Why test hosts cannot run here (None when they can)."""
+    if os.geteuid() != 0:
+        return "integration hosts need root (network/mount/pid namespaces, overlayfs)"
+    missing = [b for b in NEEDED_BINARIES if shutil.which(b) is None]
+    if missing:
+        return f"missing programs {missing} (run .ci/integration-deps.sh)"
+    for ns in ("net", "mnt", "pid", "uts"):
+        if not Path(f"/proc/self/ns/{ns}").exists():
+            return f"kernel without {ns} namespaces"
+    try:
+        fs = Path("/proc/filesystems").read_text()
+    except OSError:
+        fs = ""
+    if "overlay" not in fs:
+        return "kernel without overlayfs"
+    return None
+
+
+def missing_programs(*names: str) -> list[str]:
+    return [n for n in names if shutil.which(n) is None]
+
+
+def _ip_batch(lines: Iterable[str], check: bool = True) -> subprocess.CompletedProcess[str]:
+    text = "\n".join(lines) + "\n"
+    args = ["ip", "-force", "-batch", "-"] if not check else ["ip", "-batch", "-"]
+    res = subprocess.run(args, input=text, text=True, capture_output=True, check=False)
+    if check and res.returncode != 0:
+        raise RuntimeError(f"ip -batch failed: {res.stderr.strip()}\n{text}")
+    return res
+
+
+def _listening(pid: int, port: int) -> bool:
+    """Whether a TCP socket listens on `port` in the network namespace of process `pid`.
+    (Reads /proc/PID/net/tcp: probing the address from outside would wait for ARP while the
+    host's interface is still coming up.)"""
+    needle = f":{port:04X} "
+    try:
+        with open(f"/proc/{pid}/net/tcp") as f:
+            next(f)
+            return any(line.split()[1].endswith(needle.strip()) and line.split()[3] == "0A" for line in f)
+    except (OSError, StopIteration, IndexError):
+        return False
+
+
+def _netns_inode(name: str) -> int | None:
+    try:
+        return os.stat(f"/run/netns/{name}").st_ino
+    except OSError:
+        return None
+
+
+def _pids_in_netns(inodes: set[int]) -> list[int]:
+    """Pids (root pid namespace) of every process whose network namespace is one of `inodes`."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry.name}/ns/net").st_ino in inodes:
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _kill_netns_processes(names: Iterable[str], deadline: float = 10.0) -> None:
+    inodes = {i for i in (_netns_inode(n) for n in names) if i is not None}
+    if not inodes:
+        return
+    end = time.monotonic() + deadline
+    delay = 0.002
+    while True:
+        pids = _pids_in_netns(inodes)
+        if not pids:
+            return
+        for p in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGKILL)
+        if time.monotonic() > end:
+            raise RuntimeError(f"processes {pids} in test namespaces did not exit")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
+@dataclass
+class TestHost:
+    __test__ = False  # not a pytest test class
+
+    bed: Testbed
+    index: int
+    name: str
+    address: str
+    dir: Path
+    host_key: str = ""  # the sshd's public host key, "ssh-ed25519 AAAA..."
+    proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    def target(
+        self,
+        *,
+        key: bool = True,
+        password: bool = False,
+        pin: bool = True,
+        username: str = "root",
+    ) -> SshTarget:
+        """An SshTarget for this host: key and/or password login; `pin` passes the known host key."""
+        return SshTarget(
+            self.address,
+            username=username,
+            private_key=self.bed.client_key_pem if key else None,
+            password=self.bed.root_password if password else None,
+            known_host_key=self.host_key if pin else None,
+        )
+
+    def console(self) -> str:
+        try:
+            return (self.dir / "console.log").read_text(errors="replace")[-4000:]
+        except OSError:
+            return ""
+
+    def restart(self, new_host_key: bool = False) -> None:
+        """Stop the host (every process in it dies) and start it again on the same upper layer."""
+        self.bed.stop_hosts([self])
+        if new_host_key:
+            self.bed._write_host_key(self)
+        self.bed._launch([self])
+        self.bed._wait_ready([self])
+
+
+class Testbed:
+    """Creates and destroys test hosts. One per pytest session (see conftest.py)."""
+
+    def __init__(self) -> None:
+        self._lock_fd: int | None = None
+        self._hosts: dict[int, TestHost] = {}
+        self.client_key_pem = ""
+        self.client_public_key = ""
+        self.root_password = ""
+        self._shadow_hash = ""
+
+    # ------------------------------------------------------------------ session
+    def open(self, lock_timeout: float = 600.0) -> None:
+        BASE.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(str(BASE) + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        end = time.monotonic() + lock_timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > end:
+                    os.close(fd)
+                    raise RuntimeError("another test session holds the test-host lock") from None
+                time.sleep(0.2)
+        self._lock_fd = fd
+        self.cleanup_leftovers()
+        BASE.mkdir(mode=0o700, parents=True)
+        _ip_batch(
+            [
+                f"link add {BRIDGE} type bridge",
+                f"addr add {NET}.1/24 dev {BRIDGE}",
+                f"link set {BRIDGE} up",
+            ]
+        )
+        key = asyncssh.generate_private_key("ssh-ed25519")
+        self.client_key_pem = bytes(key.export_private_key("openssh")).decode()
+        self.client_public_key = bytes(key.export_public_key("openssh")).decode().strip()
+        self.root_password = secrets.token_urlsafe(12)
+        self._shadow_hash = subprocess.run(
+            ["openssl", "passwd", "-6", "-stdin"],
+            input=self.root_password,
+            text=True,
+            capture_output=True,
+            check=True,
+        ).stdout.strip()
+
+    def close(self) -> None:
+        try:
+            self.destroy_hosts(list(self._hosts.values()))
+            self.cleanup_leftovers()
+        finally:
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)
+                self._lock_fd = None
+
+    @staticmethod
+    def cleanup_leftovers() -> None:
+        """Remove every trace of test hosts: processes, namespaces, bridge, layers."""
+        netns_dir = Path("/run/netns")
+        names = [n for n in os.listdir(netns_dir) if n.startswith(PREFIX)] if netns_dir.is_dir() else []
+        # launchers whose namespace file is already gone still have to die
+        if BASE.is_dir():
+            for pidfile in BASE.glob("*/launcher.pid"):
+                with contextlib.suppress(OSError, ValueError):
+                    pid = int(pidfile.read_text())
+                    if b"unshare" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                        os.kill(pid, signal.SIGKILL)
+        _kill_netns_processes(names)
+        # deleting the root-side veth is synchronous (a namespace's devices go away asynchronously)
+        lines = [f"link del {d}" for d in os.listdir("/sys/class/net") if d.startswith(f"v-{PREFIX}")]
+        lines += [f"netns del {n}" for n in names]
+        if Path(f"/sys/class/net/{BRIDGE}").exists():
+            lines.append(f"link del {BRIDGE}")
+        if lines:
+            _ip_batch(lines, check=False)
+        if BASE.exists():
+            shutil.rmtree(BASE)
+
+    # ------------------------------------------------------------------ hosts
+    def start_hosts(self, n: int) -> list[TestHost]:
+        free = [i for i in range(1, MAX_HOSTS + 1) if i not in self._hosts][:n]
+        if len(free) < n:
+            raise RuntimeError(f"no room for {n} more test hosts")
+        hosts = []
+        for i in free:
+            name = f"{PREFIX}{i}"
+            h = TestHost(self, i, name, f"{NET}.{10 + i}", BASE / name)
+            self._hosts[i] = h
+            hosts.append(h)
+        try:
+            _ip_batch(
+                line
+                for h in hosts
+                for line in (
+                    f"netns add {h.name}",
+                    f"link add v-{h.name} type veth peer name eth0 netns {h.name}",
+                    f"link set v-{h.name} master {BRIDGE} up",
+                )
+            )
+            for h in hosts:
+                self._prepare(h)
+            self._launch(hosts)
+            self._wait_ready(hosts)
+        except BaseException:
+            self.destroy_hosts(hosts)
+            raise
+        return hosts
+
+    def _prepare(self, h: TestHost) -> None:
+        up = h.dir / "upper"
+        for d in ("upper/etc/ssh/sshd_config.d", "upper/root/.ssh", "work", "merged"):
+            (h.dir / d).mkdir(parents=True, exist_ok=True)
+        (up / "root/.ssh").chmod(0o700)
+        self._write_host_key(h)
+        (up / "etc/ssh/sshd_config.d/00-vnfm-test.conf").write_text(
+            "HostKey /etc/ssh/vnfm_test_host_ed25519_key\n"
+            "PermitRootLogin yes\nPasswordAuthentication yes\nKbdInteractiveAuthentication no\n"
+            "UseDNS no\nUsePAM no\nPidFile /run/sshd.pid\nMaxStartups 100:30:200\n"
+        )
+        (up / "etc/hostname").write_text(h.name + "\n")
+        (up / "etc/hosts").write_text(f"127.0.0.1 localhost\n127.0.1.1 {h.name}\n{h.address} {h.name}\n")
+        (up / "etc/resolv.conf").unlink(missing_ok=True)
+        (up / "etc/resolv.conf").write_text("# no resolver inside test hosts\n")
+        shadow = []
+        for line in Path("/etc/shadow").read_text().splitlines():
+            parts = line.split(":")
+            if parts[0] == "root":
+                parts[1] = self._shadow_hash
+            shadow.append(":".join(parts))
+        fd = os.open(up / "etc/shadow", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+        with os.fdopen(fd, "w") as f:
+            f.write("\n".join(shadow) + "\n")
+        ak = up / "root/.ssh/authorized_keys"
+        ak.write_text(self.client_public_key + "\n")
+        ak.chmod(0o600)
+        # a plain shell profile: the machine's root .bashrc may be slow (pyenv init)
+        for rc in (".bashrc", ".profile"):
+            src = Path("/etc/skel") / rc
+            (up / "root" / rc).write_text(src.read_text() if src.exists() else "")
+
+    def _write_host_key(self, h: TestHost) -> None:
+        key = asyncssh.generate_private_key("ssh-ed25519")
+        path = h.dir / "upper/etc/ssh/vnfm_test_host_ed25519_key"
+        path.unlink(missing_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(bytes(key.export_private_key("openssh")))
+        h.host_key = bytes(key.export_public_key("openssh")).decode().strip()
+        path.with_name(path.name + ".pub").write_text(h.host_key + "\n")
+
+    def _launch(self, hosts: list[TestHost]) -> None:
+        for h in hosts:
+            with open(h.dir / "console.log", "ab") as log:
+                h.proc = subprocess.Popen(
+                    [
+                        "nsenter", f"--net=/run/netns/{h.name}",
+                        "unshare", "--mount", "--uts", "--pid", "--kill-child", "--propagation", "private",
+                        str(HOSTINIT), str(h.dir), h.name, f"{h.address}/24",
+                    ],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            (h.dir / "launcher.pid").write_text(str(h.proc.pid))
+
+    def _wait_ready(self, hosts: list[TestHost]) -> None:
+        pending = list(hosts)
+        end = time.monotonic() + START_DEADLINE
+        delay = 0.005
+        while pending:
+            for h in list(pending):
+                if h.proc is not None and h.proc.poll() is not None:
+                    raise RuntimeError(f"test host {h.name} exited ({h.proc.returncode}):\n{h.console()}")
+                if h.proc is not None and _listening(h.proc.pid, 22):
+                    pending.remove(h)
+            if not pending:
+                return
+            if time.monotonic() > end:
+                raise RuntimeError(
+                    f"sshd did not come up on {[h.name for h in pending]}:\n{pending[0].console()}"
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+    def stop_hosts(self, hosts: list[TestHost]) -> None:
+        """Kill every process of the hosts (their layers stay)."""
+        for h in hosts:
+            if h.proc is not None and h.proc.poll() is None:
+                h.proc.kill()  # unshare --kill-child takes the host's PID 1, the pid ns follows
+        for h in hosts:
+            if h.proc is not None:
+                h.proc.wait(10)
+        _kill_netns_processes(h.name for h in hosts)
+
+    def destroy_hosts(self, hosts: list[TestHost]) -> None:
+        """Stop the hosts and delete their namespaces and layers."""
+        if not hosts:
+            return
+        try:
+            self.stop_hosts(hosts)
+        finally:
+            lines = [f"link del v-{h.name}" for h in hosts if Path(f"/sys/class/net/v-{h.name}").exists()]
+            lines += [f"netns del {h.name}" for h in hosts if _netns_inode(h.name) is not None]
+            if lines:
+                _ip_batch(lines, check=False)
+            for h in hosts:
+                shutil.rmtree(h.dir, ignore_errors=True)
+                self._hosts.pop(h.index, None)

@@ -1,0 +1,81 @@
+"""etcd membership steps on a real 3-member cluster: remove a member, add a replacement."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.integration.conftest import require
+from vnfm.adapters.remote.ssh import SshExecutor
+from vnfm.nodesteps import (
+    EtcdHealth,
+    EtcdMemberAdd,
+    EtcdMemberList,
+    EtcdMemberRemove,
+    EtcdStart,
+    EtcdStop,
+)
+from vnfm.nodesteps.ssh_executor import SshStepExecutor
+
+pytestmark = pytest.mark.integration
+
+
+async def test_etcd_replace_member(make_hosts, ssh: SshExecutor) -> None:
+    require("etcd", "etcdctl")
+    hosts = make_hosts(4)
+    steps = SshStepExecutor(ssh, {h.address: h.target() for h in hosts})
+    peer = {f"m{i}": f"http://{h.address}:2380" for i, h in enumerate(hosts, 1)}
+    client = {f"m{i}": f"http://{h.address}:2379" for i, h in enumerate(hosts, 1)}
+    addr = {f"m{i}": h.address for i, h in enumerate(hosts, 1)}
+    first = ("m1", "m2", "m3")
+
+    def start(name: str, cluster: tuple[tuple[str, str], ...], state: str = "new") -> EtcdStart:
+        return EtcdStart(name, peer[name], client[name], cluster, state=state)
+
+    cluster = tuple((n, peer[n]) for n in first)
+    results = await asyncio.gather(*(steps.run(addr[n], start(n, cluster)) for n in first))
+    assert all(r.changed for r in results)
+    all3 = tuple(client[n] for n in first)
+    health = await steps.run(addr["m1"], EtcdHealth(endpoints=all3, wait_s=20))
+    assert health.data["healthy"] is True, health
+    assert health.data["endpoints"] == {u: True for u in all3}
+    # idempotent: already running under that name
+    assert not (await steps.run(addr["m2"], start("m2", cluster))).changed
+
+    put = await ssh.run(hosts[0].target(), "ETCDCTL_API=3 etcdctl put /vnf/probe kept-across-replace")
+    assert put.ok, put.stderr
+
+    members = (await steps.run(addr["m1"], EtcdMemberList())).data["members"]
+    assert sorted(m["name"] for m in members) == ["m1", "m2", "m3"]
+    assert {m["name"]: m["peer_urls"] for m in members}["m3"] == [peer["m3"]]
+
+    # scale-in / heal: remove m3 (retried through etcd's 5 s strict-reconfig guard)
+    survivors = (client["m1"], client["m2"])
+    removed = await steps.run(addr["m1"], EtcdMemberRemove(name="m3", endpoints=survivors))
+    assert removed.changed and removed.data["id"]
+    assert not (await steps.run(addr["m1"], EtcdMemberRemove(name="m3", endpoints=survivors))).changed
+    members = (await steps.run(addr["m1"], EtcdMemberList(endpoints=survivors))).data["members"]
+    assert sorted(m["name"] for m in members) == ["m1", "m2"]
+    await steps.run(addr["m3"], EtcdStop(wipe_data=True))
+
+    # add the replacement m4 and start it against the existing cluster
+    added = await steps.run(addr["m1"], EtcdMemberAdd(name="m4", peer_url=peer["m4"], endpoints=survivors))
+    assert added.changed
+    assert sorted(added.data["members"]) == sorted([("m1", peer["m1"]), ("m2", peer["m2"]), ("m4", peer["m4"])])
+    again = await steps.run(addr["m1"], EtcdMemberAdd(name="m4", peer_url=peer["m4"], endpoints=survivors))
+    assert not again.changed and again.data["initial_cluster"] == added.data["initial_cluster"]
+    started = await steps.run(addr["m4"], start("m4", tuple(added.data["members"]), state="existing"))
+    assert started.changed
+
+    final = (client["m1"], client["m2"], client["m4"])
+    health = await steps.run(addr["m4"], EtcdHealth(endpoints=final, wait_s=20))
+    assert health.data["healthy"] is True, health
+    members = (await steps.run(addr["m4"], EtcdMemberList(endpoints=final))).data["members"]
+    assert sorted(m["name"] for m in members) == ["m1", "m2", "m4"]
+    assert len(members) == 3
+    got = await ssh.run(hosts[3].target(), "ETCDCTL_API=3 etcdctl get --print-value-only /vnf/probe")
+    assert got.stdout.strip() == "kept-across-replace"
+    # an endpoint that is gone is reported unhealthy (no wait)
+    gone = await steps.run(addr["m1"], EtcdHealth(endpoints=(client["m3"],)))
+    assert gone.data["healthy"] is False
