@@ -16,6 +16,7 @@ PACKAGES=(
   shellcheck                      # lint of src/vnfm/nodesteps/scripts/*.sh
   python3                         # the TCP backend stub of the HAProxy test runs in the hosts
   openssl ca-certificates
+  postgresql                      # PostgreSQL repository tests (throwaway cluster per test session)
 )
 
 missing=()

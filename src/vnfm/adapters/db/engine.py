@@ -1,0 +1,106 @@
+"""Engines and session factories for SQLite (default, embedded) and PostgreSQL (psycopg 3).
+
+SQLite: WAL journal, busy_timeout 10 s, foreign keys on, usable from any thread, and every
+transaction starts with `BEGIN IMMEDIATE`: a unit of work takes the write lock up front, so a
+read-modify-write never fails half-way with "database is locked" when another process wrote in
+between (readers in other processes are not blocked thanks to WAL, but units of work are
+serialised). PostgreSQL: READ COMMITTED, pool_pre_ping; the repositories use row locks and
+conditional updates where atomicity matters.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import StaticPool
+
+DEFAULT_DATABASE_URL = "sqlite:///var/vnfm.db"
+SQLITE_BUSY_TIMEOUT_MS = 10000
+
+
+def database_url_from_env(default: str = DEFAULT_DATABASE_URL) -> str:
+    """VNFM_DATABASE_URL, else `default` (SQLite in ./var)."""
+    return os.environ.get("VNFM_DATABASE_URL") or default
+
+
+def normalize_url(url: str | URL) -> URL:
+    """`postgresql://` / `postgres://` use psycopg 3; other URLs are kept as they are."""
+    u = make_url(url)
+    if u.drivername in ("postgresql", "postgres"):
+        u = u.set(drivername="postgresql+psycopg")
+    return u
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    raise TypeError(f"value of type {type(value).__name__} is not JSON serialisable")
+
+
+def json_dumps(value: Any) -> str:
+    return json.dumps(value, default=_json_default, separators=(",", ":"))
+
+
+def _is_memory_sqlite(u: URL) -> bool:
+    db = u.database or ""
+    return db in ("", ":memory:") or db.startswith("file::memory:") or "mode=memory" in db
+
+
+def make_engine(url: str | URL | None = None, **kwargs: Any) -> Engine:
+    """An Engine for `url` (default: VNFM_DATABASE_URL, else sqlite:///var/vnfm.db)."""
+    u = normalize_url(url or database_url_from_env())
+    if u.get_backend_name() == "sqlite":
+        return _sqlite_engine(u, **kwargs)
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_engine(u, json_serializer=json_dumps, **kwargs)
+
+
+def _sqlite_engine(u: URL, **kwargs: Any) -> Engine:
+    memory = _is_memory_sqlite(u)
+    if not memory and u.database:
+        Path(u.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    connect_args = dict(kwargs.pop("connect_args", {}))
+    connect_args.setdefault("check_same_thread", False)
+    connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
+    if memory:
+        # One shared connection: only for single-threaded use (tests, throwaway runs).
+        kwargs.setdefault("poolclass", StaticPool)
+    engine = create_engine(u, json_serializer=json_dumps, connect_args=connect_args, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # SQLAlchemy emits BEGIN itself (below); the driver must not start transactions.
+        dbapi_connection.isolation_level = None
+        cur = dbapi_connection.cursor()
+        try:
+            cur.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+            if not memory:
+                cur.execute("PRAGMA journal_mode = WAL")
+                cur.execute("PRAGMA synchronous = NORMAL")
+            cur.execute("PRAGMA foreign_keys = ON")
+        finally:
+            cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def make_session_factory(url_or_engine: str | URL | Engine | None = None) -> sessionmaker[Session]:
+    """Sessions for SqlAlchemyUnitOfWork (no expiry on commit, no autoflush: Core statements only)."""
+    engine = url_or_engine if isinstance(url_or_engine, Engine) else make_engine(url_or_engine)
+    return sessionmaker(bind=engine, expire_on_commit=False, autoflush=False)

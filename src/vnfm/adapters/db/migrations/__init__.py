@@ -1,0 +1,1 @@
+"""Alembic migration scripts of the vnfm database (run through vnfm.adapters.db.migrate)."""

@@ -1,0 +1,153 @@
+"""The database schema (SQLAlchemy Core tables).
+
+Every entity table has a few indexed scalar columns (what is queried or updated conditionally) and
+a JSON `body` with the whole entity (see vnfm.adapters.db.mappers). Columns that are changed by
+conditional updates (lock_op_id, owner, heartbeat) are authoritative; the body is kept in sync.
+
+Any change here needs a new migration in migrations/versions/ (tests compare the two).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+)
+from sqlalchemy.types import TypeDecorator
+
+NAMING_CONVENTION: dict[str, str] = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+ID = 255  # ids are UUIDs, but VIM ids and the like may be chosen by users
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC datetime on every backend.
+
+    PostgreSQL stores `timestamptz`; SQLite stores naive UTC text (which then sorts and compares
+    correctly as text). Values read back are always aware and in UTC; naive input is taken as UTC.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        if dialect.name == "sqlite":
+            value = value.replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, str):  # raw text from SQLite (e.g. through a func result)
+            value = datetime.fromisoformat(value)
+        assert isinstance(value, datetime)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+vnf_packages = Table(
+    "vnf_packages",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("onboarding_state", String(32), nullable=False, index=True),
+    Column("operational_state", String(32), nullable=False, index=True),
+    Column("usage_state", String(32), nullable=False, index=True),
+    Column("vnfd_id", String(ID), nullable=True, index=True),
+    Column("created_at", UtcDateTime(), nullable=False, index=True),
+    Column("body", JSON(), nullable=False),
+)
+
+vnf_package_contents = Table(
+    "vnf_package_contents",
+    metadata,
+    Column("pkg_id", String(ID), ForeignKey("vnf_packages.id", ondelete="CASCADE"), primary_key=True),
+    Column("size", BigInteger(), nullable=False),
+    Column("content", LargeBinary(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+)
+
+vnf_instances = Table(
+    "vnf_instances",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("vnfd_id", String(ID), nullable=False, index=True),
+    Column("vnf_pkg_id", String(ID), nullable=False, index=True),
+    Column("vnf_instance_name", String(ID), nullable=True),
+    Column("instantiation_state", String(32), nullable=False, index=True),
+    Column("vim_id", String(ID), nullable=True, index=True),
+    Column("lock_op_id", String(ID), nullable=True, index=True),
+    Column("created_at", UtcDateTime(), nullable=False, index=True),
+    Column("body", JSON(), nullable=False),
+)
+
+# No foreign key to vnf_instances: occurrences outlive the instance they worked on.
+vnf_lcm_op_occs = Table(
+    "vnf_lcm_op_occs",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("vnf_instance_id", String(ID), nullable=False, index=True),
+    Column("operation", String(32), nullable=False),
+    Column("operation_state", String(32), nullable=False, index=True),
+    Column("state_entered_time", UtcDateTime(), nullable=False),
+    Column("start_time", UtcDateTime(), nullable=False, index=True),
+    Column("owner", String(ID), nullable=True, index=True),
+    Column("heartbeat", UtcDateTime(), nullable=True, index=True),
+    Column("body", JSON(), nullable=False),
+)
+
+subscriptions = Table(
+    "subscriptions",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("kind", String(32), nullable=False, index=True),
+    Column("callback_uri", String(4096), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False, index=True),
+    Column("body", JSON(), nullable=False),
+)
+
+vims = Table(
+    "vims",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("vim_type", String(64), nullable=False, index=True),
+    Column("name", String(ID), nullable=False, index=True),
+    Column("is_default", Boolean(), nullable=False, index=True),
+    Column("created_at", UtcDateTime(), nullable=False, index=True),
+    Column("body", JSON(), nullable=False),
+)
+
+# Free-form state for other adapters (e.g. the simulated cloud), one JSON value per key.
+kv = Table(
+    "kv",
+    metadata,
+    Column("namespace", String(128), primary_key=True),
+    Column("key", String(ID), primary_key=True),
+    Column("value", JSON(), nullable=True),
+    Column("updated_at", UtcDateTime(), nullable=False),
+)
+
+# A composite index for the orphan scan (state + heartbeat).
+Index("ix_vnf_lcm_op_occs_state_heartbeat", vnf_lcm_op_occs.c.operation_state, vnf_lcm_op_occs.c.heartbeat)

@@ -1,0 +1,380 @@
+"""SqlAlchemyUnitOfWork and its repositories (SQLAlchemy Core statements over one Session).
+
+No ORM mapping is involved: `add()`/`save()` write the whole entity with explicit INSERT/UPDATE
+statements, and `get()`/`list()` build fresh domain objects from the row every time, so nothing is
+shared between the caller's objects and the session (no identity map, no dirty tracking).
+
+Concurrency:
+* `instances.try_lock` is a conditional UPDATE (`... WHERE lock_op_id IS NULL`) checked by its
+  rowcount: exactly one transaction wins, across processes. `unlock` only clears its own lock.
+* `instances.save` refuses (Conflict) to overwrite a lock that another transaction changed since
+  this unit of work read the instance.
+* `op_occs.claim_orphans` uses `SELECT ... FOR UPDATE SKIP LOCKED` on PostgreSQL plus a conditional
+  UPDATE per row (the only mechanism on SQLite, where units of work are serialised anyway).
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+from sqlalchemy import ColumnElement, CursorResult, Table, and_, bindparam, delete, insert, or_, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Session, sessionmaker
+
+from vnfm.adapters.db import mappers, tables
+from vnfm.domain.errors import Conflict, NotFound
+from vnfm.domain.model import OpOcc, OpState, Subscription, Vim, VnfInstance, VnfPackage, utcnow
+from vnfm.service.ports import AbstractUnitOfWork
+
+E = TypeVar("E")
+
+ACTIVE_OP_STATES = (OpState.STARTING.value, OpState.PROCESSING.value, OpState.ROLLING_BACK.value)
+
+
+class _TableRepository(Generic[E]):
+    """add / get / list / save / delete over one entity table with an `id` primary key."""
+
+    table: Table
+    label = "entity"
+
+    def __init__(
+        self,
+        session: Session,
+        to_row: Callable[[E], dict[str, Any]],
+        from_row: Callable[[Mapping[str, Any]], E],
+        order_by: str = "created_at",
+    ) -> None:
+        self.session = session
+        self._to_row = to_row
+        self._from_row = from_row
+        self._order = (self.table.c[order_by], self.table.c.id)
+
+    # --- plumbing
+    def _conn(self) -> Connection:
+        return self.session.connection()
+
+    def _exec(self, stmt: Any, params: Any = None) -> CursorResult:
+        return self._conn().execute(stmt, params)
+
+    @property
+    def dialect(self) -> str:
+        return self._conn().dialect.name
+
+    def _select(self, *where: ColumnElement[bool]) -> builtins.list[E]:
+        rows = self._exec(select(self.table).where(*where).order_by(*self._order)).mappings().all()
+        return [self._from_row(dict(r)) for r in rows]
+
+    def _patch_body(self, entity_id: str, changes: Mapping[str, Any]) -> None:
+        """Keep the JSON body in sync after a column-only conditional update (row already locked)."""
+        t = self.table
+        body = self._exec(select(t.c.body).where(t.c.id == entity_id)).scalar_one_or_none()
+        if body is None:
+            return
+        body = dict(body)
+        body.update(changes)
+        self._exec(update(t).where(t.c.id == entity_id).values(body=body))
+
+    # --- Repository protocol
+    def add(self, entity: E) -> None:
+        # Values as execution parameters (not .values()): one cached compiled statement per table.
+        self._exec(insert(self.table), self._to_row(entity))
+
+    def get(self, entity_id: str) -> E | None:
+        row = self._exec(select(self.table).where(self.table.c.id == entity_id)).mappings().first()
+        return None if row is None else self._from_row(dict(row))
+
+    def list(self) -> builtins.list[E]:
+        return self._select()
+
+    def save(self, entity: E) -> None:
+        row = self._to_row(entity)
+        entity_id = row.pop("id")
+        stmt = update(self.table).where(self.table.c.id == bindparam("_where_id"))
+        res = self._exec(stmt, {"_where_id": entity_id, **row})
+        if res.rowcount == 0:
+            raise NotFound(f"{self.label} {entity_id} does not exist")
+
+    def delete(self, entity_id: str) -> None:
+        self._exec(delete(self.table).where(self.table.c.id == entity_id))
+
+
+class SqlPackageRepository(_TableRepository[VnfPackage]):
+    table = tables.vnf_packages
+    label = "VNF package"
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session, mappers.package_to_row, mappers.package_from_row)
+
+    def put_content(self, pkg_id: str, content: bytes) -> None:
+        c = tables.vnf_package_contents
+        self._exec(delete(c).where(c.c.pkg_id == pkg_id))
+        self._exec(insert(c).values(pkg_id=pkg_id, size=len(content), content=bytes(content),
+                                    updated_at=utcnow()))
+
+    def get_content(self, pkg_id: str) -> bytes | None:
+        c = tables.vnf_package_contents
+        data = self._exec(select(c.c.content).where(c.c.pkg_id == pkg_id)).scalar_one_or_none()
+        return None if data is None else bytes(data)
+
+    def content_size(self, pkg_id: str) -> int | None:
+        c = tables.vnf_package_contents
+        size = self._exec(select(c.c.size).where(c.c.pkg_id == pkg_id)).scalar_one_or_none()
+        return None if size is None else int(size)
+
+    def by_vnfd_id(self, vnfd_id: str) -> builtins.list[VnfPackage]:
+        return self._select(self.table.c.vnfd_id == vnfd_id)
+
+    def delete(self, entity_id: str) -> None:
+        c = tables.vnf_package_contents
+        self._exec(delete(c).where(c.c.pkg_id == entity_id))  # also when foreign keys are off
+        super().delete(entity_id)
+
+
+_UNSEEN = object()
+
+
+class SqlInstanceRepository(_TableRepository[VnfInstance]):
+    table = tables.vnf_instances
+    label = "VNF instance"
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session, mappers.instance_to_row, self._load)
+        # lock_op_id as this unit of work last saw it, per instance (optimistic check in save()).
+        self._seen_lock: dict[str, str | None] = {}
+
+    def _load(self, row: Mapping[str, Any]) -> VnfInstance:
+        inst = mappers.instance_from_row(row)
+        self._seen_lock[inst.id] = inst.lock_op_id
+        return inst
+
+    def add(self, entity: VnfInstance) -> None:
+        super().add(entity)
+        self._seen_lock[entity.id] = entity.lock_op_id
+
+    def save(self, entity: VnfInstance) -> None:
+        """Write the whole instance, lock_op_id included (that is how an operation releases it).
+
+        If this unit of work read the instance and its lock changed since (another transaction
+        took or released it), raise Conflict instead of overwriting the other's lock.
+        """
+        t = self.table
+        row = self._to_row(entity)
+        entity_id = row.pop("id")
+        stmt = update(t).where(t.c.id == bindparam("_where_id"))
+        params = {"_where_id": entity_id, **row}
+        seen = self._seen_lock.get(entity_id, _UNSEEN)
+        if seen is not _UNSEEN:
+            stmt = stmt.where(t.c.lock_op_id.is_not_distinct_from(bindparam("_seen_lock", type_=t.c.lock_op_id.type)))
+            params["_seen_lock"] = seen
+        if self._exec(stmt, params).rowcount == 0:
+            if self._exec(select(t.c.id).where(t.c.id == entity_id)).first() is None:
+                raise NotFound(f"VNF instance {entity_id} does not exist")
+            raise Conflict(f"VNF instance {entity_id} was locked or unlocked by another operation meanwhile")
+        self._seen_lock[entity_id] = entity.lock_op_id
+
+    def delete(self, entity_id: str) -> None:
+        super().delete(entity_id)
+        self._seen_lock.pop(entity_id, None)
+
+    def try_lock(self, instance_id: str, op_id: str) -> bool:
+        """Take the instance for `op_id` if it is free (or already held by `op_id`)."""
+        t = self.table
+        res = self._exec(
+            update(t)
+            .where(t.c.id == instance_id, or_(t.c.lock_op_id.is_(None), t.c.lock_op_id == op_id))
+            .values(lock_op_id=op_id)
+        )
+        if res.rowcount != 1:
+            return False
+        self._patch_body(instance_id, {"lock_op_id": op_id})
+        self._seen_lock[instance_id] = op_id
+        return True
+
+    def unlock(self, instance_id: str, op_id: str) -> None:
+        """Release the lock if `op_id` holds it; otherwise do nothing."""
+        t = self.table
+        res = self._exec(
+            update(t).where(t.c.id == instance_id, t.c.lock_op_id == op_id).values(lock_op_id=None)
+        )
+        if res.rowcount == 1:
+            self._patch_body(instance_id, {"lock_op_id": None})
+            self._seen_lock[instance_id] = None
+
+    def locked_by(self, instance_id: str) -> str | None:
+        t = self.table
+        return self._exec(select(t.c.lock_op_id).where(t.c.id == instance_id)).scalar_one_or_none()
+
+
+class SqlOpOccRepository(_TableRepository[OpOcc]):
+    table = tables.vnf_lcm_op_occs
+    label = "VNF LCM operation occurrence"
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session, mappers.op_occ_to_row, mappers.op_occ_from_row, order_by="start_time")
+
+    def for_instance(self, instance_id: str) -> builtins.list[OpOcc]:
+        return self._select(self.table.c.vnf_instance_id == instance_id)
+
+    def active(self) -> builtins.list[OpOcc]:
+        """Occurrences in STARTING / PROCESSING / ROLLING_BACK."""
+        return self._select(self.table.c.operation_state.in_(ACTIVE_OP_STATES))
+
+    def _orphan_condition(self, stale_before: datetime) -> ColumnElement[bool]:
+        t = self.table
+        return and_(
+            t.c.operation_state.in_(ACTIVE_OP_STATES),
+            or_(t.c.heartbeat.is_(None), t.c.heartbeat < mappers.as_utc(stale_before)),
+        )
+
+    def claim_orphans(
+        self, owner: str, stale_before: Any, now: datetime | None = None
+    ) -> builtins.list[OpOcc]:
+        """Take over active occurrences whose heartbeat is older than `stale_before` (or unset).
+
+        Each claimed occurrence gets `owner` and a fresh heartbeat (`now`), so it is no longer
+        stale and no other process claims it. Returns them ordered by start_time.
+        """
+        if not isinstance(stale_before, datetime):
+            raise TypeError("stale_before must be a datetime")
+        t = self.table
+        now = mappers.as_utc(now or utcnow())
+        cond = self._orphan_condition(stale_before)
+        candidates = select(t.c.id).where(cond).order_by(*self._order)
+        if self.dialect == "postgresql":
+            candidates = candidates.with_for_update(skip_locked=True)
+        claimed: builtins.list[str] = []
+        for op_id in self._exec(candidates).scalars().all():
+            res = self._exec(update(t).where(t.c.id == op_id, cond).values(owner=owner, heartbeat=now))
+            if res.rowcount == 1:
+                self._patch_body(op_id, {"owner": owner, "heartbeat": mappers.iso(now)})
+                claimed.append(op_id)
+        if not claimed:
+            return []
+        return self._select(t.c.id.in_(claimed))
+
+    def heartbeat(self, op_id: str, owner: str, now: datetime | None = None) -> bool:
+        """Bump the heartbeat of an occurrence `owner` runs. False when it is not (any more) its owner."""
+        t = self.table
+        now = mappers.as_utc(now or utcnow())
+        res = self._exec(update(t).where(t.c.id == op_id, t.c.owner == owner).values(heartbeat=now))
+        if res.rowcount != 1:
+            return False
+        self._patch_body(op_id, {"heartbeat": mappers.iso(now)})
+        return True
+
+
+class SqlSubscriptionRepository(_TableRepository[Subscription]):
+    table = tables.subscriptions
+    label = "subscription"
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session, mappers.subscription_to_row, mappers.subscription_from_row)
+
+    def by_kind(self, kind: str) -> builtins.list[Subscription]:
+        return self._select(self.table.c.kind == kind)
+
+
+class SqlVimRepository(_TableRepository[Vim]):
+    table = tables.vims
+    label = "VIM"
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session, mappers.vim_to_row, mappers.vim_from_row)
+
+    def by_name(self, name: str) -> builtins.list[Vim]:
+        return self._select(self.table.c.name == name)
+
+    def default(self) -> Vim | None:
+        found = self._select(self.table.c.is_default.is_(True))
+        return found[0] if found else None
+
+
+class SqlKvStore:
+    """Small JSON values by (namespace, key), for adapters' own state (e.g. the simulated cloud)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def _exec(self, stmt: Any) -> CursorResult:
+        return self.session.connection().execute(stmt)
+
+    def get(self, namespace: str, key: str, default: Any = None) -> Any:
+        t = tables.kv
+        row = self._exec(select(t.c.value).where(t.c.namespace == namespace, t.c.key == key)).first()
+        return default if row is None else row[0]
+
+    def put(self, namespace: str, key: str, value: Any) -> None:
+        t = tables.kv
+        values = {"namespace": namespace, "key": key, "value": value, "updated_at": utcnow()}
+        dialect = self.session.connection().dialect.name
+        if dialect in ("sqlite", "postgresql"):
+            if dialect == "sqlite":
+                from sqlalchemy.dialects.sqlite import insert as upsert
+            else:
+                from sqlalchemy.dialects.postgresql import insert as upsert  # type: ignore[assignment]
+            stmt = upsert(t).values(**values)
+            stmt = stmt.on_conflict_do_update(
+                index_elements=[t.c.namespace, t.c.key],
+                set_={"value": stmt.excluded.value, "updated_at": stmt.excluded.updated_at},
+            )
+            self._exec(stmt)
+            return
+        res = self._exec(update(t).where(t.c.namespace == namespace, t.c.key == key)
+                         .values(value=value, updated_at=values["updated_at"]))
+        if res.rowcount == 0:
+            self._exec(insert(t).values(**values))
+
+    def delete(self, namespace: str, key: str) -> None:
+        t = tables.kv
+        self._exec(delete(t).where(t.c.namespace == namespace, t.c.key == key))
+
+    def items(self, namespace: str) -> builtins.list[tuple[str, Any]]:
+        """(key, value) pairs of `namespace`, ordered by key."""
+        t = tables.kv
+        rows = self._exec(select(t.c.key, t.c.value).where(t.c.namespace == namespace).order_by(t.c.key))
+        return [(str(row[0]), row[1]) for row in rows]
+
+    def put_many(self, namespace: str, values: Iterable[tuple[str, Any]]) -> None:
+        for key, value in values:
+            self.put(namespace, key, value)
+
+
+class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
+    """One database transaction: `with uow: ...; uow.commit()`; leaving without commit rolls back."""
+
+    packages: SqlPackageRepository
+    instances: SqlInstanceRepository
+    op_occs: SqlOpOccRepository
+    subscriptions: SqlSubscriptionRepository
+    vims: SqlVimRepository
+    kv: SqlKvStore
+
+    def __init__(self, session_factory: sessionmaker[Session] | Callable[[], Session]) -> None:
+        self.session_factory = session_factory
+        # A Session only takes a connection (and begins a transaction) on its first statement.
+        self.session: Session = session_factory()
+        self.packages = SqlPackageRepository(self.session)
+        self.instances = SqlInstanceRepository(self.session)
+        self.op_occs = SqlOpOccRepository(self.session)
+        self.subscriptions = SqlSubscriptionRepository(self.session)
+        self.vims = SqlVimRepository(self.session)
+        self.kv = SqlKvStore(self.session)
+
+    def __enter__(self) -> SqlAlchemyUnitOfWork:
+        return self
+
+    def __exit__(self, *args: object) -> None:
+        try:
+            self.rollback()
+        finally:
+            self.session.close()
+
+    def commit(self) -> None:
+        self.session.commit()
+
+    def rollback(self) -> None:
+        self.session.rollback()
+        self.instances._seen_lock.clear()  # what it recorded may have been rolled back

@@ -1,0 +1,51 @@
+"""Engine set-up: URLs, SQLite pragmas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vnfm.adapters.db import DEFAULT_DATABASE_URL, database_url_from_env, make_engine, normalize_url
+
+
+def test_database_url_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VNFM_DATABASE_URL", raising=False)
+    assert database_url_from_env() == DEFAULT_DATABASE_URL == "sqlite:///var/vnfm.db"
+    monkeypatch.setenv("VNFM_DATABASE_URL", "postgresql://u@db/vnfm")
+    assert database_url_from_env() == "postgresql://u@db/vnfm"
+
+
+def test_postgres_urls_use_psycopg3() -> None:
+    assert normalize_url("postgresql://u@h/db").drivername == "postgresql+psycopg"
+    assert normalize_url("postgres://u@h/db").drivername == "postgresql+psycopg"
+    assert normalize_url("postgresql+psycopg://u@h/db").drivername == "postgresql+psycopg"
+    assert normalize_url("sqlite:///x.db").drivername == "sqlite"
+
+
+def test_sqlite_pragmas_and_directory_creation(tmp_path: Path) -> None:
+    db = tmp_path / "a" / "b" / "vnfm.db"
+    engine = make_engine(f"sqlite:///{db}")
+    try:
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 10000
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert db.parent.is_dir()
+    finally:
+        engine.dispose()
+
+
+def test_sqlite_memory_database_works() -> None:
+    from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate
+    from vnfm.domain.model import Vim
+
+    engine = make_engine("sqlite://")
+    try:
+        migrate(engine)
+        with SqlAlchemyUnitOfWork(make_session_factory(engine)) as uow:
+            uow.vims.add(Vim(vim_type="simulator", name="sim"))
+            uow.commit()
+            assert [v.name for v in uow.vims.list()] == ["sim"]
+    finally:
+        engine.dispose()
