@@ -15,6 +15,7 @@ from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
 from vnfm.adapters.mgmt.registry import MgmtRegistry
 from vnfm.config import Settings
 from vnfm.domain.vnfd import Vnfd
+from vnfm.service import views
 from vnfm.service.engine import LcmEngine
 from vnfm.service.instances import InstanceService
 from vnfm.service.packages import PackageService
@@ -41,15 +42,13 @@ class App:
     extras: dict[str, Any] = field(default_factory=dict)
 
     async def start(self) -> None:
-        if self.notifier is not None and hasattr(self.notifier, "start"):
-            self.notifier.start()
         if self.settings.run_engine:
             await self.engine.start()
 
     async def stop(self) -> None:
         await self.engine.stop()
-        if self.notifier is not None and hasattr(self.notifier, "stop"):
-            await self.notifier.stop()
+        if self.notifier is not None and hasattr(self.notifier, "close"):
+            self.notifier.close(5.0)
 
 
 def default_mgmt_registry(settings: Settings) -> MgmtRegistry:
@@ -129,9 +128,14 @@ def _default_notifier(uow: Any) -> Notifier | None:
 
     def subs() -> list[Any]:
         with uow() as u:
-            return [s for s in u.subscriptions.list() if s.kind == "vnflcm"]
+            return u.subscriptions.list()
 
-    return HttpNotifier(subs)
+    def instance_info(instance_id: str) -> dict[str, Any] | None:
+        with uow() as u:
+            inst = u.instances.get(instance_id)
+        return views.instance_info(inst) if inst is not None else None
+
+    return HttpNotifier(subs, instance_info=instance_info)
 
 
 def _default_probe() -> Any:

@@ -90,7 +90,8 @@ class InstanceService:
             uow.commit()
         if not others:
             self.packages.set_usage(inst.vnf_pkg_id, False)
-        self._publish(views.identifier_notification("VnfIdentifierDeletionNotification", inst_id))
+        self._publish(views.identifier_notification("VnfIdentifierDeletionNotification", inst_id),
+                      instance_info=views.instance_info(inst))
 
     def modify(self, inst_id: str, body: Any) -> OpOcc:
         req = rq.parse(rq.VnfInfoModificationRequest, body)
@@ -344,9 +345,9 @@ class InstanceService:
             self.submit(occ.id, False)
         return occ
 
-    def _publish(self, notification: dict[str, Any]) -> None:
+    def _publish(self, notification: dict[str, Any], *, instance_info: dict[str, Any] | None = None) -> None:
         if self.notifier is not None:
-            self.notifier.publish(notification)
+            self.notifier.publish(notification, instance_info=instance_info)
 
 
 def _fingerprint(inst: VnfInstance) -> tuple[Any, ...]:

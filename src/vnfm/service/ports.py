@@ -205,7 +205,7 @@ class MgmtDriver:
 class Notifier(Protocol):
     """Delivers notifications to subscribers (asynchronously, with retries)."""
 
-    def publish(self, notification: dict[str, Any]) -> None: ...
+    def publish(self, notification: dict[str, Any], *, instance_info: dict[str, Any] | None = None) -> None: ...
 
 
 class Clock(Protocol):

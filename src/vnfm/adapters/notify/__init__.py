@@ -1,0 +1,1 @@
+"""Notification delivery to subscribers (SOL003 / SOL005 subscriptions) over HTTP."""

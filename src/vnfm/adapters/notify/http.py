@@ -1,0 +1,469 @@
+"""HTTP delivery of notifications to subscribers (SOL003 5.4.20 / SOL005 9.4.10, SOL013 8.3.4 auth).
+
+`HttpNotifier.publish` only queues: a daemon thread running its own asyncio loop finds the
+subscriptions whose filter selects the notification and POSTs it to each callbackUri, in order per
+subscription, retrying with capped exponential backoff. Authentication follows the subscription's
+SubscriptionAuthentication: BASIC, or OAUTH2_CLIENT_CREDENTIALS with a token fetched from the
+tokenEndpoint and cached until it expires. Nothing secret (passwords, tokens, Authorization
+headers) is ever logged or put in an exception message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from vnfm.domain.errors import BadRequest
+from vnfm.domain.model import Subscription, new_id, utcnow
+from vnfm.service.views import LCM, PKGM, scrub, secret_values, ts
+
+from .filters import matches_pkgm_subscription, matches_subscription, needs_instance_info, notification_kind
+
+log = logging.getLogger("vnfm.notify")
+
+InfoLookup = Callable[[str], Mapping[str, Any] | None]
+
+
+# ============================================================================= helpers
+def safe_url(uri: str) -> str:
+    """`uri` without user-info and query (they may carry credentials), for logs and messages."""
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        return "<invalid URI>"
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, host, parts.path, "***" if parts.query else "", ""))
+
+
+class AuthError(Exception):
+    """Obtaining credentials for a callback failed (message is free of secrets)."""
+
+
+def _auth_types(auth: Mapping[str, Any]) -> list[str]:
+    types = auth.get("authType") or []
+    return [types] if isinstance(types, str) else [str(t) for t in types]
+
+
+def _secrets_of(auth: Mapping[str, Any] | None) -> set[str]:
+    found = secret_values(dict(auth or {}))
+    oauth = (auth or {}).get("paramsOauth2ClientCredentials") or {}
+    basic = (auth or {}).get("paramsBasic") or {}
+    for value in (oauth.get("clientPassword"), basic.get("password")):
+        if isinstance(value, str) and value:
+            found.add(value)
+    return found
+
+
+class TokenCache:
+    """OAuth 2.0 client-credentials tokens per (tokenEndpoint, clientId), kept until they expire."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic, default_ttl: float = 300.0,
+                 margin: float = 10.0) -> None:
+        self._clock = clock
+        self._default_ttl = default_ttl
+        self._margin = margin
+        self._tokens: dict[tuple[str, str], tuple[str, float]] = {}
+        self._lock = threading.Lock()
+        self.fetches = 0  # how many times a token endpoint was called (for tests / metrics)
+
+    @staticmethod
+    def _key(params: Mapping[str, Any]) -> tuple[str, str]:
+        return (str(params.get("tokenEndpoint", "")), str(params.get("clientId", "")))
+
+    def invalidate(self, params: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._tokens.pop(self._key(params), None)
+
+    async def get(self, client: httpx.AsyncClient, params: Mapping[str, Any], timeout: float = 10.0) -> str:
+        key = self._key(params)
+        now = self._clock()
+        with self._lock:
+            cached = self._tokens.get(key)
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        endpoint, client_id = key
+        secret = str(params.get("clientPassword", ""))
+        if not endpoint or not client_id:
+            raise AuthError("OAUTH2_CLIENT_CREDENTIALS needs tokenEndpoint and clientId")
+        self.fetches += 1
+        try:
+            resp = await client.post(
+                endpoint,
+                data={"grant_type": "client_credentials"},
+                auth=httpx.BasicAuth(client_id, secret),
+                headers={"Accept": "application/json"},
+                timeout=timeout,
+            )
+        except httpx.HTTPError as exc:
+            raise AuthError(f"token endpoint {safe_url(endpoint)} unreachable ({type(exc).__name__})") from None
+        if resp.status_code != 200:
+            raise AuthError(f"token endpoint {safe_url(endpoint)} answered HTTP {resp.status_code}")
+        try:
+            body = resp.json()
+            token = body["access_token"]
+        except (ValueError, KeyError, TypeError):
+            raise AuthError(f"token endpoint {safe_url(endpoint)} returned no access_token") from None
+        if not isinstance(token, str) or not token:
+            raise AuthError(f"token endpoint {safe_url(endpoint)} returned an invalid access_token")
+        ttl = self._default_ttl
+        expires_in = body.get("expires_in") if isinstance(body, dict) else None
+        if isinstance(expires_in, int | float) and not isinstance(expires_in, bool) and expires_in > 0:
+            ttl = float(expires_in)
+        ttl = max(0.0, ttl - min(self._margin, ttl / 10))
+        with self._lock:
+            self._tokens[key] = (token, self._clock() + ttl)
+        return token
+
+
+async def auth_headers(
+    client: httpx.AsyncClient, auth: Mapping[str, Any] | None, tokens: TokenCache, timeout: float = 10.0
+) -> dict[str, str]:
+    """The Authorization header a SubscriptionAuthentication asks for ({} when none applies)."""
+    if not auth:
+        return {}
+    types = _auth_types(auth)
+    basic = auth.get("paramsBasic") or {}
+    oauth = auth.get("paramsOauth2ClientCredentials") or {}
+    if "BASIC" in types and basic:
+        raw = f"{basic.get('userName', '')}:{basic.get('password', '')}".encode()
+        return {"Authorization": "Basic " + base64.b64encode(raw).decode("ascii")}
+    if "OAUTH2_CLIENT_CREDENTIALS" in types and oauth:
+        return {"Authorization": "Bearer " + await tokens.get(client, oauth, timeout)}
+    if "BASIC" in types or "OAUTH2_CLIENT_CREDENTIALS" in types:
+        raise AuthError(f"authentication {'/'.join(types)} is missing its parameters")
+    # TLS_CERT only: the client certificate is a property of the HTTP client, no header.
+    return {}
+
+
+# ============================================================================= probe
+async def probe_callback(
+    uri: str,
+    auth: Mapping[str, Any] | None = None,
+    *,
+    skip: bool = False,
+    timeout: float = 10.0,
+    verify: bool | str = True,
+    tokens: TokenCache | None = None,
+    client: httpx.AsyncClient | None = None,
+) -> None:
+    """SOL003 5.4.18.3.1: test the notification endpoint with GET, expecting 204 No Content.
+
+    Raises BadRequest with a clear (secret-free) message when the URI is invalid, unreachable or
+    answers anything but 204. `skip=True` only validates the URI's form.
+    """
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        raise BadRequest("callbackUri is not a valid URI") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BadRequest(f"callbackUri {safe_url(uri)} must be an absolute http(s) URI")
+    if skip:
+        return
+    secrets = _secrets_of(auth)
+    own = client is None
+    http = client if client is not None else httpx.AsyncClient(verify=verify)
+    try:
+        try:
+            headers = await auth_headers(http, auth, tokens or TokenCache(), timeout)
+            resp = await http.get(uri, headers={"Accept": "application/json", **headers}, timeout=timeout)
+        except AuthError as exc:
+            msg = f"cannot authenticate to test callbackUri {safe_url(uri)}: {exc}"
+            raise BadRequest(scrub(msg, secrets)) from None
+        except httpx.HTTPError as exc:
+            raise BadRequest(
+                f"callbackUri {safe_url(uri)} is unreachable ({type(exc).__name__}); the VNFM tests it with "
+                "GET and needs a 204 No Content answer"
+            ) from None
+    finally:
+        if own:
+            await http.aclose()
+    if resp.status_code != 204:
+        raise BadRequest(
+            f"callbackUri {safe_url(uri)} answered HTTP {resp.status_code} to the test GET; "
+            "a notification endpoint must answer 204 No Content"
+        )
+
+
+# ============================================================================= notifier
+@dataclass
+class _Item:
+    notification: dict[str, Any]
+    instance_info: Mapping[str, Any] | None
+    published_at: str
+
+
+@dataclass
+class _Delivery:
+    sub: Subscription
+    body: dict[str, Any]
+
+
+_STOP = object()
+
+
+class HttpNotifier:
+    """Notifier port over HTTP. Thread-safe; `publish` never blocks on the network.
+
+    subscriptions: returns the current subscriptions (called once per notification, off the
+        caller's thread).
+    instance_info / package_info: look up by vnfInstanceId / vnfPkgId the data that instance or
+        product filters need (only called when a filter needs it). `publish(..., instance_info=)`
+        overrides the lookup (e.g. for a deletion notification, when the instance is gone).
+    attempts / base_delay / max_delay: retries; the n-th retry waits min(max_delay, base_delay*2**(n-1)).
+    api_base: scheme://host:port prefixed to the notification's _links.subscription href.
+    """
+
+    def __init__(
+        self,
+        subscriptions: Callable[[], list[Subscription]],
+        *,
+        instance_info: InfoLookup | None = None,
+        package_info: InfoLookup | None = None,
+        attempts: int = 5,
+        base_delay: float = 1.0,
+        max_delay: float = 30.0,
+        timeout: float = 10.0,
+        verify: bool | str = True,
+        api_base: str = "",
+        tokens: TokenCache | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        if attempts < 1:
+            raise ValueError("attempts must be at least 1")
+        self._subscriptions = subscriptions
+        self._instance_info = instance_info
+        self._package_info = package_info
+        self.attempts = attempts
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+        self.timeout = timeout
+        self._verify = verify
+        self.api_base = api_base.rstrip("/")
+        self.tokens = tokens or TokenCache()
+        self._sleep = sleep
+        self._cond = threading.Condition()
+        self._pending = 0
+        self._backlog: list[Any] = []  # items published before the loop is ready
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: asyncio.Queue[Any] | None = None
+        self._closed = False
+        self.delivered = 0
+        self.failed = 0
+
+    # ------------------------------------------------------------------ public API
+    def publish(self, notification: dict[str, Any], *, instance_info: Mapping[str, Any] | None = None) -> None:
+        item = _Item(dict(notification), instance_info, ts(utcnow()) or "")
+        with self._cond:
+            if self._closed:
+                log.warning("notifier closed: dropping %s", notification.get("notificationType"))
+                return
+            self._pending += 1
+            self._ensure_thread()
+            if self._loop is None:
+                self._backlog.append(item)
+                return
+            loop, queue = self._loop, self._queue
+        assert queue is not None
+        loop.call_soon_threadsafe(queue.put_nowait, item)
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Wait until everything published so far is delivered or given up. False on timeout."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._pending == 0, timeout)
+
+    async def drain_async(self, timeout: float | None = None) -> bool:
+        return await asyncio.to_thread(self.drain, timeout)
+
+    @property
+    def pending(self) -> int:
+        with self._cond:
+            return self._pending
+
+    def close(self, timeout: float | None = 10.0) -> None:
+        """Stop accepting notifications, wait up to `timeout` for the queue, stop the thread."""
+        with self._cond:
+            self._closed = True
+        self.drain(timeout)
+        with self._cond:
+            loop, queue, thread = self._loop, self._queue, self._thread
+        if loop is not None and queue is not None:
+            with contextlib.suppress(RuntimeError):  # loop already gone
+                loop.call_soon_threadsafe(queue.put_nowait, _STOP)
+        if thread is not None:
+            thread.join(timeout)
+
+    async def probe(self, uri: str, auth: Mapping[str, Any] | None = None) -> None:
+        """probe_callback with this notifier's TLS and timeout settings."""
+        await probe_callback(uri, auth, timeout=self.timeout, verify=self._verify, tokens=self.tokens)
+
+    # ------------------------------------------------------------------ background loop
+    def _ensure_thread(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._loop = None
+            self._thread = threading.Thread(target=self._run, name="vnfm-notifier", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except Exception:  # pragma: no cover - defensive: never kill silently
+            log.exception("notification loop crashed")
+        finally:
+            with self._cond:
+                self._loop = None
+                self._queue = None
+
+    def _done(self, n: int = 1) -> None:
+        with self._cond:
+            self._pending -= n
+            if self._pending <= 0:
+                self._pending = 0
+                self._cond.notify_all()
+
+    async def _main(self) -> None:
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        with self._cond:
+            self._loop = asyncio.get_running_loop()
+            self._queue = queue
+            for item in self._backlog:
+                queue.put_nowait(item)
+            self._backlog.clear()
+        sub_queues: dict[str, asyncio.Queue[_Delivery]] = {}
+        workers: set[asyncio.Task[None]] = set()
+        async with httpx.AsyncClient(verify=self._verify, timeout=self.timeout) as client:
+            while True:
+                item = await queue.get()
+                if item is _STOP:
+                    break
+                try:
+                    deliveries = await self._route(item)
+                except Exception:
+                    log.exception("routing a %s notification failed", item.notification.get("notificationType"))
+                    deliveries = []
+                with self._cond:
+                    self._pending += len(deliveries)
+                self._done()
+                for d in deliveries:
+                    q = sub_queues.get(d.sub.id)
+                    if q is None:
+                        q = sub_queues[d.sub.id] = asyncio.Queue()
+                        task = asyncio.create_task(self._worker(client, d.sub.id, q, sub_queues))
+                        workers.add(task)
+                        task.add_done_callback(workers.discard)
+                    q.put_nowait(d)
+            for task in list(workers):
+                task.cancel()
+            if workers:
+                await asyncio.gather(*workers, return_exceptions=True)
+
+    async def _worker(
+        self, client: httpx.AsyncClient, sub_id: str, q: asyncio.Queue[_Delivery],
+        registry: dict[str, asyncio.Queue[_Delivery]],
+    ) -> None:
+        """Deliver one subscription's notifications in order; exit when its queue is empty."""
+        while True:
+            try:
+                d = q.get_nowait()
+            except asyncio.QueueEmpty:
+                registry.pop(sub_id, None)
+                return
+            try:
+                ok = await self._deliver(client, d)
+            except asyncio.CancelledError:
+                self._done(1 + q.qsize())
+                raise
+            except Exception:
+                log.exception("delivering to subscription %s failed unexpectedly", sub_id)
+                ok = False
+            if ok:
+                self.delivered += 1
+            else:
+                self.failed += 1
+            self._done()
+
+    async def _route(self, item: _Item) -> list[_Delivery]:
+        n = item.notification
+        kind = notification_kind(n)
+        subs = [s for s in await asyncio.to_thread(self._subscriptions) if s.kind == kind]
+        info: Mapping[str, Any] | None = item.instance_info
+        looked_up = info is not None
+        out: list[_Delivery] = []
+        for sub in subs:
+            flt = sub.filter or {}
+            if kind == "vnflcm":
+                if not looked_up and needs_instance_info(flt) and self._instance_info and n.get("vnfInstanceId"):
+                    info = await asyncio.to_thread(self._instance_info, str(n["vnfInstanceId"]))
+                    looked_up = True
+                selected = matches_subscription(flt, n, info)
+            else:
+                if not looked_up and self._package_info and n.get("vnfPkgId"):
+                    info = await asyncio.to_thread(self._package_info, str(n["vnfPkgId"]))
+                    looked_up = True
+                selected = matches_pkgm_subscription(flt, n, info)
+            if selected:
+                out.append(_Delivery(sub, self._body_for(sub, n, item.published_at)))
+        return out
+
+    def _body_for(self, sub: Subscription, n: Mapping[str, Any], published_at: str) -> dict[str, Any]:
+        body = dict(n)
+        body.setdefault("id", new_id())
+        body["subscriptionId"] = sub.id
+        body.setdefault("timeStamp", published_at)
+        links = dict(body.get("_links") or {})
+        prefix = LCM if sub.kind == "vnflcm" else PKGM
+        links["subscription"] = {"href": f"{self.api_base}{prefix}/subscriptions/{sub.id}"}
+        body["_links"] = links
+        return body
+
+    def _backoff(self, attempt: int) -> float:
+        return float(min(self.max_delay, self.base_delay * (2 ** (attempt - 1))))
+
+    async def _deliver(self, client: httpx.AsyncClient, d: _Delivery) -> bool:
+        sub = d.sub
+        secrets = _secrets_of(sub.authentication)
+        content = json.dumps(d.body).encode()
+        target = safe_url(sub.callback_uri)
+        ntype = d.body.get("notificationType")
+        for attempt in range(1, self.attempts + 1):
+            try:
+                headers = {"Content-Type": "application/json", "Accept": "application/json"}
+                headers.update(await auth_headers(client, sub.authentication, self.tokens, self.timeout))
+                resp = await client.post(sub.callback_uri, content=content, headers=headers)
+                if 200 <= resp.status_code < 300:
+                    log.debug("notification %s delivered to subscription %s (%s)", ntype, sub.id, target)
+                    return True
+                reason = f"HTTP {resp.status_code}"
+                if resp.status_code == 401 and sub.authentication:
+                    oauth = sub.authentication.get("paramsOauth2ClientCredentials")
+                    if oauth:
+                        self.tokens.invalidate(oauth)
+            except AuthError as exc:
+                reason = str(exc)
+            except httpx.HTTPError as exc:
+                reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            reason = scrub(reason, secrets)
+            if attempt < self.attempts:
+                delay = self._backoff(attempt)
+                log.warning(
+                    "notification %s to subscription %s (%s) failed (attempt %d/%d): %s; retrying in %.1fs",
+                    ntype, sub.id, target, attempt, self.attempts, reason, delay,
+                )
+                await self._sleep(delay)
+            else:
+                log.error(
+                    "notification %s to subscription %s (%s) failed %d times, giving up: %s",
+                    ntype, sub.id, target, self.attempts, reason,
+                )
+        return False

@@ -1,0 +1,337 @@
+"""HttpNotifier and probe_callback against a real local HTTP endpoint."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import socket
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from vnfm.adapters.notify.http import HttpNotifier, TokenCache, auth_headers, probe_callback, safe_url
+from vnfm.domain.errors import BadRequest
+from vnfm.domain.model import Subscription
+
+from .receiver import Receiver
+
+PASSWORD = "s3cr3t-PASSWORD"
+CLIENT_SECRET = "client-SECRET-pw"
+
+BASIC = {"authType": ["BASIC"], "paramsBasic": {"userName": "alice", "password": PASSWORD}}
+
+
+def oauth(receiver: Receiver) -> dict[str, Any]:
+    return {
+        "authType": ["OAUTH2_CLIENT_CREDENTIALS"],
+        "paramsOauth2ClientCredentials": {
+            "clientId": "vnfm-client",
+            "clientPassword": CLIENT_SECRET,
+            "tokenEndpoint": f"{receiver.base}/token",
+        },
+    }
+
+
+def occ_notification(state: str = "STARTING", inst: str = "inst-1", op: str = "INSTANTIATE") -> dict[str, Any]:
+    return {
+        "notificationType": "VnfLcmOperationOccurrenceNotification",
+        "notificationStatus": "START",
+        "operationState": state,
+        "vnfInstanceId": inst,
+        "operation": op,
+        "isAutomaticInvocation": False,
+        "vnfLcmOpOccId": "occ-1",
+        "_links": {"vnfInstance": {"href": f"/vnflcm/v1/vnf_instances/{inst}"}},
+    }
+
+
+class RecordingSleep:
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, delay: float) -> None:
+        self.delays.append(delay)
+
+
+@pytest.fixture
+def notifiers() -> Iterator[list[HttpNotifier]]:
+    made: list[HttpNotifier] = []
+    yield made
+    for n in made:
+        n.close(timeout=5)
+
+
+def make(notifiers: list[HttpNotifier], subs: list[Subscription], **kw: Any) -> HttpNotifier:
+    kw.setdefault("base_delay", 0.01)
+    kw.setdefault("timeout", 5.0)
+    n = HttpNotifier(lambda: list(subs), **kw)
+    notifiers.append(n)
+    return n
+
+
+def test_retries_until_delivered_once_with_basic_auth(
+    receiver: Receiver, notifiers: list[HttpNotifier], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    receiver.fail_first = 2
+    sub = Subscription(callback_uri=f"{receiver.base}/notify", authentication=BASIC)
+    sleep = RecordingSleep()
+    n = make(notifiers, [sub], attempts=5, base_delay=0.5, max_delay=0.75, sleep=sleep, api_base="http://vnfm:9890")
+    n.publish(occ_notification())
+    assert n.drain(10)
+    posts = receiver.posts()
+    assert len(posts) == 3  # two failures, then the delivery
+    assert n.delivered == 1 and n.failed == 0
+    assert sleep.delays == [0.5, 0.75]  # exponential, capped
+    expected = "Basic " + base64.b64encode(f"alice:{PASSWORD}".encode()).decode()
+    for p in posts:
+        assert p.headers["Content-Type"] == "application/json"
+        assert p.headers["Authorization"] == expected
+    body = posts[-1].json()
+    assert body["subscriptionId"] == sub.id
+    assert body["notificationType"] == "VnfLcmOperationOccurrenceNotification"
+    assert body["id"] and body["timeStamp"].endswith("Z")
+    assert body["_links"]["subscription"]["href"] == f"http://vnfm:9890/vnflcm/v1/subscriptions/{sub.id}"
+    assert body["_links"]["vnfInstance"]["href"] == "/vnflcm/v1/vnf_instances/inst-1"
+    assert len({p.json()["id"] for p in posts}) == 1  # a retry re-sends the same notification
+    # failures were logged, without any secret
+    assert "attempt 1/5" in caplog.text and "HTTP 500" in caplog.text
+    assert PASSWORD not in caplog.text
+    assert expected.split()[1] not in caplog.text
+
+
+def test_gives_up_after_attempts(
+    receiver: Receiver, notifiers: list[HttpNotifier], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    receiver.fail_first = 100
+    receiver.fail_status = 503
+    sub = Subscription(callback_uri=f"{receiver.base}/notify", authentication=BASIC)
+    n = make(notifiers, [sub], attempts=3)
+    n.publish(occ_notification())
+    assert n.drain(10)
+    assert len(receiver.posts()) == 3
+    assert n.delivered == 0 and n.failed == 1
+    assert "giving up" in caplog.text and "HTTP 503" in caplog.text
+    assert PASSWORD not in caplog.text
+
+
+def test_unreachable_subscriber_is_retried_and_logged_without_secrets(
+    notifiers: list[HttpNotifier], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    port = _free_port()
+    sub = Subscription(callback_uri=f"http://bob:{PASSWORD}@127.0.0.1:{port}/cb?token={PASSWORD}", authentication=BASIC)
+    n = make(notifiers, [sub], attempts=2)
+    n.publish(occ_notification())
+    assert n.drain(10)
+    assert n.failed == 1
+    assert "ConnectError" in caplog.text
+    assert f"http://127.0.0.1:{port}/cb" in caplog.text
+    assert PASSWORD not in caplog.text
+
+
+def test_only_matching_subscriptions_receive(receiver: Receiver, notifiers: list[HttpNotifier]) -> None:
+    wanted = Subscription(
+        callback_uri=f"{receiver.base}/notify",
+        filter={"operationTypes": ["INSTANTIATE"], "operationStates": ["COMPLETED"]},
+    )
+    other_op = Subscription(callback_uri=f"{receiver.base}/notify", filter={"operationTypes": ["HEAL"]})
+    other_inst = Subscription(
+        callback_uri=f"{receiver.base}/notify",
+        filter={"vnfInstanceSubscriptionFilter": {"vnfInstanceIds": ["inst-9"]}},
+    )
+    pkgm = Subscription(callback_uri=f"{receiver.base}/notify", kind="vnfpkgm")
+    n = make(notifiers, [wanted, other_op, other_inst, pkgm])
+    n.publish(occ_notification("STARTING"))
+    n.publish(occ_notification("COMPLETED"))
+    assert n.drain(10)
+    bodies = [p.json() for p in receiver.posts()]
+    assert [(b["subscriptionId"], b["operationState"]) for b in bodies] == [(wanted.id, "COMPLETED")]
+
+
+def test_instance_info_lookup_for_vnfd_filters(receiver: Receiver, notifiers: list[HttpNotifier]) -> None:
+    by_vnfd = Subscription(
+        callback_uri=f"{receiver.base}/notify",
+        filter={"vnfInstanceSubscriptionFilter": {"vnfdIds": ["vnfd-A"]}},
+    )
+    lookups: list[str] = []
+
+    def info(instance_id: str) -> dict[str, Any] | None:
+        lookups.append(instance_id)
+        return {"vnfdId": "vnfd-A" if instance_id == "inst-a" else "vnfd-B"}
+
+    n = make(notifiers, [by_vnfd], instance_info=info)
+    n.publish(occ_notification(inst="inst-a"))
+    n.publish(occ_notification(inst="inst-b"))
+    # explicit info wins over the lookup (the instance may already be deleted)
+    n.publish(
+        {"notificationType": "VnfIdentifierDeletionNotification", "vnfInstanceId": "gone"},
+        instance_info={"vnfdId": "vnfd-A"},
+    )
+    assert n.drain(10)
+    assert [p.json()["vnfInstanceId"] for p in receiver.posts()] == ["inst-a", "gone"]
+    assert lookups == ["inst-a", "inst-b"]
+
+
+def test_pkgm_notifications_go_to_pkgm_subscriptions(receiver: Receiver, notifiers: list[HttpNotifier]) -> None:
+    lcm = Subscription(callback_uri=f"{receiver.base}/notify")
+    pkg = Subscription(callback_uri=f"{receiver.base}/notify", kind="vnfpkgm", filter={"vnfdId": ["d1"]})
+    n = make(notifiers, [lcm, pkg])
+    n.publish({"notificationType": "VnfPackageOnboardingNotification", "vnfPkgId": "p1", "vnfdId": "d1"})
+    assert n.drain(10)
+    (post,) = receiver.posts()
+    assert post.json()["subscriptionId"] == pkg.id
+    assert post.json()["_links"]["subscription"]["href"].endswith(f"/vnfpkgm/v1/subscriptions/{pkg.id}")
+
+
+def test_order_is_kept_per_subscription_despite_retries(receiver: Receiver, notifiers: list[HttpNotifier]) -> None:
+    receiver.fail_first = 1
+    sub = Subscription(callback_uri=f"{receiver.base}/notify")
+    n = make(notifiers, [sub])
+    states = ["STARTING", "PROCESSING", "COMPLETED"]
+    for s in states:
+        n.publish(occ_notification(s))
+    assert n.drain(10)
+    delivered = [p.json()["operationState"] for p in receiver.posts()]
+    assert delivered == ["STARTING", *states]  # first one failed once, then everything in order
+
+
+def test_publish_returns_before_delivery(receiver: Receiver, notifiers: list[HttpNotifier]) -> None:
+    import threading
+
+    receiver.gate = threading.Event()
+    sub = Subscription(callback_uri=f"{receiver.base}/notify")
+    n = make(notifiers, [sub])
+    started = time.monotonic()
+    n.publish(occ_notification())
+    assert time.monotonic() - started < 0.5
+    assert n.pending == 1
+    assert n.drain(0.05) is False  # still blocked in the receiver
+    receiver.gate.set()
+    assert n.drain(10)
+    assert n.pending == 0 and n.delivered == 1
+
+
+def test_oauth2_token_is_fetched_once_and_cached(
+    receiver: Receiver, notifiers: list[HttpNotifier], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    sub = Subscription(callback_uri=f"{receiver.base}/notify", authentication=oauth(receiver))
+    n = make(notifiers, [sub])
+    n.publish(occ_notification("STARTING"))
+    n.publish(occ_notification("COMPLETED"))
+    assert n.drain(10)
+    token_calls = receiver.posts("/token")
+    assert len(token_calls) == 1
+    client_basic = base64.b64encode(f"vnfm-client:{CLIENT_SECRET}".encode()).decode()
+    assert token_calls[0].headers["Authorization"] == f"Basic {client_basic}"
+    assert token_calls[0].body == b"grant_type=client_credentials"
+    posts = receiver.posts()
+    assert len(posts) == 2
+    assert all(p.headers["Authorization"] == f"Bearer {receiver.token}" for p in posts)
+    for secret in (CLIENT_SECRET, receiver.token, client_basic):
+        assert secret not in caplog.text
+
+
+def test_oauth2_401_refreshes_the_token(receiver: Receiver, notifiers: list[HttpNotifier]) -> None:
+    receiver.fail_first = 1
+    receiver.fail_status = 401
+    sub = Subscription(callback_uri=f"{receiver.base}/notify", authentication=oauth(receiver))
+    n = make(notifiers, [sub])
+    n.publish(occ_notification())
+    assert n.drain(10)
+    assert len(receiver.posts("/token")) == 2
+    assert n.delivered == 1
+
+
+async def test_token_cache_expiry(receiver: Receiver) -> None:
+    now = [1000.0]
+    cache = TokenCache(clock=lambda: now[0], margin=10.0)
+    receiver.token_expires_in = 100
+    params = oauth(receiver)["paramsOauth2ClientCredentials"]
+    async with httpx.AsyncClient() as client:
+        assert await cache.get(client, params) == receiver.token
+        now[0] += 85  # still valid (100 s minus the 10 s margin)
+        assert await cache.get(client, params) == receiver.token
+        assert cache.fetches == 1
+        now[0] += 10
+        receiver.token = "tok-SECRET-2"
+        assert await cache.get(client, params) == "tok-SECRET-2"
+        assert cache.fetches == 2
+
+
+async def test_auth_headers_variants() -> None:
+    cache = TokenCache()
+    async with httpx.AsyncClient() as client:
+        assert await auth_headers(client, None, cache) == {}
+        assert await auth_headers(client, {"authType": ["TLS_CERT"]}, cache) == {}
+        h = await auth_headers(client, {"authType": "BASIC", "paramsBasic": {"userName": "u", "password": "p"}}, cache)
+        assert h == {"Authorization": "Basic " + base64.b64encode(b"u:p").decode()}
+        with pytest.raises(Exception, match="missing its parameters"):
+            await auth_headers(client, {"authType": ["BASIC"]}, cache)
+
+
+def test_closed_notifier_drops(receiver: Receiver) -> None:
+    sub = Subscription(callback_uri=f"{receiver.base}/notify")
+    n = HttpNotifier(lambda: [sub], base_delay=0.01)
+    n.publish(occ_notification())
+    n.close(timeout=10)
+    assert len(receiver.posts()) == 1
+    n.publish(occ_notification())
+    assert n.pending == 0
+
+
+def test_safe_url() -> None:
+    assert safe_url("https://u:pw@host:8443/cb?token=x") == "https://host:8443/cb?***"
+    assert safe_url("http://[::1]:80/a") == "http://[::1]:80/a"
+
+
+# ----------------------------------------------------------------------------- probe
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_probe_accepts_204_and_sends_auth(receiver: Receiver) -> None:
+    await probe_callback(f"{receiver.base}/notify", BASIC)
+    (get,) = [r for r in receiver.requests if r.method == "GET"]
+    assert get.headers["Authorization"].startswith("Basic ")
+
+
+async def test_probe_rejects_non_204(receiver: Receiver) -> None:
+    receiver.get_status = 200
+    with pytest.raises(BadRequest, match="answered HTTP 200 to the test GET"):
+        await probe_callback(f"{receiver.base}/notify", None)
+
+
+async def test_probe_unreachable_has_clear_message_without_secrets() -> None:
+    uri = f"http://alice:{PASSWORD}@127.0.0.1:{_free_port()}/notify"
+    with pytest.raises(BadRequest) as info:
+        await probe_callback(uri, BASIC, timeout=2)
+    assert "unreachable" in info.value.detail
+    assert PASSWORD not in info.value.detail and "alice" not in info.value.detail
+
+
+async def test_probe_oauth_failure_is_bad_request(receiver: Receiver) -> None:
+    auth = oauth(receiver)
+    auth["paramsOauth2ClientCredentials"]["tokenEndpoint"] = f"http://127.0.0.1:{_free_port()}/token"
+    with pytest.raises(BadRequest, match="cannot authenticate") as info:
+        await probe_callback(f"{receiver.base}/notify", auth, timeout=2)
+    assert CLIENT_SECRET not in info.value.detail
+
+
+@pytest.mark.parametrize("uri", ["ftp://host/x", "/relative/path", "http://", "not a uri"])
+async def test_probe_rejects_invalid_uris(uri: str) -> None:
+    with pytest.raises(BadRequest, match="absolute http"):
+        await probe_callback(uri, None)
+
+
+async def test_probe_skip_sends_nothing(receiver: Receiver) -> None:
+    receiver.get_status = 500
+    await probe_callback(f"{receiver.base}/notify", None, skip=True)
+    assert receiver.requests == []
