@@ -7,7 +7,5 @@ cd "$(dirname "$0")/.."
 if [ "$(id -u)" = 0 ] && [ -x .ci/integration-deps.sh ]; then
   .ci/integration-deps.sh
 fi
-echo "== ruff"; .venv/bin/ruff check src tests bench
-echo "== mypy"; .venv/bin/mypy
-echo "== pytest"
+# ruff and mypy run inside pytest (tests/test_quality.py)
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

@@ -248,7 +248,7 @@ class Demo:
             parts.append(f"simulated cloud: not available ({e})")
         else:
             if isinstance(snap, dict):
-                counts = [f"{k}={len(v)}" for k, v in snap.items() if isinstance(v, list | dict)]
+                counts = [f"{k}={len(v)}" for k, v in snap.items() if isinstance(v, list | dict) and k != "faults"]
                 parts.append("simulated cloud: " + (" ".join(counts) or "empty"))
         return "; ".join(parts)
 
