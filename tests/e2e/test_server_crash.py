@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from vnfm.entrypoints.cli.demo import instantiate_request
 from vnfm.examples import example_csar
 
 pytestmark = pytest.mark.slow
@@ -65,7 +66,7 @@ def test_kill_mid_operation_then_retry(tmp_path: Path) -> None:
             assert r.status_code == 202, r.text
             vnfd_id = c.get(f"/vnfpkgm/v1/vnf_packages/{pkg['id']}").json()["vnfdId"]
             inst = c.post("/vnflcm/v1/vnf_instances", json={"vnfdId": vnfd_id}).json()
-            r = c.post(f"/vnflcm/v1/vnf_instances/{inst['id']}/instantiate", json={"flavourId": "simple"})
+            r = c.post(f"/vnflcm/v1/vnf_instances/{inst['id']}/instantiate", json=instantiate_request("simple"))
             _wait_state(c, r.headers["Location"], {"COMPLETED"})
     finally:
         proc.kill()

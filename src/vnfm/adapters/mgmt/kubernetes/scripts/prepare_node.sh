@@ -1,0 +1,56 @@
+#!/bin/bash
+# Prepare an Ubuntu 22.04/24.04 host for kubeadm: hostname, no swap, kernel modules and sysctls,
+# containerd (systemd cgroups), kubelet/kubeadm/kubectl pinned to K8S_VERSION, proxy settings.
+# Inputs: NODE K8S_VERSION NO_PROXY_LIST; secrets (env): HTTP_PROXY_URL HTTPS_PROXY_URL.
+# Output: "@@ changed=true|false".
+set -euo pipefail
+: "${NODE:?}" "${K8S_VERSION:?}"
+NO_PROXY_LIST=${NO_PROXY_LIST:-}
+HTTP_PROXY_URL=${HTTP_PROXY_URL:-}
+HTTPS_PROXY_URL=${HTTPS_PROXY_URL:-}
+marker=/etc/vnfm/k8s-prepared
+want="$NODE $K8S_VERSION"
+if [ -f "$marker" ] && [ "$(cat "$marker")" = "$want" ] && command -v kubeadm >/dev/null; then
+  echo "@@ changed=false"; exit 0
+fi
+export DEBIAN_FRONTEND=noninteractive
+umask 022
+hostnamectl set-hostname "$NODE"
+swapoff -a
+sed -ri '/\sswap\s/s/^#?/#/' /etc/fstab
+printf 'overlay\nbr_netfilter\n' > /etc/modules-load.d/k8s.conf
+modprobe overlay
+modprobe br_netfilter
+printf 'net.bridge.bridge-nf-call-iptables = 1\nnet.bridge.bridge-nf-call-ip6tables = 1\nnet.ipv4.ip_forward = 1\n' \
+  > /etc/sysctl.d/99-kubernetes.conf
+sysctl --system >/dev/null
+if [ -n "$HTTP_PROXY_URL$HTTPS_PROXY_URL" ]; then
+  (umask 077
+   mkdir -p /etc/systemd/system/containerd.service.d
+   printf '[Service]\nEnvironment="HTTP_PROXY=%s" "HTTPS_PROXY=%s" "NO_PROXY=%s"\n' \
+     "$HTTP_PROXY_URL" "$HTTPS_PROXY_URL" "$NO_PROXY_LIST" > /etc/systemd/system/containerd.service.d/http-proxy.conf
+   printf 'Acquire::http::Proxy "%s";\nAcquire::https::Proxy "%s";\n' "$HTTP_PROXY_URL" "$HTTPS_PROXY_URL" \
+     > /etc/apt/apt.conf.d/95vnfm-proxy)
+  export http_proxy=$HTTP_PROXY_URL https_proxy=$HTTPS_PROXY_URL no_proxy=$NO_PROXY_LIST
+fi
+unset HTTP_PROXY_URL HTTPS_PROXY_URL
+apt-get update -q
+apt-get install -y -q containerd apt-transport-https ca-certificates curl gpg
+mkdir -p /etc/containerd
+containerd config default | sed 's/SystemdCgroup = false/SystemdCgroup = true/' > /etc/containerd/config.toml
+systemctl daemon-reload
+systemctl restart containerd
+minor=${K8S_VERSION%.*}
+install -d -m 0755 /etc/apt/keyrings
+curl -fsSL "https://pkgs.k8s.io/core:/stable:/v${minor}/deb/Release.key" \
+  | gpg --batch --yes --dearmor -o /etc/apt/keyrings/kubernetes-apt-keyring.gpg
+echo "deb [signed-by=/etc/apt/keyrings/kubernetes-apt-keyring.gpg] https://pkgs.k8s.io/core:/stable:/v${minor}/deb/ /" \
+  > /etc/apt/sources.list.d/kubernetes.list
+apt-get update -q
+apt-mark unhold kubelet kubeadm kubectl >/dev/null 2>&1 || true
+apt-get install -y -q --allow-downgrades "kubelet=${K8S_VERSION}-*" "kubeadm=${K8S_VERSION}-*" "kubectl=${K8S_VERSION}-*"
+apt-mark hold kubelet kubeadm kubectl >/dev/null
+systemctl enable --now kubelet
+mkdir -p /etc/vnfm
+printf '%s' "$want" > "$marker"
+echo "@@ changed=true"
