@@ -44,6 +44,7 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
             if not hmac.compare_digest(got.encode(), token.encode()):
                 resp: Response = problem.problem_response(401, "Unauthorized", "a valid X-Auth-Token is required")
                 resp.headers["WWW-Authenticate"] = "Bearer"
+                resp.headers["Version"] = API_VERSION
                 return resp
         response = await call_next(request)
         response.headers.setdefault("Version", API_VERSION)

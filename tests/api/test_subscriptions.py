@@ -1,0 +1,182 @@
+"""SOL003 LCCN subscriptions over HTTP, and notification delivery to a local receiver."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from .conftest import MASTER_PW, Api, seed_body
+from .test_packages import assert_problem
+
+SUBS = "/vnflcm/v1/subscriptions"
+
+
+async def test_subscription_crud(api: Api) -> None:
+    body = {
+        "callbackUri": "http://127.0.0.1:9/notify",
+        "filter": {"notificationTypes": ["VnfLcmOperationOccurrenceNotification"],
+                   "operationTypes": ["INSTANTIATE"], "operationStates": ["COMPLETED", "FAILED_TEMP"]},
+        "authentication": {"authType": ["BASIC"], "paramsBasic": {"userName": "nfvo", "password": "sub-pw-123"}},
+    }
+    r = await api.c.post(SUBS, json=body)
+    assert r.status_code == 201, r.text
+    sub = r.json()
+    assert r.headers["Location"].endswith(f"{SUBS}/{sub['id']}")
+    assert sub["callbackUri"] == body["callbackUri"]
+    assert sub["filter"]["operationTypes"] == ["INSTANTIATE"]
+    assert "authentication" not in sub and "sub-pw-123" not in r.text
+
+    # The same subscription again: 303 See Other to the existing one.
+    r = await api.c.post(SUBS, json=body)
+    assert r.status_code == 303
+    assert r.headers["Location"].endswith(f"{SUBS}/{sub['id']}")
+
+    other = (await api.c.post(SUBS, json={"callbackUri": "http://127.0.0.1:9/other"})).json()
+
+    r = await api.c.get(SUBS)
+    assert {s["id"] for s in r.json()} == {sub["id"], other["id"]}
+    assert "sub-pw-123" not in r.text
+    r = await api.c.get(SUBS, params={"filter": "(eq,callbackUri,http://127.0.0.1:9/other)"})
+    assert [s["id"] for s in r.json()] == [other["id"]]
+
+    r = await api.c.get(f"{SUBS}/{sub['id']}")
+    assert r.status_code == 200 and r.json()["id"] == sub["id"]
+
+    assert (await api.c.delete(f"{SUBS}/{sub['id']}")).status_code == 204
+    assert_problem(await api.c.get(f"{SUBS}/{sub['id']}"), 404)
+    assert [s["id"] for s in (await api.c.get(SUBS)).json()] == [other["id"]]
+
+
+async def test_subscription_bad_requests(api: Api) -> None:
+    assert_problem(await api.c.post(SUBS, json={}), 400, "callbackUri")
+    assert_problem(await api.c.post(SUBS, json={"callbackUri": "ftp://x/y"}), 400, "callbackUri")
+    assert_problem(await api.c.post(SUBS, json={"callbackUri": "http://h/x", "bogus": 1}), 400, "bogus")
+    r = await api.c.post(SUBS, json={"callbackUri": "http://h/x", "filter": {"operationStates": ["DONE"]}})
+    assert_problem(r, 400, "DONE")
+    r = await api.c.post(SUBS, json={"callbackUri": "http://h/x", "authentication": {"authType": ["BASIC"]}})
+    assert_problem(r, 400, "paramsBasic")
+
+
+# --------------------------------------------------------------------------- delivery
+class Receiver:
+    """A notification endpoint on 127.0.0.1: answers 204 to GET (the probe) and records POSTs."""
+
+    def __init__(self) -> None:
+        self.received: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.gets = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                outer.gets += 1
+                self.send_response(204)
+                self.end_headers()
+
+            def do_POST(self) -> None:  # noqa: N802
+                n = int(self.headers.get("Content-Length") or 0)
+                outer.received.append(json.loads(self.rfile.read(n)))
+                outer.headers.append(dict(self.headers))
+                self.send_response(204)
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/notifications"
+
+    async def wait_for(self, pred: Any, timeout: float = 15.0) -> list[dict[str, Any]]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            found = [n for n in list(self.received) if pred(n)]
+            if found:
+                return found
+            if loop.time() > deadline:
+                got = [n.get("notificationType") for n in self.received]
+                raise TimeoutError(f"no matching notification; got {got}")
+            await asyncio.sleep(0.01)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    rec = Receiver()
+    rec.thread.start()
+    try:
+        yield rec
+    finally:
+        rec.server.shutdown()
+        rec.server.server_close()
+
+
+def _notifier_available() -> bool:
+    return importlib.util.find_spec("vnfm.adapters.notify.http") is not None
+
+
+@pytest.mark.skipif(not _notifier_available(), reason="vnfm.adapters.notify.http (the HTTP notifier) is not there")
+async def test_notifications_reach_a_local_receiver(onboarded: tuple[Api, str, str], receiver: Receiver) -> None:
+    api, _, vnfd_id = onboarded
+    if api.core.notifier is None:
+        pytest.skip("the application was built without a notifier")
+    r = await api.c.post(SUBS, json={
+        "callbackUri": receiver.url,
+        "authentication": {"authType": ["BASIC"], "paramsBasic": {"userName": "nfvo", "password": "cb-pw-456"}},
+    })
+    assert r.status_code == 201, r.text
+    sub_id = r.json()["id"]
+
+    inst_id = await api.create_instance(vnfd_id)
+    await api.run(inst_id, "instantiate", seed_body())
+
+    created = await receiver.wait_for(lambda n: n.get("notificationType") == "VnfIdentifierCreationNotification")
+    assert created[0]["vnfInstanceId"] == inst_id
+    assert created[0]["subscriptionId"] == sub_id
+    done = await receiver.wait_for(
+        lambda n: n.get("notificationType") == "VnfLcmOperationOccurrenceNotification"
+        and n.get("operationState") == "COMPLETED"
+    )
+    assert done[0]["operation"] == "INSTANTIATE" and done[0]["vnfInstanceId"] == inst_id
+    assert done[0]["notificationStatus"] == "RESULT"
+    assert any(v["changeType"] == "ADDED" for v in done[0]["affectedVnfcs"])
+    starting = await receiver.wait_for(lambda n: n.get("operationState") == "STARTING")
+    assert starting[0]["notificationStatus"] == "START"
+    assert MASTER_PW not in json.dumps(receiver.received)
+    # BASIC authentication as the subscription asked.
+    assert all(h.get("Authorization", "").startswith("Basic ") for h in receiver.headers)
+
+    # Filtered subscriptions: a second one only for TERMINATE results.
+    r = await api.c.post(SUBS, json={"callbackUri": receiver.url + "/terminate-only",
+                                     "filter": {"notificationTypes": ["VnfLcmOperationOccurrenceNotification"],
+                                                "operationTypes": ["TERMINATE"], "operationStates": ["COMPLETED"]}})
+    assert r.status_code == 201, r.text
+    only_id = r.json()["id"]
+    await api.run(inst_id, "terminate", {"terminationType": "FORCEFUL"})
+    term = await receiver.wait_for(lambda n: n.get("subscriptionId") == only_id)
+    assert [(n["operation"], n["operationState"]) for n in term] == [("TERMINATE", "COMPLETED")]
+    assert (await api.c.delete(f"/vnflcm/v1/vnf_instances/{inst_id}")).status_code == 204
+    await receiver.wait_for(lambda n: n.get("notificationType") == "VnfIdentifierDeletionNotification")
+    assert [n.get("operation") for n in receiver.received if n.get("subscriptionId") == only_id] == ["TERMINATE"]
+
+
+@pytest.mark.skipif(not _notifier_available(), reason="vnfm.adapters.notify.http (the HTTP notifier) is not there")
+async def test_probe_tests_the_callback(api_factory: Any, receiver: Receiver) -> None:
+    api = await api_factory(probe_callbacks=True)
+    r = await api.c.post(SUBS, json={"callbackUri": receiver.url})
+    assert r.status_code == 201, r.text
+    assert receiver.gets == 1
+    # An endpoint that does not answer: 400 naming the URI, nothing stored.
+    r = await api.c.post(SUBS, json={"callbackUri": "http://127.0.0.1:9/nothing-here"})
+    assert_problem(r, 400, "127.0.0.1:9")
+    assert len((await api.c.get(SUBS)).json()) == 1

@@ -1,0 +1,239 @@
+"""The stock python-tackerclient (the `openstack` command, no Keystone) against a running vnfm.
+
+    openstack --os-auth-type none --os-endpoint http://127.0.0.1:PORT vnf package ... / vnflcm ...
+
+The server runs in a thread of this process (start_in_thread, free port); the client runs as a
+subprocess, exactly as a user would run it. Request files are shaped like the seeds'.
+Each CLI call costs ~1-2 s of start-up, so independent read-only calls run concurrently.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from vnfm.config import Settings
+from vnfm.entrypoints.api.server import ServerHandle, start_in_thread
+from vnfm.examples import example_csar
+
+pytestmark = pytest.mark.slow
+
+VENV_BIN = Path(__file__).resolve().parents[2] / ".venv" / "bin"
+MASTER_PW = "cli-master-pw"
+
+# Seed 002 "simple_kubernetes_param_file.json", minus the parts that name real OpenStack resources
+# only (the VIM id is unknown here: it runs on the default simulated VIM).
+INSTANTIATE = {
+    "flavourId": "simple",
+    "vimConnectionInfo": [
+        {"id": "daa80cf2-9b73-4806-8176-56cd6fab8cea", "vimId": "c3369b54-e376-4423-bb61-afd255900fea",
+         "vimType": "openstack"}
+    ],
+    "additionalParams": {
+        "k8s_cluster_installation_param": {
+            "script_path": "Scripts/install_k8s_cluster.sh",
+            "vim_name": "kubernetes_vim",
+            "master_node": {
+                "aspect_id": "master_instance", "ssh_cp_name": "masterNode_CP1", "nic_cp_name": "masterNode_CP1",
+                "username": "ubuntu", "password": MASTER_PW, "pod_cidr": "192.168.0.0/16",
+                "cluster_cidr": "10.199.187.0/24", "cluster_cp_name": "masterNode_CP1",
+            },
+            "worker_node": {
+                "aspect_id": "worker_instance", "ssh_cp_name": "workerNode_CP2", "nic_cp_name": "workerNode_CP2",
+                "username": "ubuntu", "password": "cli-worker-pw",
+            },
+        },
+        "lcm-operation-user-data": "./UserData/k8s_cluster_user_data.py",
+        "lcm-operation-user-data-class": "KubernetesClusterUserData",
+    },
+    "extVirtualLinks": [
+        {"id": "35d69de0-bf3b-4690-8724-16e9edb68b19", "resourceId": "1642ac54-642c-407c-9c7d-e94c55ba5d33",
+         "extCps": [{"cpdId": "masterNode_CP1", "cpConfig": [{"linkPortId": "35d69de0-bf3b-4690-8724-16e9edb68b19"}]}]},
+        {"id": "fb60ddb1-8787-49cd-8439-d379a449b6fa", "resourceId": "1642ac54-642c-407c-9c7d-e94c55ba5d33",
+         "extCps": [{"cpdId": "workerNode_CP2", "cpConfig": [{"linkPortId": "fb60ddb1-8787-49cd-8439-d379a449b6fa"}]}]},
+    ],
+}
+
+
+def _openstack() -> str | None:
+    exe = VENV_BIN / "openstack"
+    if exe.is_file():
+        return str(exe)
+    return shutil.which("openstack")
+
+
+class Cli:
+    def __init__(self, exe: str, url: str) -> None:
+        self.exe = exe
+        self.url = url
+        # No OS_* variables from the caller's environment (a real cloud's credentials must not leak in).
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
+        self.http = httpx.Client(base_url=url, timeout=10, trust_env=False)
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        cmd = [self.exe, "--os-auth-type", "none", "--os-endpoint", self.url, *args]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=self.env, timeout=120)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        return proc
+
+    def json(self, *args: str) -> Any:
+        out = self.run(*args, "-f", "json").stdout
+        try:
+            return json.loads(out)
+        except ValueError:
+            raise AssertionError(f"{' '.join(args)}: not JSON:\n{out}") from None
+
+    def many(self, *calls: tuple[str, ...]) -> list[Any]:
+        """Independent `-f json` calls, concurrently."""
+        with ThreadPoolExecutor(len(calls)) as pool:
+            return list(pool.map(lambda c: self.json(*c), calls))
+
+    def ops_of(self, inst_id: str) -> dict[str, dict[str, Any]]:
+        r = self.http.get("/vnflcm/v1/vnf_lcm_op_occs", params={"filter": f"(eq,vnfInstanceId,{inst_id})"})
+        return {o["id"]: o for o in r.json()}
+
+    def wait_new_op(self, inst_id: str, before: set[str], timeout: float = 30.0) -> dict[str, Any]:
+        """The occurrence started since `before` (ids), once it has ended (polled over HTTP: cheap)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            new = [o for i, o in self.ops_of(inst_id).items() if i not in before]
+            assert len(new) <= 1, new
+            if new and new[0]["operationState"] in ("COMPLETED", "FAILED_TEMP", "FAILED", "ROLLED_BACK"):
+                assert new[0]["operationState"] == "COMPLETED", new[0]
+                return new[0]
+            assert time.monotonic() < deadline, new or "no new occurrence"
+            time.sleep(0.02)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
+    data = tmp_path_factory.mktemp("vnfm-compat")
+    handle = start_in_thread(Settings(data_dir=data, port=0, probe_callbacks=False, sim_boot_time=0,
+                                      sim_step_time=0, auth_token=""))
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
+@pytest.fixture(scope="module")
+def cli(server: ServerHandle) -> Iterator[Cli]:
+    exe = _openstack()
+    if exe is None:
+        pytest.skip("the `openstack` command (python-openstackclient + python-tackerclient) is not installed")
+    c = Cli(exe, server.url)
+    if importlib.util.find_spec("tackerclient") is None:
+        pytest.skip("python-tackerclient is not installed: `openstack vnflcm` / `vnf package` are missing")
+    yield c
+    c.http.close()
+
+
+def _vnfcs(show: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(show["Instantiated Vnf Info"]["vnfcResourceInfo"])
+
+
+def test_package_and_vnf_lifecycle_with_the_stock_client(cli: Cli, tmp_path: Path) -> None:
+    csar = tmp_path / "sample_kubernetes.zip"
+    csar.write_bytes(example_csar())
+    inst_file = tmp_path / "simple_kubernetes_param_file.json"
+    inst_file.write_text(json.dumps(INSTANTIATE, indent=4))
+
+    # ------------------------------------------------------------ vnf package create / upload
+    created = cli.json("vnf", "package", "create", "--user-data", "owner=compat")
+    pkg_id = created["ID"]
+    assert created["Onboarding State"] == "CREATED"
+    out = cli.run("vnf", "package", "upload", "--path", str(csar), pkg_id).stdout
+    assert "accepted" in out.lower(), out
+
+    listed, shown = cli.many(("vnf", "package", "list"), ("vnf", "package", "show", pkg_id))
+    row = next(r for r in listed if r["Id"] == pkg_id)
+    assert row["Onboarding State"] == "ONBOARDED" and row["Operational State"] == "ENABLED"
+    vnfd_id = shown["VNFD ID"]
+    assert vnfd_id and shown["Onboarding State"] == "ONBOARDED"
+    assert shown["User Defined Data"] == {"owner": "compat"}
+
+    # ------------------------------------------------------------ vnflcm create / instantiate
+    inst = cli.json("vnflcm", "create", vnfd_id, "--name", "compat-k8s")
+    inst_id = inst["ID"]
+    assert inst["Instantiation State"] == "NOT_INSTANTIATED"
+    assert inst["VNF Instance Name"] == "compat-k8s"
+
+    out = cli.run("vnflcm", "instantiate", inst_id, str(inst_file)).stdout
+    assert "accepted" in out.lower(), out
+    cli.wait_new_op(inst_id, set())
+
+    show, lst = cli.many(("vnflcm", "show", inst_id), ("vnflcm", "list"))
+    assert show["Instantiation State"] == "INSTANTIATED"
+    info = show["Instantiated Vnf Info"]
+    assert info["flavourId"] == "simple" and info["vnfState"] == "STARTED"
+    assert sorted(v["vduId"] for v in _vnfcs(show)) == ["masterNode", "workerNode", "workerNode"]
+    assert MASTER_PW not in json.dumps(show)
+    assert [r["Instantiation State"] for r in lst if r["ID"] == inst_id] == ["INSTANTIATED"]
+
+    # ------------------------------------------------------------ scale out (seed: --number-of-steps 1)
+    n = set(cli.ops_of(inst_id))
+    out = cli.run("vnflcm", "scale", "--type", "SCALE_OUT", "--aspect-id", "worker_instance",
+                  "--number-of-steps", "1", inst_id).stdout
+    assert "accepted" in out.lower(), out
+    cli.wait_new_op(inst_id, n)
+    n = set(cli.ops_of(inst_id))
+    cli.run("vnflcm", "scale", "--type", "SCALE_IN", "--aspect-id", "worker_instance", "--number-of-steps", "1",
+            inst_id)
+    cli.wait_new_op(inst_id, n)
+
+    # ------------------------------------------------------------ heal one VNFC (SOL002), then entire
+    show = cli.json("vnflcm", "show", inst_id)
+    worker = next(v for v in _vnfcs(show) if v["vduId"] == "workerNode")
+    n = set(cli.ops_of(inst_id))
+    out = cli.run("vnflcm", "heal", inst_id, "--vnfc-instance", worker["id"]).stdout
+    assert "accepted" in out.lower(), out
+    healed = cli.wait_new_op(inst_id, n)
+    assert healed["operation"] == "HEAL"
+    n = set(cli.ops_of(inst_id))
+    cli.run("vnflcm", "heal", inst_id)
+    cli.wait_new_op(inst_id, n)
+
+    # ------------------------------------------------------------ op list / op show
+    ops = cli.json("vnflcm", "op", "list")
+    mine = [o for o in ops if o["VNF Instance ID"] == inst_id]
+    assert sorted(o["Operation"] for o in mine) == ["HEAL", "HEAL", "INSTANTIATE", "SCALE", "SCALE"]
+    assert {o["Operation State"] for o in mine} == {"COMPLETED"}
+    heal_op = cli.json("vnflcm", "op", "show", healed["id"])
+    assert heal_op["Operation"] == "HEAL" and heal_op["Operation State"] == "COMPLETED"
+    assert heal_op["Operation Parameters"]["vnfcInstanceId"] == [worker["id"]]
+
+    # ------------------------------------------------------------ errors come back readable
+    bad = cli.run("vnflcm", "instantiate", inst_id, str(inst_file), check=False)
+    assert bad.returncode != 0 and "INSTANTIATED" in bad.stderr + bad.stdout, bad
+    bad = cli.run("vnf", "package", "delete", pkg_id, check=False)
+    assert bad.returncode != 0 and "ENABLED" in bad.stderr + bad.stdout, bad
+
+    # ------------------------------------------------------------ terminate / delete
+    n = set(cli.ops_of(inst_id))
+    out = cli.run("vnflcm", "terminate", inst_id).stdout
+    assert "accepted" in out.lower(), out
+    cli.wait_new_op(inst_id, n)
+    out = cli.run("vnflcm", "delete", inst_id).stdout
+    assert "deleted" in out.lower(), out
+
+    disabled = cli.json("vnf", "package", "update", "--operational-state", "DISABLED", pkg_id)
+    assert disabled == {"Operational State": "DISABLED"}
+    out = cli.run("vnf", "package", "delete", pkg_id).stdout
+    assert "deleted successfully" in out.lower(), out
+
+    # Gone, as the client sees it.
+    remaining = cli.many(("vnf", "package", "list"), ("vnflcm", "list"))
+    assert all(r["Id"] != pkg_id for r in remaining[0])
+    assert all(r["ID"] != inst_id for r in remaining[1])
