@@ -64,18 +64,28 @@ class MemoryStateStore(StateStore):
 
     def __init__(self, initial: dict[str, Any] | None = None) -> None:
         self._state = normalize(copy.deepcopy(initial) if initial else empty_state())
+        # The committed state as JSON text: private copies and rollbacks are parsed from it
+        # (json is much faster than copy.deepcopy on this kind of data).
+        self._text = _dumps(self._state)
         self._lock = threading.RLock()
 
     def read(self) -> dict[str, Any]:
         with self._lock:
-            return copy.deepcopy(self._state)
+            return json.loads(self._text)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[dict[str, Any]]:
         with self._lock:
-            work = copy.deepcopy(self._state)
-            yield work
-            self._state = work
+            try:
+                yield self._state
+            except BaseException:
+                self._state = json.loads(self._text)
+                raise
+            self._text = _dumps(self._state)
+
+
+def _dumps(state: dict[str, Any]) -> str:
+    return json.dumps(state, separators=(",", ":"), sort_keys=True)
 
 
 class JsonFileStateStore(StateStore):
@@ -92,12 +102,28 @@ class JsonFileStateStore(StateStore):
         self.fsync = fsync
         self._thread_lock = threading.RLock()
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # The last state this process read or wrote, and the file identity it came from: while the
+        # file is unchanged (no other process wrote), transactions reuse it instead of re-parsing.
+        self._cache: tuple[tuple[int, int, int], str, dict[str, Any]] | None = None
 
-    def _load(self) -> dict[str, Any]:
+    def _identity(self) -> tuple[int, int, int] | None:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def _load_text(self) -> tuple[str, tuple[int, int, int] | None]:
+        ident = self._identity()
+        if ident is not None and self._cache is not None and self._cache[0] == ident:
+            return self._cache[1], ident
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return empty_state()
+            return "", None
+        return text, self._identity()
+
+    def _parse(self, text: str) -> dict[str, Any]:
         if not text.strip():
             return empty_state()
         data = json.loads(text)
@@ -105,22 +131,38 @@ class JsonFileStateStore(StateStore):
             raise ValueError(f"simulated cloud state file {self.path} does not hold a JSON object")
         return normalize(data)
 
+    def _load(self) -> dict[str, Any]:
+        ident = self._identity()
+        if ident is not None and self._cache is not None and self._cache[0] == ident:
+            return self._cache[2]
+        text, ident = self._load_text()
+        state = self._parse(text)
+        if ident is not None:
+            self._cache = (ident, text, state)
+        return state
+
     def _write(self, state: dict[str, Any]) -> None:
+        text = _dumps(state)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(state, fh, indent=1, sort_keys=True)
+                fh.write(text)
                 fh.flush()
                 if self.fsync:
                     os.fsync(fh.fileno())
             os.replace(tmp, self.path)
         except BaseException:
+            self._cache = None
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
+        ident = self._identity()
+        self._cache = (ident, text, state) if ident is not None else None
 
     def read(self) -> dict[str, Any]:
-        return self._load()
+        with self._thread_lock:
+            text, _ = self._load_text()
+            return self._parse(text)  # a private copy: parsed from the text, not the cached object
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[dict[str, Any]]:
@@ -128,7 +170,11 @@ class JsonFileStateStore(StateStore):
             fcntl.flock(lock_fh.fileno(), fcntl.LOCK_EX)
             try:
                 state = self._load()
-                yield state
+                try:
+                    yield state
+                except BaseException:
+                    self._cache = None  # the cached object may hold half a change: re-read next time
+                    raise
                 self._write(state)
             finally:
                 fcntl.flock(lock_fh.fileno(), fcntl.LOCK_UN)
