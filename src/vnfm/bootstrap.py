@@ -20,6 +20,7 @@ from vnfm.service.engine import LcmEngine
 from vnfm.service.instances import InstanceService
 from vnfm.service.packages import PackageService
 from vnfm.service.ports import InfraDriver, Notifier, PackageFiles
+from vnfm.service.secrets import SecretBox
 from vnfm.service.subscriptions import SubscriptionService
 from vnfm.service.vims import VimService
 
@@ -77,14 +78,16 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         return SqlAlchemyUnitOfWork(session_factory)
 
     packages = PackageService(uow, settings.package_cache)
-    vims = VimService(uow)
+    box = SecretBox.from_settings(settings.data_dir)
+    vims = VimService(uow, box)
     vims.ensure_default()
     if sim is None:
         sim = SimCloud.from_settings(settings)
     infra_drivers: dict[str, InfraDriver] = {"simulator": SimulatorInfraDriver(sim)}
     mgmt = mgmt or default_mgmt_registry(settings)
+    subscriptions = SubscriptionService(uow, probe=_default_probe() if settings.probe_callbacks else None, box=box)
     if notifier is None:
-        notifier = _default_notifier(uow)
+        notifier = _default_notifier(uow, subscriptions)
 
     def vnfd_of(pkg_id: str) -> Vnfd:
         return packages.vnfd(pkg_id)
@@ -114,21 +117,19 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         submit=(lambda op_id, rb: engine.submit(op_id, rollback=rb)) if settings.run_engine else None,
         notifier=notifier, worker_id=settings.worker_id,
     )
-    subscriptions = SubscriptionService(uow, probe=_default_probe() if settings.probe_callbacks else None)
     return App(settings=settings, uow=uow, packages=packages, instances=instances, vims=vims,
                subscriptions=subscriptions, engine=engine, mgmt=mgmt, sim=sim,
                infra_drivers=infra_drivers, notifier=notifier)
 
 
-def _default_notifier(uow: Any) -> Notifier | None:
+def _default_notifier(uow: Any, subscriptions: SubscriptionService) -> Notifier | None:
     try:
         from vnfm.adapters.notify.http import HttpNotifier
     except ImportError:
         return None
 
     def subs() -> list[Any]:
-        with uow() as u:
-            return u.subscriptions.list()
+        return subscriptions.for_delivery()
 
     def instance_info(instance_id: str) -> dict[str, Any] | None:
         with uow() as u:

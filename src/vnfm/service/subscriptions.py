@@ -11,6 +11,7 @@ from vnfm.domain.errors import BadRequest, NotFound
 from vnfm.domain.model import Subscription
 from vnfm.service import requests as rq
 from vnfm.service.ports import UowFactory
+from vnfm.service.secrets import SecretBox
 
 NOTIFICATION_TYPES = {
     "VnfLcmOperationOccurrenceNotification",
@@ -59,9 +60,13 @@ def _check_auth(auth: dict[str, Any] | None) -> None:
 
 class SubscriptionService:
     def __init__(
-        self, uow: UowFactory, probe: Callable[[str, dict[str, Any] | None], Awaitable[None]] | None = None
+        self,
+        uow: UowFactory,
+        probe: Callable[[str, dict[str, Any] | None], Awaitable[None]] | None = None,
+        box: SecretBox | None = None,
     ) -> None:
         self.uow = uow
+        self.box = box  # encrypts authentication secrets at rest
         self.probe = probe  # SOL003: test the callback URI (GET, expect 204) before accepting
 
     async def create(self, body: Any, kind: str = "vnflcm") -> tuple[Subscription, bool]:
@@ -79,11 +84,21 @@ class SubscriptionService:
                     return existing, False
         if self.probe is not None:
             await self.probe(req.callbackUri, req.authentication)
-        sub = Subscription(callback_uri=req.callbackUri, filter=flt, authentication=req.authentication, kind=kind)
+        auth = self.box.seal(req.authentication) if self.box and req.authentication else req.authentication
+        sub = Subscription(callback_uri=req.callbackUri, filter=flt, authentication=auth, kind=kind)
         with self.uow() as uow:
             uow.subscriptions.add(sub)
             uow.commit()
         return sub, True
+
+    def for_delivery(self) -> builtins.list[Subscription]:
+        """Every subscription (both APIs) with its authentication decrypted, for the notifier."""
+        with self.uow() as uow:
+            subs = uow.subscriptions.list()
+        if self.box is not None:
+            for s in subs:
+                s.authentication = self.box.unseal(s.authentication) if s.authentication else s.authentication
+        return subs
 
     def list(self, kind: str = "vnflcm") -> builtins.list[Subscription]:
         with self.uow() as uow:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import builtins
+import dataclasses
 from typing import Any
 
 from vnfm.domain.errors import BadRequest, NotFound, UnprocessableEntity
 from vnfm.domain.model import Vim
 from vnfm.service.ports import UowFactory
+from vnfm.service.secrets import SecretBox
 
 OPENSTACK_TYPES = {"openstack", "ETSINFV.OPENSTACK_KEYSTONE.v_2", "ETSINFV.OPENSTACK_KEYSTONE.V_3"}
 KUBERNETES_TYPES = {"kubernetes", "ETSINFV.KUBERNETES.V_1"}
@@ -27,8 +29,20 @@ def normalise_type(vim_type: str) -> str:
 class VimService:
     """Also the VimRegistry port that management drivers use."""
 
-    def __init__(self, uow: UowFactory) -> None:
+    def __init__(self, uow: UowFactory, box: SecretBox | None = None) -> None:
         self.uow = uow
+        self.box = box  # encrypts secrets in accessInfo / extra at rest
+
+    def _sealed(self, vim: Vim) -> Vim:
+        if self.box is None:
+            return vim
+        return dataclasses.replace(vim, access_info=self.box.seal(vim.access_info), extra=self.box.seal(vim.extra))
+
+    def _open(self, vim: Vim | None) -> Vim | None:
+        if vim is None or self.box is None:
+            return vim
+        return dataclasses.replace(vim, access_info=self.box.unseal(vim.access_info),
+                                   extra=self.box.unseal(vim.extra))
 
     def ensure_default(self) -> Vim:
         with self.uow() as uow:
@@ -43,13 +57,13 @@ class VimService:
 
     def list(self) -> builtins.list[Vim]:
         with self.uow() as uow:
-            return uow.vims.list()
+            return [v for v in (self._open(v) for v in uow.vims.list()) if v is not None]
 
     def get(self, vim_id: str | None) -> Vim | None:
         if not vim_id:
             return None
         with self.uow() as uow:
-            return uow.vims.get(vim_id)
+            return self._open(uow.vims.get(vim_id))
 
     def require(self, vim_id: str) -> Vim:
         vim = self.get(vim_id)
@@ -61,7 +75,7 @@ class VimService:
         with self.uow() as uow:
             if uow.vims.get(vim.id) is not None:
                 raise BadRequest(f"VIM {vim.id} is already registered")
-            uow.vims.add(vim)
+            uow.vims.add(self._sealed(vim))
             uow.commit()
         return vim
 
@@ -92,7 +106,7 @@ class VimService:
         with self.uow() as uow:
             if uow.vims.get(vim.id) is None:
                 raise NotFound(f"VIM {vim.id} is not registered")
-            uow.vims.save(vim)
+            uow.vims.save(self._sealed(vim))
             uow.commit()
         return vim
 
