@@ -352,7 +352,19 @@ def server(host: str | None, port: int | None, data_dir: Path | None, database_u
     help="Use this data directory instead of a fresh temporary one.",
 )
 @click.option("--keep", is_flag=True, help="Keep the data directory afterwards (its path is printed).")
-@click.option("--flavour", default="simple", show_default=True, help="Deployment flavour to instantiate.")
+@click.option(
+    "--flavour",
+    default=None,
+    help="Deployment flavour to instantiate.  [default: simple; ha for --scenario ha]",
+)
+@click.option(
+    "--scenario",
+    type=click.Choice(["default", "ha"]),
+    default="default",
+    show_default=True,
+    help="default: the basic lifecycle; ha: a 3-master HA cluster, heal of a worker, a master and "
+    "the entire cluster, with the cluster's state checked after every step.",
+)
 @click.option(
     "--timeout",
     type=float,
@@ -362,7 +374,9 @@ def server(host: str | None, port: int | None, data_dir: Path | None, database_u
     help="Deadline for each lifecycle step.",
 )
 @click.pass_context
-def demo(ctx: click.Context, data_dir: Path | None, keep: bool, flavour: str, timeout: float) -> None:
+def demo(
+    ctx: click.Context, data_dir: Path | None, keep: bool, flavour: str | None, scenario: str, timeout: float
+) -> None:
     """Run the whole VNF lifecycle on the simulated cloud.
 
     Everything runs in this process, nothing else is needed.
@@ -371,14 +385,23 @@ def demo(ctx: click.Context, data_dir: Path | None, keep: bool, flavour: str, ti
     instantiates, scales out and in, heals one VNFC, heals the entire VNF, terminates and deletes
     it, printing each step's result, duration and the VNFCs per VDU. Exits 1 if a step fails.
 
+    With --scenario ha: a 3-master HA cluster with 2 workers (flavour ha), scale out by 2 and in
+    by 1, heal a worker, heal a master, heal the entire cluster, terminate; after each step the
+    cluster's nodes, etcd members and every master's HAProxy backends are printed and checked
+    (etcd keeps 3 healthy members, every HAProxy lists 3 backends, heal entire keeps the VIM id
+    with new credentials, terminate removes the VIM).
+
     \b
     Example:
       vnfm demo
+      vnfm demo --scenario ha
       vnfm demo --data-dir /tmp/vnfm-demo --keep
     """
     from vnfm.entrypoints.cli.demo import run_demo
 
-    ok = run_demo(data_dir=data_dir, keep=keep, flavour=flavour, timeout=timeout, echo=click.echo)
+    ok = run_demo(
+        data_dir=data_dir, keep=keep, flavour=flavour, timeout=timeout, echo=click.echo, scenario=scenario
+    )
     if not ok:
         ctx.exit(1)
 
@@ -1275,6 +1298,56 @@ def render_sim(value: Any, title: str = "", depth: int = 0) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
+NODE_COLUMNS: list[Column] = [
+    ("NODE", key("name")),
+    ("ROLE", key("role")),
+    ("READY", lambda r: "Ready" if r.get("ready") else "NotReady"),
+    ("CORDONED", key("cordoned")),
+    ("ADDRESSES", key("addresses")),
+]
+ETCD_COLUMNS: list[Column] = [
+    ("MEMBER", key("name")),
+    ("PEER URL", key("peer_url")),
+    ("HEALTHY", key("healthy")),
+]
+HAPROXY_COLUMNS: list[Column] = [
+    ("MASTER", key("master")),
+    ("ADDRESS", key("address")),
+    ("PORT", key("frontend_port")),
+    ("#", key("backend_count")),
+    ("BACKENDS", lambda r: [f"{b.get('name')}={b.get('address')}:{b.get('port')}" for b in r.get("backends") or []]),
+]
+
+
+def render_cluster(k8s: dict[str, Any]) -> str:
+    """The Kubernetes twin's cluster: nodes, etcd members, HAProxy backends per master, VIM."""
+    nodes = [n for n in k8s.get("nodes") or [] if isinstance(n, dict)]
+    etcd = k8s.get("etcd") or {}
+    members = [m for m in etcd.get("members") or [] if isinstance(m, dict)]
+    lbs = [h for h in k8s.get("haproxy") or [] if isinstance(h, dict)]
+    vim = k8s.get("vim")
+    ready = sum(1 for n in nodes if n.get("ready"))
+    parts = [
+        f"Kubernetes cluster (endpoint {k8s.get('endpoint') or '-'}):",
+        f"Nodes ({ready}/{len(nodes)} Ready):\n" + render_table(nodes, NODE_COLUMNS),
+        f"etcd members ({len(members)}, {'healthy' if etcd.get('healthy') else 'NOT healthy'}):\n"
+        + render_table(members, ETCD_COLUMNS),
+        "HAProxy backends per master:\n" + render_table(lbs, HAPROXY_COLUMNS, empty="(no HAProxy: single master)"),
+    ]
+    if isinstance(vim, dict):
+        parts.append("Registered VIM:\n" + render_fields(vim))
+    else:
+        parts.append("Registered VIM: (none)")
+    return "\n\n".join(parts)
+
+
+def render_sim_state(value: Any) -> str:
+    if isinstance(value, dict) and isinstance(value.get("kubernetes"), dict):
+        rest = {k: v for k, v in value.items() if k != "kubernetes"}
+        return render_sim(rest) + "\n\n" + render_cluster(value["kubernetes"])
+    return render_sim(value)
+
+
 @cli.group()
 def sim() -> None:
     """The simulated cloud (the default VIM), read-only.
@@ -1292,12 +1365,17 @@ def sim() -> None:
 def sim_state(cc: CliContext, vnf_id: str | None) -> None:
     """Show the simulated cloud: servers, ports and addresses, volumes (of one VNF instance, or all).
 
+    For one VNF instance that is a Kubernetes cluster, also the cluster's state as the simulated
+    cloud's twin holds it: nodes and their readiness, etcd members and their health, each
+    master's HAProxy backends, and the registered Kubernetes VIM (no credentials).
+
     \b
     Example:
       vnfm sim state
+      vnfm sim state VNF_ID
       vnfm sim state VNF_ID --json
     """
-    cc.emit(cc.client.sim_state(vnf_id), render_sim)
+    cc.emit(cc.client.sim_state(vnf_id), render_sim_state)
 
 
 def main() -> None:

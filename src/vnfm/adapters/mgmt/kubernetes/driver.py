@@ -252,7 +252,12 @@ class KubernetesClusterDriver(MgmtDriver):
             pins.pop(n.vnfc.id, None)
         getter = getattr(c.ex, "host_key", None)
         if getter is None:
-            return  # the SSH executor pins during the key exchange itself
+            # the SSH executor pins and verifies during the key exchange itself: contact every
+            # node now, so a changed key fails the hook before anything was changed anywhere
+            verify = getattr(c.ex, "verify_host_keys", None)
+            if verify is not None:
+                await verify([n.ssh for n in nodes])
+            return
 
         for n in nodes:
             key = getter(n.ssh)

@@ -5,6 +5,7 @@ the target's known key; a first contact records it there."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from functools import cache
 from importlib import resources
@@ -56,6 +57,15 @@ class K8sSshExecutor(SshStepExecutor):
 
     async def close(self) -> None:
         await self.ssh.close()
+
+    async def verify_host_keys(self, hosts: list[str]) -> None:
+        """Connect to every host: a first contact pins its key, a later one must present the pinned
+        key (HostKeyChanged otherwise, before any credential is sent)."""
+        results = await asyncio.gather(*(self.ssh.connect(self.target(h)) for h in dict.fromkeys(hosts)),
+                                       return_exceptions=True)
+        for r in results:
+            if isinstance(r, BaseException):
+                raise r
 
     async def _k8s(self, t: SshTarget, step: NodeStep, name: str, inputs: dict[str, str],
                    secrets: dict[str, str] | None = None, timeout: float | None = None) -> dict[str, str]:

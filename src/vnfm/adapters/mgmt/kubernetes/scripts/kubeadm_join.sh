@@ -31,5 +31,10 @@ controlPlane:
 CFG
 fi)
 unset TOKEN CERT_KEY
-kubeadm join --config "$work/join.yaml" >"$work/join.log" 2>&1 || { grep -v -i token "$work/join.log" | tail -20 >&2; exit 1; }
+# on failure show kubeadm's own words, with anything shaped like a bootstrap token or a
+# certificate key masked (dropping every line that mentions "token" hid the reason)
+kubeadm join --config "$work/join.yaml" >"$work/join.log" 2>&1 || {
+  sed -E 's/[a-z0-9]{6}\.[a-z0-9]{16}/<token>/g; s/[a-f0-9]{64}/<redacted>/g' "$work/join.log" | tail -20 >&2
+  exit 1
+}
 echo "@@ changed=true"

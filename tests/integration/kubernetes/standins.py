@@ -1,0 +1,354 @@
+"""RECORDING STAND-INS for kubeadm, kubectl, kubelet, systemctl, apt and friends, installed on PATH
+(/usr/local/sbin) inside integration test hosts. They are NOT Kubernetes: kubeadm, kubelet and the
+API server cannot run on these machines. Every stand-in appends its argv (shell-quoted) to
+/var/log/vnfm-standin/argv.log, so tests can assert which commands the driver's node scripts ran,
+in which order, and that no secret was ever on a command line.
+
+What they keep, so the scripts' idempotence checks see a consistent world: the "API" (nodes,
+labels, cordons, ServiceAccounts, token Secrets, bootstrap tokens and certificate keys, as sha256
+only) lives in the REAL etcd cluster the stand-in `kubeadm init` / `kubeadm join --control-plane`
+start on the masters with TLS (kubeadm's etcd PKI paths), so etcd membership, the driver's etcd
+steps and its HAProxy and /etc/hosts steps are real. systemd units are marker files.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+from dataclasses import dataclass
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from tests.integration.harness import TestHost
+from vnfm.adapters.remote.ssh import SshExecutor
+
+LOG_DIR = "/var/log/vnfm-standin"
+ARGV_LOG = f"{LOG_DIR}/argv.log"
+EVENTS_LOG = f"{LOG_DIR}/events.log"
+
+COMMON = r"""# sourced by every recording stand-in (NOT the real programs)
+LOG=/var/log/vnfm-standin
+mkdir -p "$LOG" /var/lib/vnfm-standin/units
+record() {
+  local line=$1 a
+  shift
+  for a in "$@"; do line+=" $(printf '%q' "$a")"; done
+  printf '%s\n' "$line" >> "$LOG/argv.log"
+}
+event() { printf '%s\n' "$*" >> "$LOG/events.log"; }
+sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+PKI=/etc/kubernetes/pki/etcd
+ectl() {
+  ETCDCTL_API=3 etcdctl --endpoints="$(cat /etc/vnfm-standin/etcd-endpoints)" --cacert=$PKI/ca.crt \
+    --cert=$PKI/healthcheck-client.crt --key=$PKI/healthcheck-client.key --dial-timeout=2s \
+    --command-timeout=5s "$@"
+}
+"""
+
+SIMPLE = r"""#!/bin/bash
+# recording stand-in for NAME (NOT the real program)
+. /usr/local/lib/vnfm-standin/common.sh
+record NAME "$@"
+"""
+
+CONTAINERD = r"""#!/bin/bash
+# recording stand-in for containerd (NOT the real program)
+. /usr/local/lib/vnfm-standin/common.sh
+record containerd "$@"
+if [ "${1:-} ${2:-}" = "config default" ]; then printf '[plugins]\n  SystemdCgroup = false\n'; fi
+"""
+
+GPG = r"""#!/bin/bash
+# recording stand-in for gpg (NOT the real program)
+. /usr/local/lib/vnfm-standin/common.sh
+record gpg "$@"
+cat >/dev/null
+while [ $# -gt 0 ]; do
+  if [ "$1" = -o ]; then : > "$2"; shift; fi
+  shift
+done
+"""
+
+SYSTEMCTL = r"""#!/bin/bash
+# recording stand-in for systemctl (NOT the real program): units are marker files
+. /usr/local/lib/vnfm-standin/common.sh
+record systemctl "$@"
+U=/var/lib/vnfm-standin/units
+case ${1:-} in
+  is-active)
+    unit=${*: -1}
+    [ -f "$U/$unit" ] || exit 3 ;;
+  enable)
+    if [ "${2:-}" = --now ]; then touch "$U/$3"; fi ;;
+  start|restart|reload-or-restart)
+    touch "$U/$2" ;;
+  stop)
+    rm -f "$U/$2" ;;
+esac
+exit 0
+"""
+
+KUBEADM = r"""#!/bin/bash
+# recording stand-in for kubeadm (NOT the real program). init / join --control-plane start a REAL
+# etcd member (TLS, kubeadm's PKI paths); tokens and certificate keys are checked against sha256
+# records in etcd; the join configuration (which holds the secrets) is never copied.
+set -euo pipefail
+. /usr/local/lib/vnfm-standin/common.sh
+record kubeadm "$@"
+val() { sed -n "s/^ *$1: *\"\{0,1\}\([^\"]*\)\"\{0,1\} *\$/\1/p" "$2" | head -n 1; }
+ca_hash() {
+  openssl x509 -pubkey -in /etc/kubernetes/pki/ca.crt | openssl rsa -pubin -outform der 2>/dev/null \
+    | openssl dgst -sha256 -hex | sed 's/^.* //'
+}
+local_health() {
+  ETCDCTL_API=3 etcdctl --endpoints=https://127.0.0.1:2379 --cacert=$PKI/ca.crt \
+    --cert=$PKI/healthcheck-client.crt --key=$PKI/healthcheck-client.key --dial-timeout=1s \
+    --command-timeout=2s endpoint health >/dev/null 2>&1
+}
+start_etcd() {  # name address state initial-cluster
+  mkdir -p /var/lib/etcd /run/vnfm-standin
+  chmod 700 /var/lib/etcd
+  nohup setsid etcd --name "$1" --data-dir /var/lib/etcd/data \
+    --listen-peer-urls "https://$2:2380" --initial-advertise-peer-urls "https://$2:2380" \
+    --listen-client-urls "https://$2:2379,https://127.0.0.1:2379" --advertise-client-urls "https://$2:2379" \
+    --initial-cluster "$4" --initial-cluster-state "$3" --initial-cluster-token vnfm-standin \
+    --cert-file $PKI/server.crt --key-file $PKI/server.key --trusted-ca-file $PKI/ca.crt --client-cert-auth \
+    --peer-cert-file $PKI/server.crt --peer-key-file $PKI/server.key --peer-trusted-ca-file $PKI/ca.crt \
+    --peer-client-cert-auth >"$LOG/etcd.log" 2>&1 </dev/null &
+  echo $! > /run/vnfm-standin/etcd.pid
+  local end=$((SECONDS + 30))
+  until local_health; do
+    kill -0 "$(cat /run/vnfm-standin/etcd.pid)" 2>/dev/null || { tail -n 20 "$LOG/etcd.log" >&2; exit 1; }
+    [ $SECONDS -lt $end ] || { echo "stand-in etcd $1 not healthy within 30s" >&2; exit 1; }
+    sleep 0.1
+  done
+}
+register_node() { ectl put "/standin/nodes/$1" Ready >/dev/null; }
+case "${1:-} ${2:-}" in
+  "init --config")
+    cfg=$3
+    cp "$cfg" "$LOG/kubeadm-init.yaml"
+    node=$(val name "$cfg"); addr=$(val advertiseAddress "$cfg")
+    start_etcd "$node" "$addr" new "$node=https://$addr:2380"
+    mkdir -p /etc/kubernetes/manifests
+    : > /etc/kubernetes/manifests/kube-apiserver.yaml
+    printf 'apiVersion: v1\nkind: Config\n' > /etc/kubernetes/admin.conf
+    register_node "$node"
+    event "init $node" ;;
+  "token create")
+    tok="$(openssl rand -hex 3).$(openssl rand -hex 8)"
+    ectl put "/standin/bootstrap-tokens/$(sha "$tok")" valid >/dev/null
+    printf '%s\n' "$tok" ;;
+  "init phase")
+    key=$(openssl rand -hex 32)
+    ectl put "/standin/certificate-keys/$(sha "$key")" valid >/dev/null
+    printf '[upload-certs] Using certificate key:\n%s\n' "$key" ;;
+  "join --config")
+    cfg=$3
+    event "join-config-mode $(stat -c %a "$cfg") dir-mode $(stat -c %a "$(dirname "$cfg")")"
+    tok=$(val token "$cfg"); node=$(val name "$cfg")
+    hash=$(sed -n 's/^ *caCertHashes: \["\(.*\)"\]$/\1/p' "$cfg")
+    [ "$(ectl get --print-value-only "/standin/bootstrap-tokens/$(sha "$tok")")" = valid ] \
+      || { echo "stand-in kubeadm: the bootstrap token was rejected" >&2; exit 1; }
+    [ "$hash" = "sha256:$(ca_hash)" ] || { echo "stand-in kubeadm: CA hash mismatch" >&2; exit 1; }
+    cp=0
+    if grep -q '^controlPlane:' "$cfg"; then
+      cp=1
+      key=$(val certificateKey "$cfg"); addr=$(val advertiseAddress "$cfg")
+      [ "$(ectl get --print-value-only "/standin/certificate-keys/$(sha "$key")")" = valid ] \
+        || { echo "stand-in kubeadm: the certificate key was rejected" >&2; exit 1; }
+      end=$((SECONDS + 30))
+      until out=$(ectl member add "$node" --peer-urls="https://$addr:2380" 2>&1); do
+        [ $SECONDS -lt $end ] || { echo "stand-in kubeadm: etcd member add failed: $out" >&2; exit 1; }
+        sleep 0.2
+      done
+      ic=$(printf '%s\n' "$out" | sed -n 's/^ETCD_INITIAL_CLUSTER="\(.*\)"$/\1/p')
+      start_etcd "$node" "$addr" existing "$ic"
+      printf 'apiVersion: v1\nkind: Config\n' > /etc/kubernetes/admin.conf
+    fi
+    mkdir -p /etc/kubernetes
+    printf 'apiVersion: v1\nkind: Config\n' > /etc/kubernetes/kubelet.conf
+    register_node "$node"
+    event "join $node control-plane=$cp token-sha256=$(sha "$tok")" ;;
+  *) ;;
+esac
+"""
+
+KUBECTL = r"""#!/bin/bash
+# recording stand-in for kubectl (NOT the real program): the "API" is kept in the stand-in etcd
+set -euo pipefail
+. /usr/local/lib/vnfm-standin/common.sh
+record kubectl "$@"
+ns=default
+args=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    -n) ns=$2; shift 2 ;;
+    -A) shift ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+set -- "${args[@]}"
+get() { ectl get --print-value-only "$1"; }
+notfound() { echo "Error from server (NotFound): $1 not found" >&2; exit 1; }
+case "${1:-} ${2:-}" in
+  "get node")
+    node=$3
+    [ -n "$(get "/standin/nodes/$node")" ] || notfound "nodes \"$node\""
+    case "${5:-}" in
+      *'type=="Ready"'*) echo True ;;
+      *unschedulable*) [ -n "$(get "/standin/cordoned/$node")" ] && echo true || true ;;
+      'jsonpath={.metadata.labels}')
+        json=$(ectl get --prefix "/standin/labels/$node/" | paste - - \
+          | sed "s|^/standin/labels/$node/\([^\t]*\)\t\(.*\)$|\"\1\":\"\2\"|" | paste -sd, -)
+        echo "{$json}" ;;
+      go-template=*)
+        k=$(printf '%s' "$5" | sed 's/.*labels "\(.*\)"}}$/\1/')
+        get "/standin/labels/$node/$k" ;;
+    esac ;;
+  "get --raw") echo ok ;;
+  "get pods") ;;
+  "delete node")
+    ectl del "/standin/nodes/$3" >/dev/null
+    ectl del --prefix "/standin/labels/$3/" >/dev/null
+    ectl del "/standin/cordoned/$3" >/dev/null ;;
+  "drain "*) [ -n "$(get "/standin/nodes/$2")" ] || notfound "nodes \"$2\""
+    ectl put "/standin/cordoned/$2" true >/dev/null ;;
+  "label node")
+    kv=${*: -1}
+    ectl put "/standin/labels/$3/${kv%%=*}" "${kv#*=}" >/dev/null ;;
+  "get serviceaccount") [ -n "$(get "/standin/sa/$ns/$3")" ] || notfound "serviceaccounts \"$3\"" ;;
+  "create serviceaccount") ectl put "/standin/sa/$ns/$3" yes >/dev/null ;;
+  "get clusterrolebinding") [ -n "$(get "/standin/crb/$3")" ] || notfound "clusterrolebindings \"$3\"" ;;
+  "create clusterrolebinding") ectl put "/standin/crb/$3" yes >/dev/null ;;
+  "get secret")
+    v=$(get "/standin/secrets/$ns/$3")
+    [ -n "$v" ] || notfound "secrets \"$3\""
+    case "${5:-}" in *data.token*) printf '%s' "$v" ;; esac ;;
+  "apply -f")
+    if [ "$3" = - ]; then
+      y=$(cat)
+      name=$(printf '%s\n' "$y" | sed -n 's/^  name: *//p' | head -n 1)
+      sns=$(printf '%s\n' "$y" | sed -n 's/^  namespace: *//p' | head -n 1)
+      ectl put "/standin/secrets/$sns/$name" "$(openssl rand -hex 24 | tr -d '\n' | base64 -w0)" >/dev/null
+    fi ;;
+  *) ;;
+esac
+"""
+
+RECORD_ONLY = ("apt-get", "apt-mark", "hostnamectl", "swapoff", "modprobe", "sysctl", "curl", "keepalived",
+               "kubelet")
+PROGRAMS = (*RECORD_ONLY, "containerd", "gpg", "systemctl", "kubeadm", "kubectl")
+
+
+def standin_scripts() -> dict[str, str]:
+    out = {name: SIMPLE.replace("NAME", name) for name in RECORD_ONLY}
+    out.update({"containerd": CONTAINERD, "gpg": GPG, "systemctl": SYSTEMCTL, "kubeadm": KUBEADM,
+                "kubectl": KUBECTL})
+    return out
+
+
+# ============================================================================= PKI
+def _name(cn: str) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+
+def _pem_key(key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> str:
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption()).decode()
+
+
+def _pem_cert(cert: x509.Certificate) -> str:
+    return cert.public_bytes(serialization.Encoding.PEM).decode()
+
+
+@dataclass
+class Pki:
+    """kubeadm's layout: the cluster CA (RSA, as kubeadm makes it: its public key hash is the
+    discovery hash) and etcd's CA, per-host server/peer certificates and the healthcheck client."""
+
+    k8s_ca: str
+    etcd_ca: str
+    etcd_ca_key: ec.EllipticCurvePrivateKey
+    client_cert: str
+    client_key: str
+
+    @staticmethod
+    def create() -> Pki:
+        now = datetime.datetime.now(datetime.UTC)
+        k8s_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        k8s_ca = (x509.CertificateBuilder().subject_name(_name("kubernetes")).issuer_name(_name("kubernetes"))
+                  .public_key(k8s_key.public_key()).serial_number(x509.random_serial_number())
+                  .not_valid_before(now - datetime.timedelta(minutes=5))
+                  .not_valid_after(now + datetime.timedelta(days=1))
+                  .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+                  .sign(k8s_key, hashes.SHA256()))
+        ca_key = ec.generate_private_key(ec.SECP256R1())
+        ca = (x509.CertificateBuilder().subject_name(_name("etcd-ca")).issuer_name(_name("etcd-ca"))
+              .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+              .not_valid_before(now - datetime.timedelta(minutes=5))
+              .not_valid_after(now + datetime.timedelta(days=1))
+              .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+              .sign(ca_key, hashes.SHA256()))
+        pki = Pki(_pem_cert(k8s_ca), _pem_cert(ca), ca_key, "", "")
+        pki.client_cert, pki.client_key = pki.leaf("kube-etcd-healthcheck-client", [], server=False)
+        return pki
+
+    def leaf(self, cn: str, addresses: list[str], *, server: bool = True) -> tuple[str, str]:
+        now = datetime.datetime.now(datetime.UTC)
+        key = ec.generate_private_key(ec.SECP256R1())
+        usages = [ExtendedKeyUsageOID.CLIENT_AUTH] + ([ExtendedKeyUsageOID.SERVER_AUTH] if server else [])
+        b = (x509.CertificateBuilder().subject_name(_name(cn)).issuer_name(_name("etcd-ca"))
+             .public_key(key.public_key()).serial_number(x509.random_serial_number())
+             .not_valid_before(now - datetime.timedelta(minutes=5))
+             .not_valid_after(now + datetime.timedelta(days=1))
+             .add_extension(x509.ExtendedKeyUsage(usages), critical=False))
+        if addresses:
+            b = b.add_extension(x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), *(x509.IPAddress(ipaddress.ip_address(a)) for a in addresses)]),
+                critical=False)
+        return _pem_cert(b.sign(self.etcd_ca_key, hashes.SHA256())), _pem_key(key)
+
+
+async def install(ssh: SshExecutor, host: TestHost, pki: Pki, etcd_hosts: list[TestHost]) -> None:
+    """Put the stand-ins on PATH and the PKI / etcd endpoints a kubeadm-made host would have."""
+    t = host.target()
+    await ssh.put_file(t, "/usr/local/lib/vnfm-standin/common.sh", COMMON, mode=0o644)
+    for name, text in standin_scripts().items():
+        await ssh.put_file(t, f"/usr/local/sbin/{name}", text, mode=0o755)
+    endpoints = ",".join(f"https://{h.address}:2379" for h in etcd_hosts)
+    await ssh.put_file(t, "/etc/vnfm-standin/etcd-endpoints", endpoints + "\n", mode=0o644)
+    cert, key = pki.leaf(host.name, [host.address, "127.0.0.1"])
+    files = {
+        "/etc/kubernetes/pki/ca.crt": (pki.k8s_ca, 0o644),
+        "/etc/kubernetes/pki/etcd/ca.crt": (pki.etcd_ca, 0o644),
+        "/etc/kubernetes/pki/etcd/server.crt": (cert, 0o644),
+        "/etc/kubernetes/pki/etcd/server.key": (key, 0o600),
+        "/etc/kubernetes/pki/etcd/healthcheck-client.crt": (pki.client_cert, 0o644),
+        "/etc/kubernetes/pki/etcd/healthcheck-client.key": (pki.client_key, 0o600),
+    }
+    for path, (text, mode) in files.items():
+        await ssh.put_file(t, path, text, mode=mode)
+    res = await ssh.run(t, "for p in " + " ".join(PROGRAMS) + "; do command -v $p; done", check=True)
+    resolved = res.stdout.split()
+    assert resolved == [f"/usr/local/sbin/{p}" for p in PROGRAMS], f"stand-ins are not first on PATH: {resolved}"
+
+
+async def argv_log(ssh: SshExecutor, host: TestHost) -> list[str]:
+    res = await ssh.run(host.target(), f"cat {ARGV_LOG} 2>/dev/null || true", check=True)
+    return res.stdout.splitlines()
+
+
+async def events(ssh: SshExecutor, host: TestHost) -> list[str]:
+    res = await ssh.run(host.target(), f"cat {EVENTS_LOG} 2>/dev/null || true", check=True)
+    return res.stdout.splitlines()
+
+
+async def files_containing(ssh: SshExecutor, host: TestHost, secret: str, *dirs: str) -> list[str]:
+    """Files under `dirs` on the host that contain `secret` (the pattern travels on stdin)."""
+    res = await ssh.run(host.target(), ["sh", "-c", 'grep -rlF -f - "$@" 2>/dev/null || true', "grep", *dirs],
+                        stdin=secret + "\n", check=True)
+    return res.stdout.split()

@@ -1,0 +1,175 @@
+"""The Kubernetes driver's node scripts over real SSH, with RECORDING STAND-INS for kubeadm, kubectl,
+systemctl and apt (standins.py) on PATH inside the test hosts. This is NOT a Kubernetes cluster:
+it checks which commands the scripts run, in which order, that a second run changes nothing, and
+that secrets never reach a command line. etcd (started by the stand-in kubeadm) is real."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.integration.conftest import require
+from tests.integration.kubernetes import standins
+from vnfm.adapters.mgmt.kubernetes.driver import ETCD_ENDPOINTS, ETCD_TLS
+from vnfm.adapters.mgmt.kubernetes.ssh import K8sSshExecutor
+from vnfm.adapters.mgmt.kubernetes.steps import (
+    DeleteNode,
+    DrainNode,
+    JoinInfo,
+    KubeadmInit,
+    KubeadmJoin,
+    LabelNode,
+    PrepareNode,
+    WaitNodeReady,
+)
+from vnfm.adapters.remote.ssh import SshExecutor, SshTarget
+from vnfm.nodesteps import EtcdMemberList, StepFailed
+
+pytestmark = pytest.mark.integration
+
+VERSION = "1.30.4"
+PROXY_PW = "pr0xy-s3cret"
+HTTP_PROXY = f"http://proxyuser:{PROXY_PW}@10.232.0.1:3128"
+
+
+def programs(lines: list[str]) -> list[str]:
+    """'apt-get update -q' -> 'apt-get update'; the first two words of each recorded call."""
+    return [" ".join(line.split()[:2]) for line in lines]
+
+
+async def test_kubeadm_standin_node_scripts_calls_order_idempotence_secrets(make_hosts, ssh: SshExecutor) -> None:
+    require("etcd", "etcdctl", "openssl")
+    m1, m2, w1 = make_hosts(3)
+    pki = standins.Pki.create()
+    for h in (m1, m2, w1):
+        await standins.install(ssh, h, pki, etcd_hosts=[m1, m2])
+    bed = m1.bed
+    targets = {
+        m1.address: SshTarget(m1.address, username="root", password=bed.root_password, known_host_key=m1.host_key),
+        m2.address: SshTarget(m2.address, username="root", password=bed.root_password, known_host_key=m2.host_key),
+        w1.address: SshTarget(w1.address, username="root", private_key=bed.client_key_pem,
+                              known_host_key=w1.host_key),
+    }
+    ex = K8sSshExecutor(SshExecutor(command_timeout=120), targets, timeout=120)
+    names = {m1.address: "k8s-m1", m2.address: "k8s-m2", w1.address: "k8s-w1"}
+    secrets: list[str] = [bed.root_password, PROXY_PW]
+    try:
+        # ---- prepare node: apt/containerd/kubelet through the stand-ins; then nothing
+        prep = {h.address: PrepareNode(names[h.address], VERSION, HTTP_PROXY, None, "10.232.0.0/24")
+                for h in (m1, m2, w1)}
+        for addr, step in prep.items():
+            assert (await ex.run(addr, step)).changed
+        calls = await standins.argv_log(ssh, m1)
+        assert programs(calls) == [
+            "hostnamectl set-hostname", "swapoff -a", "modprobe overlay", "modprobe br_netfilter",
+            "sysctl --system", "apt-get update", "apt-get install", "containerd config", "systemctl daemon-reload",
+            "systemctl restart", "curl -fsSL", "gpg --batch", "apt-get update", "apt-mark unhold",
+            "apt-get install", "apt-mark hold", "systemctl enable",
+        ], calls
+        assert calls[0] == "hostnamectl set-hostname k8s-m1"
+        assert "kubelet=1.30.4-\\*" in calls[14] and "kubeadm=1.30.4-\\*" in calls[14]
+        assert calls[-1] == "systemctl enable --now kubelet"
+        for addr, step in prep.items():
+            assert not (await ex.run(addr, step)).changed
+        assert await standins.argv_log(ssh, m1) == calls  # the second run called nothing
+        # the proxy credentials are only in root-only files
+        mode = await ssh.run(m1.target(), "stat -c '%a %n' /etc/apt/apt.conf.d/95vnfm-proxy "
+                                          "/etc/systemd/system/containerd.service.d/http-proxy.conf", check=True)
+        assert [ln.split()[0] for ln in mode.stdout.splitlines()] == ["600", "600"]
+
+        # ---- init the first control plane
+        init = KubeadmInit("k8s-m1", m1.address, f"{m1.address}:6443", "192.168.0.0/16", "10.96.0.0/12", VERSION,
+                           (m1.address, "10.232.0.250"))
+        n0 = len(await standins.argv_log(ssh, m1))
+        assert (await ex.run(m1.address, init)).changed
+        calls = (await standins.argv_log(ssh, m1))[n0:]
+        # (no admin kubeconfig yet: no kubectl before kubeadm init)
+        assert programs(calls) == ["kubeadm init", "kubectl get", "kubectl apply", "kubectl -n"]
+        assert re.fullmatch(r"kubeadm init --config /tmp/tmp\.\w+/kubeadm\.yaml --upload-certs", calls[0])
+        assert calls[1] == "kubectl get --raw /readyz"
+        assert calls[2].endswith("/projectcalico/calico/v3.28.1/manifests/calico.yaml")
+        assert calls[3] == "kubectl -n kube-system set env daemonset/calico-node CALICO_IPV4POOL_CIDR=192.168.0.0/16"
+        cfg = (await ssh.get_file(m1.target(), f"{standins.LOG_DIR}/kubeadm-init.yaml")).decode()
+        assert f'controlPlaneEndpoint: "{m1.address}:6443"' in cfg and '- "10.232.0.250"' in cfg
+        assert 'kubernetesVersion: "v1.30.4"' in cfg
+        n1 = len(await standins.argv_log(ssh, m1))
+        assert not (await ex.run(m1.address, init)).changed
+        assert programs((await standins.argv_log(ssh, m1))[n1:]) == ["kubectl get"]  # only the check
+        await ex.run(m1.address, WaitNodeReady("k8s-m1", 30))
+
+        # ---- join a control plane: token and certificate key only inside the 0600 config
+        info = (await ex.run(m1.address, JoinInfo())).data
+        assert re.fullmatch(r"[0-9a-f]{6}\.[0-9a-f]{16}", info["token"])
+        assert re.fullmatch(r"[0-9a-f]{64}", info["certificate_key"])
+        secrets += [info["token"], info["certificate_key"]]
+        join_cp = KubeadmJoin("k8s-m2", m2.address, f"{m1.address}:6443", True, info["token"], info["ca_cert_hash"],
+                              info["certificate_key"])
+        n2 = len(await standins.argv_log(ssh, m2))
+        assert (await ex.run(m2.address, join_cp)).changed
+        calls = (await standins.argv_log(ssh, m2))[n2:]
+        assert len(calls) == 1, calls  # no kubelet.conf yet: straight to kubeadm join
+        assert re.fullmatch(r"kubeadm join --config /tmp/tmp\.\w+/join\.yaml", calls[0])
+        ev = await standins.events(ssh, m2)
+        assert ev[0] == "join-config-mode 600 dir-mode 700"
+        assert re.fullmatch(r"join k8s-m2 control-plane=1 token-sha256=[0-9a-f]{64}", ev[1])
+        n3 = len(await standins.argv_log(ssh, m2))
+        assert not (await ex.run(m2.address, join_cp)).changed
+        assert programs((await standins.argv_log(ssh, m2))[n3:]) == ["systemctl is-active"]
+        await ex.run(m1.address, WaitNodeReady("k8s-m2", 30))
+        members = (await ex.run(m1.address, EtcdMemberList(endpoints=ETCD_ENDPOINTS, tls=ETCD_TLS))).data["members"]
+        assert sorted(m["name"] for m in members) == ["k8s-m1", "k8s-m2"]  # the real etcd has both
+
+        # a wrong token is refused and named without being shown
+        bad = KubeadmJoin("k8s-w1", w1.address, f"{m1.address}:6443", False, "abcdef.0123456789abcdef",
+                          info["ca_cert_hash"])
+        with pytest.raises(StepFailed) as ei:
+            await ex.run(w1.address, bad)
+        assert "bootstrap token was rejected" in str(ei.value) and "0123456789abcdef" not in str(ei.value)
+
+        # ---- join a worker (key login), label it
+        info2 = (await ex.run(m1.address, JoinInfo())).data
+        assert info2["token"] != info["token"]
+        secrets += [info2["token"], info2["certificate_key"]]
+        join_w = KubeadmJoin("k8s-w1", w1.address, f"{m1.address}:6443", False, info2["token"],
+                             info2["ca_cert_hash"])
+        assert (await ex.run(w1.address, join_w)).changed
+        assert not (await ex.run(w1.address, join_w)).changed
+        assert (await standins.events(ssh, w1))[-1].startswith("join k8s-w1 control-plane=0 ")
+        await ex.run(m1.address, WaitNodeReady("k8s-w1", 30))
+        label = LabelNode("k8s-w1", (("node-role.kubernetes.io/worker", ""),))
+        assert (await ex.run(m1.address, label)).changed
+        assert not (await ex.run(m1.address, label)).changed
+
+        # ---- drain and delete the worker; both converge
+        n4 = len(await standins.argv_log(ssh, m1))
+        assert (await ex.run(m1.address, DrainNode("k8s-w1", 30))).changed
+        drain_calls = (await standins.argv_log(ssh, m1))[n4:]
+        drains = [c for c in drain_calls if c.startswith("kubectl drain")]
+        assert drains == ["kubectl drain k8s-w1 --ignore-daemonsets --delete-emptydir-data --timeout=30s"]
+        assert not (await ex.run(m1.address, DrainNode("k8s-w1", 30))).changed
+        n5 = len(await standins.argv_log(ssh, m1))
+        assert (await ex.run(m1.address, DeleteNode("k8s-w1"))).changed
+        assert programs((await standins.argv_log(ssh, m1))[n5:]) == ["kubectl get", "kubectl delete"]
+        n6 = len(await standins.argv_log(ssh, m1))
+        assert not (await ex.run(m1.address, DeleteNode("k8s-w1"))).changed
+        assert not (await ex.run(m1.address, DrainNode("k8s-w1", 30))).changed
+        assert programs((await standins.argv_log(ssh, m1))[n6:]) == ["kubectl get", "kubectl get"]
+
+        # ---- the order of kubeadm calls on the first control plane
+        kubeadm = [c for c in await standins.argv_log(ssh, m1) if c.startswith("kubeadm")]
+        assert programs(kubeadm) == ["kubeadm init", "kubeadm token", "kubeadm init", "kubeadm token",
+                                     "kubeadm init"]
+        assert kubeadm[1] == "kubeadm token create --ttl 30m"
+        assert kubeadm[2] == "kubeadm init phase upload-certs --upload-certs"
+
+        # ---- no secret in any command line, nor left in temp files and logs
+        for h in (m1, m2, w1):
+            argv = "\n".join(await standins.argv_log(ssh, h))
+            assert argv
+            for s in secrets:
+                assert s not in argv, f"a secret is on a command line on {h.name}"
+            for s in secrets[2:]:
+                assert await standins.files_containing(ssh, h, s, "/tmp", "/var/log", "/etc/kubernetes") == []
+    finally:
+        await ex.close()
