@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate
+from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
 from vnfm.adapters.infra.simulator import SimCloud, SimulatorInfraDriver
 from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
 from vnfm.adapters.mgmt.registry import MgmtRegistry
@@ -83,7 +84,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     vims.ensure_default()
     if sim is None:
         sim = SimCloud.from_settings(settings)
-    infra_drivers: dict[str, InfraDriver] = {"simulator": SimulatorInfraDriver(sim)}
+    infra_drivers: dict[str, InfraDriver] = {"simulator": SimulatorInfraDriver(sim), "openstack": HeatInfraDriver()}
     mgmt = mgmt or default_mgmt_registry(settings)
     subscriptions = SubscriptionService(uow, probe=_default_probe() if settings.probe_callbacks else None, box=box)
     if notifier is None:
