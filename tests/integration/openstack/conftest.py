@@ -19,6 +19,7 @@ import pytest
 
 from vnfm.adapters.infra.openstack.cloud import SdkCloud
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
+from vnfm.adapters.infra.openstack.openrc import access_info, read_openrc
 from vnfm.domain.model import Vim
 from vnfm.packaging.csar import ExtractedPackage, build_csar, extract_to, read_csar
 from vnfm.packaging.tosca import parse_vnfd
@@ -29,29 +30,15 @@ STATE = Path(os.environ.get("VNFM_OS_STATE", "/var/tmp/vnfm-openstack"))
 K8S_PKG = REPO / "src" / "vnfm" / "examples" / "packages" / "k8s_cluster"
 
 
+VNFD_IMAGE = "ubuntu-20.04-server-cloudimg-amd64"  # the name the example VNFD gives both VDUs
+
+
 def _read_openrc() -> dict[str, str]:
-    env: dict[str, str] = {}
-    for line in (STATE / "openrc").read_text().splitlines():
-        key, sep, value = line.partition("=")
-        if sep and key and not key.startswith("#"):
-            env[key.strip()] = value.strip()
-    return env
+    return read_openrc(STATE / "openrc")
 
 
 def _vim(env: dict[str, str]) -> Vim:
-    return Vim(
-        vim_type="openstack",
-        name="local-openstack",
-        access_info={
-            "authUrl": env["OS_AUTH_URL"],
-            "username": env["OS_USERNAME"],
-            "password": env["OS_PASSWORD"],
-            "project": env["OS_PROJECT_NAME"],
-            "projectDomain": env.get("OS_PROJECT_DOMAIN_NAME", "Default"),
-            "userDomain": env.get("OS_USER_DOMAIN_NAME", "Default"),
-            "region": env.get("OS_REGION_NAME", "RegionOne"),
-        },
-    )
+    return Vim(vim_type="openstack", name="local-openstack", access_info=access_info(env))
 
 
 def _answers(env: dict[str, str]) -> str | None:
@@ -121,3 +108,19 @@ def k8s_package(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Extracte
 @pytest.fixture
 def heat_driver() -> HeatInfraDriver:
     return HeatInfraDriver(timeout=300, poll_initial=0.5, poll_max=2.0)
+
+
+@pytest.fixture(scope="session")
+def network_id(os_cloud: SdkCloud, os_env: dict[str, str]) -> str:
+    net = os_cloud.conn.network.find_network(os_env.get("VNFM_OS_NETWORK", "vnfm-ci-net"))
+    assert net is not None, "bringup.sh creates the test network"
+    return str(net.id)
+
+
+@pytest.fixture(scope="session")
+def vnfd_image(os_cloud: SdkCloud) -> str:
+    """The VNFD's image name exists in Glance (a 1 MiB stand-in: the fake virt driver boots nothing)."""
+    img = os_cloud.find_image(VNFD_IMAGE)
+    if img is None:
+        img = os_cloud.upload_image(VNFD_IMAGE, b"\0" * (1024 * 1024), "raw", "bare")  # Glance checks formats
+    return str(img["id"])

@@ -21,31 +21,12 @@ from vnfm.service.ports import InfraContext
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-VNFD_IMAGE = "ubuntu-20.04-server-cloudimg-amd64"  # the name the example VNFD gives both VDUs
-
-
 @dataclass
 class Scenario:
     ctx: InfraContext | None = None
     res: VnfResources = field(default_factory=VnfResources)
     timings: dict[str, float] = field(default_factory=dict)
     log: list[str] = field(default_factory=list)
-
-
-@pytest.fixture(scope="module")
-def network_id(os_cloud: SdkCloud, os_env: dict[str, str]) -> str:
-    net = os_cloud.conn.network.find_network(os_env.get("VNFM_OS_NETWORK", "vnfm-ci-net"))
-    assert net is not None, "bringup.sh creates the test network"
-    return str(net.id)
-
-
-@pytest.fixture(scope="module")
-def vnfd_image(os_cloud: SdkCloud) -> str:
-    """The VNFD's image name exists in Glance (a 1 MiB stand-in: the fake virt driver boots nothing)."""
-    img = os_cloud.find_image(VNFD_IMAGE)
-    if img is None:
-        img = os_cloud.upload_image(VNFD_IMAGE, b"\0" * (1024 * 1024), "raw", "bare")  # Glance checks formats
-    return str(img["id"])
 
 
 @pytest.fixture(scope="module")

@@ -373,9 +373,43 @@ def server(host: str | None, port: int | None, data_dir: Path | None, database_u
     metavar="SECONDS",
     help="Deadline for each lifecycle step.",
 )
+@click.option(
+    "--vim",
+    type=click.Choice(["simulator", "openstack"]),
+    default="simulator",
+    show_default=True,
+    help="simulator: the embedded simulated cloud; openstack: a real OpenStack (Heat) given by --openrc.",
+)
+@click.option(
+    "--openrc",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="With --vim openstack: an openrc file (OS_AUTH_URL, OS_USERNAME, OS_PASSWORD, ...); it is read, "
+    "never executed.",
+)
+@click.option(
+    "--network",
+    default="vnfm-ci-net",
+    show_default=True,
+    help="With --vim openstack: the existing network (name or id) the VNF's CPs are attached to.",
+)
+@click.option(
+    "--image",
+    default=None,
+    help="With --vim openstack: a Glance image for both VDUs instead of the VNFD's image.",
+)
 @click.pass_context
 def demo(
-    ctx: click.Context, data_dir: Path | None, keep: bool, flavour: str | None, scenario: str, timeout: float
+    ctx: click.Context,
+    data_dir: Path | None,
+    keep: bool,
+    flavour: str | None,
+    scenario: str,
+    timeout: float,
+    vim: str,
+    openrc: Path | None,
+    network: str,
+    image: str | None,
 ) -> None:
     """Run the whole VNF lifecycle on the simulated cloud.
 
@@ -391,16 +425,32 @@ def demo(
     (etcd keeps 3 healthy members, every HAProxy lists 3 backends, heal entire keeps the VIM id
     with new credentials, terminate removes the VIM).
 
+    With --vim openstack --openrc PATH: the default lifecycle on a real OpenStack through Heat
+    (the cloud is registered as a VIM, the hooks run the noop management driver, every step is
+    checked against Nova and Neutron). See ci/openstack/README.md for a local OpenStack.
+
     \b
     Example:
       vnfm demo
       vnfm demo --scenario ha
       vnfm demo --data-dir /tmp/vnfm-demo --keep
+      vnfm demo --vim openstack --openrc /var/tmp/vnfm-openstack/openrc --image vnfm-ci-image
     """
     from vnfm.entrypoints.cli.demo import run_demo
 
+    if vim == "openstack" and openrc is None:
+        raise click.UsageError("--vim openstack needs --openrc PATH")
     ok = run_demo(
-        data_dir=data_dir, keep=keep, flavour=flavour, timeout=timeout, echo=click.echo, scenario=scenario
+        data_dir=data_dir,
+        keep=keep,
+        flavour=flavour,
+        timeout=timeout,
+        echo=click.echo,
+        scenario=scenario,
+        vim=vim,
+        openrc=openrc,
+        network=network,
+        image=image,
     )
     if not ok:
         ctx.exit(1)
