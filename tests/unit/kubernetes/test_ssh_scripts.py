@@ -57,6 +57,22 @@ async def test_vim_token_output_is_decoded() -> None:
 @pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed")
 def test_scripts_pass_shellcheck() -> None:
     scripts = sorted(str(p) for p in SCRIPTS.glob("*.sh"))
-    assert len(scripts) == 10
+    assert len(scripts) == 15
     out = subprocess.run(["shellcheck", *scripts], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout
+
+
+async def test_registry_credentials_travel_as_env_secrets_only() -> None:
+    from vnfm.adapters.mgmt.kubernetes.steps import ContainerdRegistries, RegistryAuthEntry
+
+    ssh = RecordingSsh()
+    ex = K8sSshExecutor(ssh, {"h": SshTarget("h", username="u", password="p")})  # type: ignore[arg-type]
+    step = ContainerdRegistries((RegistryAuthEntry("registry.example.com", "user01", "regpw-s3cret"),))
+    assert "regpw-s3cret" not in repr(step) and "regpw-s3cret" not in step.describe()
+    assert (await ex.run("h", step)).changed
+    call = ssh.calls[0]
+    assert call["name"] == "containerd_registries"
+    assert 'password = "regpw-s3cret"' in call["env_secrets"]["AUTH_V2"]
+    assert '[plugins."io.containerd.cri.v1.images".registry.configs."registry.example.com".auth]' \
+        in call["env_secrets"]["AUTH_V3"]
+    assert "regpw-s3cret" not in str(call["stdin_vars"])

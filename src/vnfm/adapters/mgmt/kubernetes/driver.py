@@ -12,20 +12,31 @@ import asyncio
 import hashlib
 import ipaddress
 import logging
+import posixpath
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
+
 from vnfm.adapters.mgmt.kubernetes import params as P
 from vnfm.adapters.mgmt.kubernetes.steps import (
+    ApplyPersistentVolume,
+    ContainerdRegistries,
     DeleteNode,
+    DeletePersistentVolumes,
     DrainNode,
+    InstallNfsClient,
     JoinInfo,
     KeepalivedVip,
     KubeadmInit,
     KubeadmJoin,
     LabelNode,
+    NfsExports,
+    NodeRegistryConfig,
     PrepareNode,
+    PrepareVolume,
+    RegistryAuthEntry,
     VimToken,
     WaitNodeReady,
     node_name,
@@ -42,6 +53,7 @@ from vnfm.nodesteps.steps import (
     EtcdMemberRemove,
     EtcdTls,
     HaproxySetBackends,
+    NfsExport,
     SetHostsEntries,
     StepExecutor,
 )
@@ -64,7 +76,7 @@ class HostKeyMismatch(OperationFailed):
 @dataclass(frozen=True)
 class Node:
     vnfc: Vnfc
-    role: str  # "master" | "worker"
+    role: str  # "master" | "worker" | "storage" (the storage server: never a cluster node)
     name: str  # Kubernetes node name
     ssh: str  # address the VNFM reaches it at
     nic: str  # address the cluster uses
@@ -77,11 +89,13 @@ class Node:
 class Cluster:
     """The cluster's topology for one hook, and the executor to act on it."""
 
-    def __init__(self, ctx: LcmContext, cp: P.ClusterParams, ex: StepExecutor, nodes: list[Node]) -> None:
+    def __init__(self, ctx: LcmContext, cp: P.ClusterParams, ex: StepExecutor, nodes: list[Node],
+                 storage: Node | None = None) -> None:
         self.ctx = ctx
         self.p = cp
         self.ex = ex
-        self.nodes = nodes
+        self.nodes = nodes  # cluster nodes only
+        self.storage = storage  # the storage server (seed 001), when configured
 
     @property
     def masters(self) -> list[Node]:
@@ -143,6 +157,28 @@ def topology(ctx: LcmContext, cp: P.ClusterParams, vnfcs: Sequence[Vnfc]) -> lis
         nic = _address(v, np_.nic_cp_name, floating=False, what="nic_cp_name")
         out.append(Node(v, role, node_name(v.name or v.id), ssh, nic))
     return out
+
+
+def storage_node(ctx: LcmContext, cp: P.ClusterParams, vnfcs: Sequence[Vnfc]) -> Node | None:
+    """The storage server VNFC (seed 001): the VNFC of the VDU that has `storage_server.ssh_cp_name`."""
+    ss = cp.storage_server
+    if ss is None:
+        return None
+    key = f"{P.ROOT}.storage_server.ssh_cp_name"
+    c = ctx.flavour.cps.get(ss.ssh_cp_name)
+    if c is None:
+        raise OperationFailed(f"{key}: CP '{ss.ssh_cp_name}' is not in flavour '{ctx.flavour.id}' (use a flavour "
+                              "with a storage server VDU, e.g. simple_pv)")
+    masters, workers = _role_vdus(ctx.flavour, cp)
+    if c.vdu_id in masters | workers:
+        raise OperationFailed(f"{key}: CP '{ss.ssh_cp_name}' belongs to VDU '{c.vdu_id}', a Kubernetes node, "
+                              "not a storage server")
+    v = next((v for v in sorted(vnfcs, key=lambda v: v.seq) if v.vdu_id == c.vdu_id), None)
+    if v is None:
+        return None
+    ssh = _address(v, ss.ssh_cp_name, floating=True, what="storage_server.ssh_cp_name")
+    nic = _address(v, ss.ssh_cp_name, floating=False, what="storage_server.ssh_cp_name")
+    return Node(v, "storage", node_name(v.name or v.id), ssh, nic)
 
 
 async def _gather(aws: Sequence[Awaitable[Any]]) -> list[Any]:
@@ -234,10 +270,13 @@ class KubernetesClusterDriver(MgmtDriver):
     def _cluster(self, ctx: LcmContext, vnfcs: Sequence[Vnfc] | None = None) -> Cluster:
         cp = self._params(ctx)
         nodes = topology(ctx, cp, ctx.resources.vnfcs if vnfcs is None else vnfcs)
+        storage = storage_node(ctx, cp, ctx.resources.vnfcs)
         masters, workers = _role_vdus(ctx.flavour, cp)
         ctx.state["master_vdus"] = sorted(masters)
         ctx.state["worker_vdus"] = sorted(workers)
-        return Cluster(ctx, cp, self._executor(ctx, cp, nodes), nodes)
+        if storage is not None:
+            ctx.state["storage_vdu"] = storage.vnfc.vdu_id
+        return Cluster(ctx, cp, self._executor(ctx, cp, [*nodes, *([storage] if storage else [])]), nodes, storage)
 
     async def _close(self, c: Cluster) -> None:
         close = getattr(c.ex, "close", None)
@@ -383,6 +422,7 @@ class KubernetesClusterDriver(MgmtDriver):
                        f"{len(workers)} worker(s), control-plane endpoint {endpoint}")
         await self._prepare(c, c.nodes)
         await self._hosts(c, c.nodes)
+        await self._registries(c, c.nodes)
         if ha:
             await self._set_lb(c, masters, masters)
             await self._keepalived(c, masters)
@@ -398,6 +438,7 @@ class KubernetesClusterDriver(MgmtDriver):
         if ha:
             await self._etcd_check(c, first, masters)
         c.ctx.progress(f"{len(c.nodes)} node(s) Ready")
+        await self._storage_setup(c, first)
         await self._register_vim(c, first, api_url)
 
     async def _register_vim(self, c: Cluster, admin: Node, api_url: str) -> None:
@@ -478,11 +519,163 @@ class KubernetesClusterDriver(MgmtDriver):
             await self._pin(c, [admin, *added])
             if added:
                 await self._prepare(c, added)
+                await self._registries(c, added)
+                await self._nfs_clients(c, added)
                 await _gather([self._join(c, admin, n, endpoint) for n in added])
                 ctx.progress(f"node(s) {', '.join(n.name for n in added)} joined and Ready")
             await self._hosts(c, c.nodes)
         finally:
             await self._close(c)
+
+    # ------------------------------------------------------------------ private registries (seed 003)
+    def _registry_steps(self, c: Cluster) -> tuple[ContainerdRegistries, list[NodeRegistryConfig]]:
+        ctx = c.ctx
+        configs: list[NodeRegistryConfig] = []
+        auth: list[RegistryAuthEntry] = []
+        for r in c.p.registries:
+            ca = None
+            if r.certificate_path is not None:
+                key = f"{r.path}.certificate_path"
+                if ctx.package is None or not ctx.package.exists(r.certificate_path):
+                    raise OperationFailed(f"{key}: '{r.certificate_path}' is not a file of the VNF package")
+                try:
+                    ca = ctx.package.read(r.certificate_path).decode("utf-8")
+                except UnicodeDecodeError:
+                    raise OperationFailed(f"{key}: '{r.certificate_path}' is not a PEM certificate") from None
+                if "-----BEGIN CERTIFICATE-----" not in ca:
+                    raise OperationFailed(f"{key}: '{r.certificate_path}' is not a PEM certificate")
+            try:
+                configs.append(NodeRegistryConfig(r.server, ca_pem=ca, hosts_entry=r.hosts_entry,
+                                                  plain_http=not r.https))
+            except ValueError as e:
+                raise OperationFailed(f"{r.path}: {e}") from None
+            if r.username and r.password:
+                auth.append(RegistryAuthEntry(r.server, r.username, r.password))
+        return ContainerdRegistries(tuple(auth)), configs
+
+    async def _registries(self, c: Cluster, nodes: Sequence[Node]) -> None:
+        """Connections to the private registries on `nodes`: containerd reads hosts.toml (config_path)
+        and the credentials, then per registry hosts.toml, CA and /etc/hosts entry."""
+        if not c.p.registries or not nodes:
+            return
+        containerd, configs = self._registry_steps(c)
+
+        async def one(n: Node) -> None:
+            await c.ex.run(n.ssh, containerd)
+            for step in configs:
+                await c.ex.run(n.ssh, step)
+
+        await _gather([one(n) for n in nodes])
+        c.ctx.progress(f"private registr{'y' if len(configs) == 1 else 'ies'} "
+                       f"{', '.join(s.registry for s in configs)} configured on {', '.join(n.name for n in nodes)}")
+
+    # ------------------------------------------------------------------ storage server (seed 001)
+    def _storage_healed(self, c: Cluster) -> bool:
+        return c.storage is not None and not c.ctx.heal_entire and \
+            any(v.id == c.storage.vnfc.id for v in c.ctx.healed)
+
+    async def _nfs_clients(self, c: Cluster, nodes: Sequence[Node]) -> None:
+        if c.p.storage_server is None or not nodes:
+            return
+        await _gather([c.ex.run(n.ssh, InstallNfsClient()) for n in nodes])
+
+    def _volume_steps(self, c: Cluster) -> list[PrepareVolume]:
+        ss, st = c.p.storage_server, c.storage
+        assert ss is not None and st is not None
+        out = []
+        base = f"{P.ROOT}.storage_server.cinder_volume_setup_params"
+        for i, v in enumerate(ss.volumes):
+            found = next((s for s in st.vnfc.storages if s.virtual_storage_desc_id == v.volume_resource_id), None)
+            if found is None:
+                have = ", ".join(sorted(s.virtual_storage_desc_id for s in st.vnfc.storages)) or "none"
+                raise OperationFailed(f"{base}[{i}].volume_resource_id: storage server {st.vnfc.name} has no volume "
+                                      f"'{v.volume_resource_id}' (its virtual storages: {have})")
+            out.append(PrepareVolume(found.volume_id, v.mount_to, v.device))
+        return out
+
+    def _exports(self, c: Cluster) -> NfsExports:
+        ss = c.p.storage_server
+        assert ss is not None
+        return NfsExports(tuple(NfsExport(e.export_dir, (e.export_to,), export_id=i + 1)
+                                for i, e in enumerate(ss.exports)))
+
+    def _pv_steps(self, c: Cluster) -> list[ApplyPersistentVolume]:
+        ctx, ss = c.ctx, c.p.storage_server
+        assert ss is not None
+        out: list[ApplyPersistentVolume] = []
+        for reg in c.p.pv_registrations:
+            key = f"{reg.path}.pv_manifest_file_path"
+            if ctx.package is None or not ctx.package.exists(reg.pv_manifest_file_path):
+                raise OperationFailed(f"{key}: '{reg.pv_manifest_file_path}' is not a file of the VNF package")
+            server = None
+            for v in [*([c.storage.vnfc] if c.storage else []), *ctx.resources.vnfcs]:
+                server = v.address(reg.nfs_server_cp, floating_first=False)
+                if server:
+                    break
+            if not server:
+                raise OperationFailed(f"{reg.path}.nfs_server_cp: no VNFC has an address on CP '{reg.nfs_server_cp}'")
+            try:
+                docs = [d for d in yaml.safe_load_all(ctx.package.read(reg.pv_manifest_file_path)) if d]
+            except (yaml.YAMLError, UnicodeDecodeError) as e:
+                raise OperationFailed(f"{key}: '{reg.pv_manifest_file_path}' is not YAML: {e}") from None
+            if not docs:
+                raise OperationFailed(f"{key}: '{reg.pv_manifest_file_path}' is empty")
+            for doc in docs:
+                nfs = (doc.get("spec") or {}).get("nfs") if isinstance(doc, dict) else None
+                if not isinstance(doc, dict) or doc.get("kind") != "PersistentVolume" or not isinstance(nfs, dict):
+                    raise OperationFailed(f"{key}: '{reg.pv_manifest_file_path}' must hold NFS PersistentVolumes "
+                                          "(kind PersistentVolume with spec.nfs)")
+                name = str((doc.get("metadata") or {}).get("name") or "")
+                path = posixpath.normpath(str(nfs.get("path") or "/"))
+                if not any(path == e.export_dir or path.startswith(e.export_dir + "/") for e in ss.exports):
+                    raise OperationFailed(f"{key}: PersistentVolume '{name}' uses NFS path {path}, which no "
+                                          "storage_server.nfs_server_setup_params[].export_dir exports")
+                nfs["server"] = server  # the seed: replaced with the address of nfs_server_cp
+                try:
+                    out.append(ApplyPersistentVolume(name, yaml.safe_dump(doc, sort_keys=False), server, path))
+                except ValueError as e:
+                    raise OperationFailed(f"{key}: {e}") from None
+        return out
+
+    async def _storage_setup(self, c: Cluster, admin: Node, *, nodes_too: bool = True) -> None:
+        """Volume(s) formatted when blank and mounted, NFS exports, NFS clients on the cluster's nodes,
+        then the PersistentVolumes registered through `admin` (seed 001)."""
+        if c.p.storage_server is None:
+            return
+        st = c.storage
+        if st is None:
+            raise OperationFailed(f"{P.ROOT}.storage_server: the instance has no storage server VNFC "
+                                  f"(VDU of CP '{c.p.storage_server.ssh_cp_name}')")
+        pvs = self._pv_steps(c)  # validated before anything changes
+        volumes = self._volume_steps(c)
+        await self._pin(c, [st])
+        for step in volumes:
+            res = await c.ex.run(st.ssh, step)
+            c.ctx.progress(f"storage server {st.name}: volume {step.volume_id} "
+                           f"{'formatted and ' if res.data.get('formatted') else ''}mounted at {step.mount_to}")
+        exports = self._exports(c)
+        await c.ex.run(st.ssh, exports)
+        c.ctx.progress(f"storage server {st.name} exports {', '.join(e.path for e in exports.exports)} over NFS")
+        if nodes_too:
+            await self._nfs_clients(c, c.nodes)
+        for pv in pvs:
+            await c.ex.run(admin.ssh, pv)
+        c.ctx.state["pvs"] = [pv.name for pv in pvs]
+        if pvs:
+            c.ctx.progress(f"PersistentVolume(s) {', '.join(pv.name for pv in pvs)} registered "
+                           f"(NFS server {pvs[0].nfs_server})")
+
+    async def _storage_heal_start(self, c: Cluster, admin: Node) -> None:
+        """Before the storage server is replaced: its PVs must not be in use; they are deleted (and
+        registered again in heal_end). The volume itself is kept by the heal."""
+        names = list(c.ctx.state.get("pvs_affected") or c.ctx.state.get("pvs") or [])
+        if not names and c.p.pv_registrations:
+            names = [pv.name for pv in self._pv_steps(c)]
+        c.ctx.state["pvs_affected"] = names
+        if names:
+            c.ctx.progress(f"storage server is healed: PersistentVolume(s) {', '.join(names)} are affected; "
+                           "checking they are not in use and removing them until it is back")
+            await c.ex.run(admin.ssh, DeletePersistentVolumes(tuple(names)))
 
     def _admin(self, c: Cluster, exclude: Sequence[Node] = ()) -> Node:
         ex = {n.vnfc.id for n in exclude}
@@ -516,6 +709,8 @@ class KubernetesClusterDriver(MgmtDriver):
                 await self._etcd_check(c, admin, survivors)
                 await self._set_lb(c, survivors, survivors)
                 await c.ex.run(admin.ssh, DeleteNode(m.name))
+            if self._storage_healed(c):
+                await self._storage_heal_start(c, admin)
         finally:
             await self._close(c)
 
@@ -537,6 +732,8 @@ class KubernetesClusterDriver(MgmtDriver):
             endpoint, _ = self._endpoint(c)
             await self._prepare(c, healed)
             await self._hosts(c, healed)
+            await self._registries(c, healed)
+            await self._nfs_clients(c, healed)
             for n in healed:
                 if n.master:
                     await self._set_lb(c, [n], c.masters)
@@ -546,5 +743,12 @@ class KubernetesClusterDriver(MgmtDriver):
             if any(n.master for n in healed):
                 await self._set_lb(c, c.masters, c.masters)
                 await self._etcd_check(c, admin, c.masters)
+            if self._storage_healed(c):
+                assert c.storage is not None
+                await self._pin(c, [c.storage], repin=[c.storage])
+                ctx.progress(f"storage server {c.storage.name} replaced: mounting its volume(s) and exporting "
+                             "them again, then registering the PersistentVolumes")
+                await self._storage_setup(c, admin, nodes_too=False)
+                ctx.state.pop("pvs_affected", None)
         finally:
             await self._close(c)

@@ -12,19 +12,27 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from vnfm.adapters.mgmt.kubernetes.steps import (
+    ApplyPersistentVolume,
+    ContainerdRegistries,
     DeleteNode,
+    DeletePersistentVolumes,
     DrainNode,
+    InstallNfsClient,
     JoinInfo,
     KeepalivedVip,
     KubeadmInit,
     KubeadmJoin,
     LabelNode,
+    NfsExports,
+    NodeRegistryConfig,
     PrepareNode,
+    PrepareVolume,
     VimToken,
     WaitNodeReady,
 )
 from vnfm.adapters.remote.ssh import SshExecutor, SshTarget
 from vnfm.domain.errors import OperationFailed
+from vnfm.nodesteps import render
 from vnfm.nodesteps.ssh_executor import SshStepExecutor, parse_output
 from vnfm.nodesteps.steps import NodeStep, StepFailed, StepResult
 
@@ -53,6 +61,13 @@ class K8sSshExecutor(SshStepExecutor):
             LabelNode: self._label,
             KeepalivedVip: self._keepalived,
             VimToken: self._vim_token,
+            NodeRegistryConfig: self._registry_client,  # nodesteps' registry_client script
+            ContainerdRegistries: self._containerd_registries,
+            PrepareVolume: self._prepare_volume,
+            NfsExports: self._nfs_exports,
+            InstallNfsClient: self._nfs_client,
+            ApplyPersistentVolume: self._apply_pv,
+            DeletePersistentVolumes: self._delete_pvs,
         })
 
     async def close(self) -> None:
@@ -129,6 +144,63 @@ class K8sSshExecutor(SshStepExecutor):
         ca = base64.b64decode(out.get("ca_pem_b64", "")).decode()
         return StepResult(self._changed(out), {"token": out.get("token", ""), "ca_pem": ca})
 
+    # ------------------------------------------------------------------ registries (seed 003)
+    async def _containerd_registries(self, t: SshTarget, s: ContainerdRegistries) -> StepResult:
+        out = await self._k8s(t, s, "containerd_registries",
+                              {"CONFIG_PATH": s.config_path, "CONFIG_FILE": s.config_file, "DEADLINE_S": "60"},
+                              {"AUTH_V2": s.auth_block("io.containerd.grpc.v1.cri"),
+                               "AUTH_V3": s.auth_block("io.containerd.cri.v1.images")})
+        return StepResult(self._changed(out))
+
+    # ------------------------------------------------------------------ storage (seed 001)
+    async def _prepare_volume(self, t: SshTarget, s: PrepareVolume) -> StepResult:
+        out = await self._k8s(t, s, "prepare_volume", {
+            "VOLUME_ID": s.volume_id, "DEVICE": s.device or "", "FS_TYPE": s.fs_type, "MOUNT_TO": s.mount_to,
+            "FSTAB": s.fstab, "DEADLINE_S": "120"}, timeout=300)
+        return StepResult(self._changed(out), {"device": out.get("device", ""),
+                                               "formatted": out.get("formatted") == "true"})
+
+    async def _nfs_exports(self, t: SshTarget, s: NfsExports) -> StepResult:
+        first = s.exports[0]
+        out = await self._script(t, s, "nfs_export", {
+            "GANESHA_CONF": ganesha_conf(s),
+            "CONF_PATH": first.config_path,
+            "PIDFILE": first.pidfile,
+            "EXPORT_PATHS": "\n".join(e.path for e in s.exports),
+            "PORT": str(first.port),
+            "CHECK_ADDR": first.bind_addr or "127.0.0.1",
+            "DEADLINE_S": str(int(first.deadline_s)),
+        }, timeout=first.deadline_s + 30)
+        return StepResult(self._changed(out), {"pseudo": [e.pseudo_path for e in s.exports]})
+
+    async def _nfs_client(self, t: SshTarget, s: InstallNfsClient) -> StepResult:
+        return StepResult(self._changed(await self._k8s(t, s, "nfs_client", {}, timeout=600)))
+
+    async def _apply_pv(self, t: SshTarget, s: ApplyPersistentVolume) -> StepResult:
+        out = await self._k8s(t, s, "apply_pv", {"PV_NAME": s.name, "MANIFEST": s.manifest,
+                                                 "NFS_SERVER": s.nfs_server, "NFS_PATH": s.nfs_path})
+        return StepResult(self._changed(out))
+
+    async def _delete_pvs(self, t: SshTarget, s: DeletePersistentVolumes) -> StepResult:
+        if not s.names:
+            return StepResult(False)
+        out = await self._k8s(t, s, "delete_pvs", {"PV_NAMES": "\n".join(s.names)})
+        return StepResult(self._changed(out))
+
+
+def ganesha_conf(step: NfsExports) -> str:
+    """One nfs-ganesha configuration with every export of `step`: the EXPORT blocks nodesteps renders
+    for each NfsExport, under the shared core/log sections it renders for the first."""
+    texts = [render.render_ganesha_conf(e) for e in step.exports]
+    head, sep, _ = texts[0].partition("EXPORT {\n")
+    tail = texts[0][texts[0].index("LOG {\n"):]
+    blocks = []
+    for text in texts:
+        start, end = text.index("EXPORT {\n"), text.index("LOG {\n")
+        blocks.append(text[start:end])
+    assert sep and tail
+    return head + "".join(blocks) + tail
+
 
 def ssh_executor(ctx: LcmContext, cp: ClusterParams, nodes: list[Node]) -> K8sSshExecutor:
     by_addr = {n.ssh: n for n in nodes}
@@ -138,7 +210,9 @@ def ssh_executor(ctx: LcmContext, cp: ClusterParams, nodes: list[Node]) -> K8sSs
         n = by_addr.get(host)
         if n is None:
             raise OperationFailed(f"{host} is not a node of this cluster")
-        p = cp.master if n.master else cp.worker
+        p: Any = cp.master if n.master else cp.worker
+        if n.role == "storage" and cp.storage_server is not None:
+            p = cp.storage_server
         return SshTarget(host, username=p.username, password=p.password, private_key=p.ssh_private_key,
                          known_host_key=pins.get(n.vnfc.id))
 

@@ -8,11 +8,12 @@ repr=False and travel to hosts as exported variables on stdin, never in argv.
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import ClassVar
 
-from vnfm.nodesteps.steps import NodeStep
+from vnfm.nodesteps.steps import NfsExport, NodeStep, RegistryClientConfig
 
 _NODE = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 _LABEL_KEY = re.compile(r"^([a-z0-9.-]{1,253}/)?[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$")
@@ -219,3 +220,166 @@ class VimToken(NodeStep):
     def __post_init__(self) -> None:
         _check_node(self.service_account)
         _check_node(self.namespace)
+
+
+# ============================================================================= private registries (seed 003)
+_REGISTRY = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$")
+
+
+@dataclass(frozen=True)
+class NodeRegistryConfig(RegistryClientConfig):
+    """RegistryClientConfig for a registry named as its images reference it: "host:port" or just
+    "host" (the seeds' "registry.example.com", HTTPS on 443), so containerd's certs.d/<name>
+    matches the image references."""
+
+    kind: ClassVar[str] = "registry-client-config"
+
+    def __post_init__(self) -> None:
+        if not _REGISTRY.match(self.registry):
+            raise ValueError(f"registry {self.registry!r} is not host[:port]")
+        probe = self.registry if re.search(r":[0-9]+$", self.registry) else f"{self.registry}:443"
+        RegistryClientConfig(**{**{f.name: getattr(self, f.name) for f in fields(RegistryClientConfig)},
+                                "registry": probe})  # the base step's validation
+
+    @property
+    def registry_host(self) -> str:
+        h = self.registry.rsplit(":", 1)[0] if re.search(r":[0-9]+$", self.registry) else self.registry
+        return h[1:-1] if h.startswith("[") else h
+
+
+@dataclass(frozen=True)
+class RegistryAuthEntry:
+    server: str
+    username: str = field(repr=False)
+    password: str = field(repr=False)
+
+
+@dataclass(frozen=True)
+class ContainerdRegistries(NodeStep):
+    """containerd's CRI reads per-registry hosts.toml from `config_path` (set when the node's
+    config lacks it) and the credentials of `auth` (a marked block of config.toml, which is then
+    0600; an empty tuple removes the block). containerd is restarted only when something changed."""
+
+    kind: ClassVar[str] = "containerd-registries"
+    auth: tuple[RegistryAuthEntry, ...] = ()
+    config_path: str = "/etc/containerd/certs.d"
+    config_file: str = "/etc/containerd/config.toml"
+
+    def __post_init__(self) -> None:
+        for a in self.auth:
+            if not _REGISTRY.match(a.server):
+                raise ValueError(f"registry {a.server!r} is not host[:port]")
+            if not a.username or not a.password:
+                raise ValueError(f"registry {a.server}: username and password are both needed")
+            if any(c in a.username + a.password for c in "\n\r"):
+                raise ValueError(f"registry {a.server}: credentials must be single lines")
+        for p in (self.config_path, self.config_file):
+            if not re.match(r"^/[A-Za-z0-9_./-]+$", p):
+                raise ValueError(f"{p!r} is not a plain absolute path")
+
+    def describe(self) -> str:
+        return f"{self.kind} [{', '.join(a.server for a in self.auth)}]"
+
+    def auth_block(self, plugin: str) -> str:
+        """The TOML for `plugin` (CRI plugin id), credentials as TOML basic strings."""
+        lines = []
+        for a in self.auth:
+            lines += [f"[plugins.{json.dumps(plugin)}.registry.configs.{json.dumps(a.server)}.auth]",
+                      f"  username = {json.dumps(a.username)}", f"  password = {json.dumps(a.password)}"]
+        return "\n".join(lines)
+
+
+# ============================================================================= storage server (seed 001)
+@dataclass(frozen=True)
+class PrepareVolume(NodeStep):
+    """Make the block device of volume `volume_id` (or `device`) an ext4 file system (only when it
+    has none), mounted at `mount_to` with a persistent /etc/fstab entry (by UUID, nofail)."""
+
+    kind: ClassVar[str] = "storage-prepare-volume"
+    volume_id: str
+    mount_to: str
+    device: str | None = None
+    fs_type: str = "ext4"
+    fstab: str = "/etc/fstab"
+
+    def __post_init__(self) -> None:
+        if not re.match(r"^[A-Za-z0-9-]{1,64}$", self.volume_id):
+            raise ValueError(f"volume id {self.volume_id!r} is not a VIM volume id")
+        for p in (self.mount_to, self.fstab, *([self.device] if self.device else [])):
+            if not re.match(r"^/[A-Za-z0-9_./@:+-]*$", p) or "/../" in p + "/" or "//" in p:
+                raise ValueError(f"{p!r} is not a plain absolute path")
+        if self.fs_type not in ("ext4", "xfs"):
+            raise ValueError("fs_type must be ext4 or xfs")
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.volume_id} -> {self.mount_to}"
+
+
+@dataclass(frozen=True)
+class NfsExports(NodeStep):
+    """Several NfsExport at once: one nfs-ganesha configuration with an EXPORT per item (the
+    NfsExport step owns the whole configuration, so exports must be installed together)."""
+
+    kind: ClassVar[str] = "nfs-exports"
+    exports: tuple[NfsExport, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "exports", tuple(self.exports))
+        if not self.exports:
+            raise ValueError("at least one export is needed")
+        first = self.exports[0]
+        ids, pseudos = set(), set()
+        for e in self.exports:
+            if (e.port, e.bind_addr, e.config_path, e.pidfile) != (first.port, first.bind_addr, first.config_path,
+                                                                   first.pidfile):
+                raise ValueError("all exports must share port, bind address, config and pid file")
+            if e.export_id in ids or e.pseudo_path in pseudos:
+                raise ValueError(f"duplicate export id or pseudo path ({e.export_id}, {e.pseudo_path})")
+            ids.add(e.export_id)
+            pseudos.add(e.pseudo_path)
+
+    def describe(self) -> str:
+        return f"{self.kind} [{', '.join(e.path for e in self.exports)}]"
+
+
+@dataclass(frozen=True)
+class InstallNfsClient(NodeStep):
+    """The NFS client (nfs-common, mount.nfs) a kubelet needs to mount NFS PersistentVolumes."""
+
+    kind: ClassVar[str] = "nfs-client"
+
+
+@dataclass(frozen=True)
+class ApplyPersistentVolume(NodeStep):
+    """On a control plane: create or update PersistentVolume `name` (an NFS PV). The NFS source of
+    a PV is immutable: when it changed, an unbound PV is replaced, a bound one fails the step."""
+
+    kind: ClassVar[str] = "k8s-apply-pv"
+    name: str
+    manifest: str  # YAML
+    nfs_server: str
+    nfs_path: str
+
+    def __post_init__(self) -> None:
+        _check_node(self.name)
+        _check_ip("NFS server", self.nfs_server)
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.name}"
+
+
+@dataclass(frozen=True)
+class DeletePersistentVolumes(NodeStep):
+    """On a control plane: delete the named PVs, all or none: when one is Bound (in use by a
+    claim) nothing is deleted and the step fails naming the PVs and their claims."""
+
+    kind: ClassVar[str] = "k8s-delete-pvs"
+    names: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "names", tuple(self.names))
+        for n in self.names:
+            _check_node(n)
+
+    def describe(self) -> str:
+        return f"{self.kind} [{', '.join(self.names)}]"

@@ -22,14 +22,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vnfm.adapters.mgmt.kubernetes.steps import (
+    ApplyPersistentVolume,
+    ContainerdRegistries,
     DeleteNode,
+    DeletePersistentVolumes,
     DrainNode,
+    InstallNfsClient,
     JoinInfo,
     KeepalivedVip,
     KubeadmInit,
     KubeadmJoin,
     LabelNode,
+    NfsExports,
+    NodeRegistryConfig,
     PrepareNode,
+    PrepareVolume,
     VimToken,
     WaitNodeReady,
 )
@@ -39,7 +46,9 @@ from vnfm.nodesteps.steps import (
     EtcdMemberList,
     EtcdMemberRemove,
     HaproxySetBackends,
+    NfsExport,
     NodeStep,
+    RegistryClientConfig,
     SetHostsEntries,
     StepExecutor,
     StepFailed,
@@ -72,7 +81,7 @@ def _fake_ca() -> tuple[str, str]:
 
 def empty() -> dict[str, Any]:
     return {"cluster": {}, "nodes": {}, "pods": {}, "pdbs": {}, "etcd": {"members": {}},
-            "hosts": {}, "service_accounts": {}, "vim": None, "faults": {}}
+            "hosts": {}, "service_accounts": {}, "vim": None, "faults": {}, "volumes": {}, "pvs": {}}
 
 
 class TwinExecutor(StepExecutor):
@@ -99,6 +108,15 @@ class TwinExecutor(StepExecutor):
             EtcdHealth: self._etcd_health,
             HaproxySetBackends: self._haproxy,
             SetHostsEntries: self._hosts_entries,
+            RegistryClientConfig: self._registry_client,
+            NodeRegistryConfig: self._registry_client,
+            ContainerdRegistries: self._containerd_registries,
+            PrepareVolume: self._prepare_volume,
+            NfsExport: self._nfs_export,
+            NfsExports: self._nfs_exports,
+            InstallNfsClient: self._nfs_client,
+            ApplyPersistentVolume: self._apply_pv,
+            DeletePersistentVolumes: self._delete_pvs,
         }
 
     # ------------------------------------------------------------------ state helpers
@@ -465,11 +483,164 @@ class TwinExecutor(StepExecutor):
 
         return StepResult(self._tx(fn))
 
+    # ------------------------------------------------------------------ registries (seed 003)
+    def _registry_client(self, host: str, sid: str, step: RegistryClientConfig) -> StepResult:
+        def fn(st: dict[str, Any]) -> bool:
+            h = st["hosts"].setdefault(sid, {})
+            regs = h.setdefault("registries", {})
+            want = {"scheme": "http" if step.plain_http else "https",
+                    "hosts_toml": f"{step.certs_dir}/{step.registry}/hosts.toml",
+                    "ca_sha256": _sha(step.ca_pem.strip()) if step.ca_pem else None,
+                    "hosts_entry": list(step.hosts_entry) if step.hosts_entry else None}
+            changed = regs.get(step.registry) != want
+            regs[step.registry] = want
+            if step.hosts_entry is not None:
+                block = f"vnfm-registry-{step.registry_host}"[:63]
+                blocks = h.setdefault("etc_hosts", {})
+                entry = [[step.hosts_entry[0], [step.hosts_entry[1]]]]
+                if blocks.get(block) != entry:
+                    blocks[block] = entry
+                    h["etc_hosts_writes"] = h.get("etc_hosts_writes", 0) + 1
+                    changed = True
+            return changed
+
+        return StepResult(self._tx(fn))
+
+    def _containerd_registries(self, host: str, sid: str, step: ContainerdRegistries) -> StepResult:
+        def fn(st: dict[str, Any]) -> bool:
+            h = st["hosts"].setdefault(sid, {})
+            if not h.get("prepared"):
+                raise StepFailed(host, step, f"{step.config_file} does not exist: containerd is not installed "
+                                             "(prepare the node first)")
+            # credentials: only which registry has some, and a hash (never the secrets themselves)
+            want = {"config_path": step.config_path,
+                    "auth": {a.server: _sha(f"{a.username}:{a.password}") for a in step.auth}}
+            cur = h.get("containerd")
+            if cur is not None and {k: cur[k] for k in want} == want:
+                return False
+            h["containerd"] = {**want, "restarts": (cur or {}).get("restarts", 0) + 1}
+            return True
+
+        return StepResult(self._tx(fn))
+
+    # ------------------------------------------------------------------ storage (seed 001)
+    def _prepare_volume(self, host: str, sid: str, step: PrepareVolume) -> StepResult:
+        server = self.sim.server_by_address(host) or {}
+        if step.volume_id not in (server.get("volumes") or []):
+            raise StepFailed(host, step, f"no block device for volume {step.volume_id}: it is not attached to "
+                                         f"server {server.get('name', sid)}")
+
+        def fn(st: dict[str, Any]) -> tuple[bool, bool]:
+            vol = st["volumes"].setdefault(step.volume_id, {})  # lives with the volume, across heals
+            changed = formatted = False
+            if not vol.get("fs"):
+                vol.update(fs=step.fs_type, uuid=_sha(step.volume_id)[:8] + "-" + secrets.token_hex(4),
+                           formats=vol.get("formats", 0) + 1)
+                changed = formatted = True
+            for other_sid, other in st["hosts"].items():  # a volume is attached to one server: the old one
+                if other_sid != sid and step.volume_id in (other.get("mounts") or {}).values():  # is gone
+                    for k in ("mounts", "fstab", "nfs"):
+                        other.pop(k, None)
+            h = st["hosts"].setdefault(sid, {})  # host-local: a healed server starts clean
+            line = f"UUID={vol['uuid']} {step.mount_to} {vol['fs']} defaults,nofail 0 2"
+            fstab = h.setdefault("fstab", {})
+            if fstab.get(step.mount_to) != line:
+                fstab[step.mount_to] = line
+                changed = True
+            mounts = h.setdefault("mounts", {})
+            if step.mount_to in mounts and mounts[step.mount_to] != step.volume_id:
+                raise StepFailed(host, step, f"{step.mount_to} has another device mounted")
+            if step.mount_to not in mounts:
+                mounts[step.mount_to] = step.volume_id
+                changed = True
+            return changed, formatted
+
+        changed, formatted = self._tx(fn)
+        return StepResult(changed, {"device": f"/dev/disk/by-id/virtio-{step.volume_id[:20]}",
+                                    "formatted": formatted})
+
+    def _nfs_export(self, host: str, sid: str, step: NfsExport) -> StepResult:
+        return self._nfs_exports(host, sid, NfsExports((step,)))
+
+    def _nfs_exports(self, host: str, sid: str, step: NfsExports) -> StepResult:
+        def fn(st: dict[str, Any]) -> bool:
+            h = st["hosts"].setdefault(sid, {})
+            mounts = h.get("mounts") or {}
+            want = []
+            for e in step.exports:
+                on = next((st["volumes"][v]["uuid"] for m, v in mounts.items()
+                           if e.path == m or e.path.startswith(m + "/")), None)
+                want.append({"path": e.path, "pseudo": e.pseudo_path, "clients": list(e.clients),
+                             "port": e.port, "volume_uuid": on})
+            cur = h.get("nfs")
+            if cur is not None and cur["exports"] == want:
+                return False
+            h["nfs"] = {"exports": want, "restarts": (cur or {}).get("restarts", -1) + 1, "address": host}
+            return True
+
+        return StepResult(self._tx(fn), {"pseudo": [e.pseudo_path for e in step.exports]})
+
+    def _nfs_client(self, host: str, sid: str, step: InstallNfsClient) -> StepResult:
+        def fn(st: dict[str, Any]) -> bool:
+            h = st["hosts"].setdefault(sid, {})
+            if h.get("nfs_client"):
+                return False
+            h["nfs_client"] = True
+            return True
+
+        return StepResult(self._tx(fn))
+
+    def _apply_pv(self, host: str, sid: str, step: ApplyPersistentVolume) -> StepResult:
+        def fn(st: dict[str, Any]) -> bool:
+            if self._node_on(st, sid, "master") is None:
+                raise StepFailed(host, step, "this host is not a control plane")
+            cur = st["pvs"].get(step.name)
+            want = {"nfs_server": step.nfs_server, "nfs_path": step.nfs_path, "manifest_sha256": _sha(step.manifest)}
+            if cur is not None:
+                if {k: cur[k] for k in want} == want:
+                    return False
+                if (cur["nfs_server"], cur["nfs_path"]) != (step.nfs_server, step.nfs_path) \
+                        and cur.get("phase") == "Bound":
+                    raise StepFailed(host, step, f"PersistentVolume {step.name} points at "
+                                                 f"'{cur['nfs_server']} {cur['nfs_path']}' and is Bound to "
+                                                 f"{cur.get('claim')}: cannot move it")
+                if (cur["nfs_server"], cur["nfs_path"]) == (step.nfs_server, step.nfs_path):
+                    cur.update(want)
+                    return True
+            st["pvs"][step.name] = {**want, "phase": "Available", "claim": None,
+                                    "created": (cur or {}).get("created", 0) + 1}
+            return True
+
+        return StepResult(self._tx(fn))
+
+    def _delete_pvs(self, host: str, sid: str, step: DeletePersistentVolumes) -> StepResult:
+        def fn(st: dict[str, Any]) -> bool:
+            if self._node_on(st, sid, "master") is None:
+                raise StepFailed(host, step, "this host is not a control plane")
+            present = [n for n in step.names if n in st["pvs"]]
+            bound = [f"{n} (claim {st['pvs'][n]['claim']})" for n in present if st["pvs"][n]["phase"] == "Bound"]
+            if bound:
+                raise StepFailed(host, step, f"PersistentVolumes in use: {' '.join(bound)}")
+            for n in present:
+                del st["pvs"][n]
+            return bool(present)
+
+        return StepResult(self._tx(fn))
+
+    def bind_pv(self, name: str, claim: str | None) -> None:
+        """Test helper: a claim binds (or, None, releases) a PersistentVolume."""
+        def fn(st: dict[str, Any]) -> None:
+            pv = st["pvs"][name]
+            pv["phase"], pv["claim"] = ("Bound", claim) if claim else ("Available", None)
+
+        self._tx(fn)
+
 
 def view(extras: dict[str, Any]) -> dict[str, Any]:
     """A readable summary of the twin (for the CLI, the simulator API and tests)."""
     st = extras.get(KEY) or empty()
     hosts = st.get("hosts", {})
+    names = {n["server_id"]: n["name"] for n in st.get("nodes", {}).values()}
     return {
         "endpoint": st.get("cluster", {}).get("endpoint"),
         "nodes": {n: {"role": v["role"], "ready": v["ready"], "cordoned": v["cordoned"],
@@ -480,4 +651,11 @@ def view(extras: dict[str, Any]) -> dict[str, Any]:
                     for h in hosts.values() if "haproxy" in h},
         "pods": st.get("pods", {}),
         "vim": st.get("vim"),
+        "registries": {names.get(sid, sid): {"registries": h["registries"], "containerd": h.get("containerd")}
+                       for sid, h in sorted(hosts.items()) if "registries" in h and sid in names},
+        "storage": {sid: {"mounts": h.get("mounts", {}), "fstab": h.get("fstab", {}), "nfs": h.get("nfs")}
+                    for sid, h in sorted(hosts.items()) if "mounts" in h or "nfs" in h},
+        "nfs_clients": sorted(names[sid] for sid, h in hosts.items() if h.get("nfs_client") and sid in names),
+        "volumes": st.get("volumes", {}),
+        "pvs": st.get("pvs", {}),
     }
