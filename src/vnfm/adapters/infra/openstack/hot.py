@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from vnfm.domain.errors import UnprocessableEntity
+from vnfm.domain.ext_links import ext_cp_map
 from vnfm.domain.vnfd import Flavour
 from vnfm.service.ports import PackageFiles
 
@@ -244,29 +245,6 @@ def _resolve(listing: list[str], from_path: str, t: str) -> str | None:
 class VduChoice:
     flavor: str
     image: str
-
-
-def ext_cp_map(ext_virtual_links: list[dict[str, Any]]) -> dict[str, tuple[str, str, list[str]]]:
-    """cpdId -> (extVirtualLinks[].id, network id (resourceId), fixed addresses asked for)."""
-    out: dict[str, tuple[str, str, list[str]]] = {}
-    for evl in ext_virtual_links or []:
-        evl_id = str(evl.get("id") or evl.get("resourceId") or "")
-        network_id = str(evl.get("resourceId") or evl_id)
-        for ext_cp in evl.get("extCps") or []:
-            cpd_id = ext_cp.get("cpdId")
-            if not cpd_id:
-                continue
-            configs = ext_cp.get("cpConfig") or []
-            if isinstance(configs, dict):  # SOL003 v3 uses a map keyed by cpConfigId
-                configs = list(configs.values())
-            fixed: list[str] = []
-            for cfg in configs:
-                for proto in (cfg or {}).get("cpProtocolData") or []:
-                    ipoe = (proto or {}).get("ipOverEthernet") or {}
-                    for ipa in ipoe.get("ipAddresses") or []:
-                        fixed.extend(str(a) for a in ipa.get("fixedAddresses") or [])
-            out[str(cpd_id)] = (evl_id, network_id, fixed)
-    return out
 
 
 def build_parameters(

@@ -23,6 +23,7 @@ from vnfm.adapters.infra.simulator.cloud import (
     StorageSpec,
 )
 from vnfm.domain.errors import NotFound, UnprocessableEntity
+from vnfm.domain.ext_links import ext_cp_map
 from vnfm.domain.resources import CpResource, StorageResource, VirtualLinkResource, Vnfc, VnfResources
 from vnfm.domain.vnfd import Flavour
 from vnfm.service.ports import InfraContext, InfraDriver
@@ -217,7 +218,7 @@ class SimulatorInfraDriver(InfraDriver):
             ctx.progress(f"network {net['name']} ({net['cidr']}) created for VL {vld_id}")
 
     async def _cp_specs(self, ctx: InfraContext, vdu_id: str) -> list[CpSpec]:
-        ext = _ext_cp_map(ctx.ext_virtual_links)
+        ext = ext_cp_map(ctx.ext_virtual_links)
         dep = self.cloud.deployment(ctx.instance_id) or {}
         specs: list[CpSpec] = []
         first_external = True
@@ -345,29 +346,6 @@ def _needs_bring_up(state: dict[str, Any], vnfc: dict[str, Any]) -> bool:
     if any(cp["port_id"] not in state["ports"] for cp in vnfc["cps"].values()):
         return True
     return any(st["volume_id"] not in state["volumes"] for st in vnfc["storages"].values())
-
-
-def _ext_cp_map(ext_virtual_links: list[dict[str, Any]]) -> dict[str, tuple[str, str, list[str]]]:
-    """cpdId -> (extVirtualLinks[].id, network id (resourceId), fixed addresses asked for)."""
-    out: dict[str, tuple[str, str, list[str]]] = {}
-    for evl in ext_virtual_links or []:
-        evl_id = str(evl.get("id") or evl.get("resourceId") or "")
-        network_id = str(evl.get("resourceId") or evl_id)
-        for ext_cp in evl.get("extCps") or []:
-            cpd_id = ext_cp.get("cpdId")
-            if not cpd_id:
-                continue
-            configs = ext_cp.get("cpConfig") or []
-            if isinstance(configs, dict):  # SOL003 v3 uses a map keyed by cpConfigId
-                configs = list(configs.values())
-            fixed: list[str] = []
-            for cfg in configs:
-                for proto in (cfg or {}).get("cpProtocolData") or []:
-                    ipoe = (proto or {}).get("ipOverEthernet") or {}
-                    for ipa in ipoe.get("ipAddresses") or []:
-                        fixed.extend(str(a) for a in ipa.get("fixedAddresses") or [])
-            out[cpd_id] = (evl_id, network_id, fixed)
-    return out
 
 
 def _storage_specs(flavour: Flavour, vdu_id: str) -> list[StorageSpec]:
