@@ -122,4 +122,6 @@ async def test_parallel_joins_with_join_latency(k8s: K8s) -> None:
     occ = await k8s.done(k8s.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance",
                                                             "numberOfSteps": 3}))
     assert len(k8s.view(inst_id)["nodes"]) == 6
-    assert occ.plan["timings"]["scale_end"] < 0.05 * 3  # joined in parallel, not one after another
+    assert occ.operation_state.value == "COMPLETED"
+    # joined in parallel, not one after another (observed by the twin, not timed)
+    assert k8s.driver.twin_config.observed["max_joins_in_flight"] == 3

@@ -63,6 +63,9 @@ class TwinConfig:
     """Latencies (seconds) of the twin. `step_latency` is keyed by step kind."""
 
     join_time: float = 0.0  # kubeadm join of one node
+    # What the twin observed while running (e.g. how many joins ran at once): makes parallelism
+    # checkable without timing assertions.
+    observed: dict[str, int] = field(default_factory=dict)
     ready_delay: float = 0.0  # from join until the node reports Ready
     step_latency: dict[str, float] = field(default_factory=dict)
     poll: float = 0.01
@@ -180,11 +183,19 @@ class TwinExecutor(StepExecutor):
             raise StepFailed(host, step, f"step {type(step).__name__} is not supported by the twin")
         server = self._server(host, step)
         delay = self.config.step_latency.get(step.kind, 0.0)
-        if isinstance(step, KubeadmJoin):
+        joining = isinstance(step, KubeadmJoin)
+        if joining:
             delay += self.config.join_time
-        if delay > 0:
-            await asyncio.sleep(delay)
-            server = self._server(host, step)
+            seen = self.config.observed
+            seen["joins_in_flight"] = seen.get("joins_in_flight", 0) + 1
+            seen["max_joins_in_flight"] = max(seen.get("max_joins_in_flight", 0), seen["joins_in_flight"])
+        try:
+            if delay > 0:
+                await asyncio.sleep(delay)
+                server = self._server(host, step)
+        finally:
+            if joining:
+                self.config.observed["joins_in_flight"] -= 1
         result = handler(host, server["id"], step)
         if asyncio.iscoroutine(result):
             result = await result
