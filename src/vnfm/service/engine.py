@@ -34,6 +34,7 @@ from vnfm.domain.model import (
     VnfState,
     utcnow,
 )
+from vnfm.domain.patch import merge_patch
 from vnfm.domain.resources import Vnfc, VnfResources
 from vnfm.domain.scaling import initial_scale_levels, target_counts
 from vnfm.domain.vnfd import Flavour, Vnfd
@@ -581,11 +582,11 @@ class LcmEngine:
             for key, attr in (("metadata", "metadata"), ("extensions", "extensions"),
                               ("vnfConfigurableProperties", "vnf_configurable_properties")):
                 if key in changes:
-                    setattr(inst, attr, _merge_patch(getattr(inst, attr), changes[key]))
+                    setattr(inst, attr, merge_patch(getattr(inst, attr), changes[key]))
             if "vimConnectionInfo" in changes:
                 by_id = {e.get("id"): e for e in inst.vim_connection_info}
                 for entry in changes["vimConnectionInfo"]:
-                    by_id[entry.get("id")] = _merge_patch(by_id.get(entry.get("id"), {}), entry)
+                    by_id[entry.get("id")] = merge_patch(by_id.get(entry.get("id"), {}), entry)
                 inst.vim_connection_info = list(by_id.values())
             job.occ.changed_info = {k: v for k, v in changes.items() if k != "vimConnectionInfo"}
 
@@ -658,19 +659,6 @@ def _clear_instantiated(inst: VnfInstance) -> None:
     inst.vim_id = None
 
 
-def _merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7396 JSON merge patch."""
-    if not isinstance(patch, dict):
-        return patch
-    out = dict(target) if isinstance(target, dict) else {}
-    for k, v in patch.items():
-        if v is None:
-            out.pop(k, None)
-        else:
-            out[k] = _merge_patch(out.get(k), v)
-    return out
-
-
 def _override(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     """A request's additionalParams override the stored ones, one dict level deep per key."""
     out = dict(base)
@@ -683,5 +671,3 @@ def _override(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
             out[k] = v
     return out
 
-
-merge_patch = _merge_patch

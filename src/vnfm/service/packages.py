@@ -12,6 +12,7 @@ from typing import Any
 
 from vnfm.domain.errors import BadRequest, Conflict, NotFound, UnprocessableEntity, VnfmError
 from vnfm.domain.model import OnboardingState, OperationalState, UsageState, VnfPackage
+from vnfm.domain.patch import merge_patch
 from vnfm.domain.vnfd import Vnfd
 from vnfm.packaging.csar import CsarLimits, ExtractedPackage, extract_to, read_csar
 from vnfm.packaging.tosca import package_summary, parse_vnfd
@@ -92,13 +93,7 @@ class PackageService:
                 udd = changes["userDefinedData"]
                 if not isinstance(udd, dict):
                     raise BadRequest("userDefinedData must be an object")
-                merged = dict(pkg.user_defined_data)
-                for k, v in udd.items():
-                    if v is None:
-                        merged.pop(k, None)
-                    else:
-                        merged[k] = v
-                pkg.user_defined_data = merged
+                pkg.user_defined_data = merge_patch(pkg.user_defined_data, udd)
             uow.packages.save(pkg)
             uow.commit()
         return changes

@@ -206,8 +206,3 @@ class Notifier(Protocol):
     """Delivers notifications to subscribers (asynchronously, with retries)."""
 
     def publish(self, notification: dict[str, Any], *, instance_info: dict[str, Any] | None = None) -> None: ...
-
-
-class Clock(Protocol):
-    def __call__(self) -> float: ...
-

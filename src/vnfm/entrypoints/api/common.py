@@ -17,7 +17,7 @@ def app_of(request: Request) -> App:
     return request.app.state.vnfm
 
 
-async def json_body(request: Request, *, merge_patch: bool = False) -> Any:
+async def json_body(request: Request) -> Any:
     raw = await request.body()
     if not raw:
         raise BadRequest("the request has no body; a JSON object is expected")

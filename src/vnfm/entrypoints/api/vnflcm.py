@@ -48,7 +48,7 @@ async def show_instance(request: Request, inst_id: str) -> dict[str, object]:
 
 @router.patch("/v1/vnf_instances/{inst_id}")
 async def modify_instance(request: Request, inst_id: str) -> Response:
-    occ = app_of(request).instances.modify(inst_id, await json_body(request, merge_patch=True))
+    occ = app_of(request).instances.modify(inst_id, await json_body(request))
     return _accepted(request, occ)
 
 

@@ -50,7 +50,7 @@ async def show_package(request: Request, pkg_id: str) -> dict[str, object]:
 
 @router.patch("/vnf_packages/{pkg_id}")
 async def modify_package(request: Request, pkg_id: str) -> dict[str, object]:
-    body = await json_body(request, merge_patch=True)
+    body = await json_body(request)
     if not isinstance(body, dict):
         raise BadRequest("VnfPkgInfoModifications must be a JSON object")
     return app_of(request).packages.modify(pkg_id, body)
