@@ -37,14 +37,20 @@ DBPW=$(secret); PW=$(secret); ADMIN_PW=$(secret)
 cp "$HERE/wsgi_wrap.py" "$STATE/lib/"
 
 # --- configuration files: templates in etc/, paste files from the venv --------------------
+# Substitutions in bash, not sed: the passwords must not appear on a command line (ps, /proc).
+subst() {  # subst LINE SERVICE: the line with @SVC@, @STATE@, @DBPW@ and @PW@ filled in
+  local l=$1
+  l=${l//@SVC@/"$2"}; l=${l//@STATE@/"$STATE"}; l=${l//@DBPW@/"$DBPW"}; l=${l//@PW@/"$PW"}
+  printf '%s\n' "$l"
+}
 render() {  # render TEMPLATE SERVICE > file
-  local svc=$2 line
+  local svc=$2 line inc
   while IFS= read -r line || [ -n "$line" ]; do
     case "$line" in
-      @AUTHTOKEN:*@) sed -e "s|@SVC@|$svc|g" -e "s|@PW@|$PW|g" "$HERE/etc/authtoken.inc" ;;
-      *) printf '%s\n' "$line" ;;
+      @AUTHTOKEN:*@) while IFS= read -r inc || [ -n "$inc" ]; do subst "$inc" "$svc"; done <"$HERE/etc/authtoken.inc" ;;
+      *) subst "$line" "$svc" ;;
     esac
-  done <"$1" | sed -e "s|@STATE@|$STATE|g" -e "s|@DBPW@|$DBPW|g" -e "s|@PW@|$PW|g"
+  done <"$1"
 }
 for svc in keystone placement glance neutron nova heat; do
   mkdir -p "$STATE/etc/$svc"

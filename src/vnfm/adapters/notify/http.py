@@ -453,7 +453,7 @@ class HttpNotifier:
                 reason = str(exc)
             except httpx.HTTPError as exc:
                 reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            reason = scrub(reason, secrets)
+            reason = scrub(reason.replace(sub.callback_uri, target), secrets)  # URI may carry user-info
             if attempt < self.attempts:
                 delay = self._backoff(attempt)
                 log.warning(

@@ -20,7 +20,6 @@ import ipaddress
 import os
 import secrets
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from vnfm.adapters.infra.simulator.store import JsonFileStateStore, MemoryStateStore, StateStore
 from vnfm.domain.errors import Conflict, NotFound, OperationFailed
+from vnfm.domain.model import new_id
 
 if TYPE_CHECKING:
     from vnfm.config import Settings
@@ -150,10 +150,6 @@ class ServerSpec:
 # ============================================================================= helpers
 def now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def new_id() -> str:
-    return str(uuid.uuid4())
 
 
 def _ssh_string(data: bytes) -> bytes:
