@@ -126,10 +126,13 @@ class SshStepExecutor(StepExecutor):
         inputs: Mapping[str, str],
         secrets: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        text: str | None = None,
     ) -> dict[str, str]:
+        """Run script `name` (`text`, or the nodesteps script of that name); StepFailed with the
+        tail of its stderr when it fails; its `@@ key=value` lines otherwise."""
         res = await self.ssh.run_script(
             target,
-            script_text(name),
+            script_text(name) if text is None else text,
             env_secrets=secrets,
             stdin_vars=inputs,
             timeout=timeout or self.timeout,

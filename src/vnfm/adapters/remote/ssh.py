@@ -1,7 +1,8 @@
 """Async SSH executor (asyncssh) used by management drivers to run steps on VNFC hosts.
 
 * One connection per (host, port, username) is opened lazily and reused; a lost connection is
-  reopened once, transparently, on the next command.
+  reopened once, transparently, on the next command (never a command that had started: it may
+  have had side effects).
 * A semaphore bounds the number of commands in flight (channels) across all hosts.
 * Host keys are pinned: the first contact with a host whose `SshTarget.known_host_key` is None
   records the key it presented (returned by `connect`, reported to `on_host_key`, kept in
@@ -339,24 +340,29 @@ class SshExecutor:
         data = stdin.encode() if isinstance(stdin, str) else stdin
         host_sem = self._host_sems.setdefault(target.key, asyncio.Semaphore(self._per_host))
         async with self._sem, host_sem:
+            loop = asyncio.get_running_loop()
+            end = loop.time() + limit
             for attempt in (1, 2):
                 c = await self._get(target)
                 log.debug("ssh %s: %s", target.host, shown)
+                started = False
                 try:
-                    proc = await asyncio.wait_for(
-                        c.conn.run(command, input=data if data is not None else b"", encoding=None,
-                                   check=False),
-                        limit,
-                    )
+                    async with asyncio.timeout_at(end):
+                        process = await c.conn.create_process(
+                            command, input=data if data is not None else b"", encoding=None
+                        )
+                        started = True
+                        proc = await process.wait(check=False)
                 except TimeoutError:
                     raise SshTimeout(f"{shown} on {target.host} timed out after {limit:g}s") from None
                 except (asyncssh.ConnectionLost, asyncssh.ChannelOpenError, BrokenPipeError,
                         ConnectionResetError) as e:
-                    # a dead cached connection (host rebooted): reopen once
                     dead = not c.usable or isinstance(e, asyncssh.ConnectionLost)
                     if dead and self._conns.get(target.key) is c:
                         self._conns.pop(target.key, None)
-                    if attempt == 2 or not dead:
+                    # a dead cached connection (host rebooted) is reopened once, but only when the
+                    # command never started: one that did may have had side effects (kubeadm join)
+                    if attempt == 2 or not dead or started:
                         raise SshConnectError(
                             f"connection to {target} lost while running {shown}: {type(e).__name__}"
                         ) from None

@@ -12,6 +12,7 @@ if [ -s "$pidfile" ]; then
     changed=true
     deadline=$((SECONDS + DEADLINE_S))
     while kill -0 "$pid" 2>/dev/null; do
+      if [ "$SECONDS" -ge "$((deadline + 5))" ]; then echo "etcd (pid $pid) survived SIGKILL" >&2; exit 1; fi
       if [ "$SECONDS" -ge "$deadline" ]; then kill -KILL "$pid" 2>/dev/null || true; fi
       sleep 0.02
     done

@@ -29,6 +29,7 @@ trap - EXIT
 if [ -n "$pid" ]; then
   kill "$pid"
   while kill -0 "$pid" 2>/dev/null; do
+    if [ "$SECONDS" -ge "$((deadline + 5))" ]; then echo "nfs-ganesha (pid $pid) survived SIGKILL" >&2; exit 1; fi
     if [ "$SECONDS" -ge "$deadline" ]; then kill -KILL "$pid" 2>/dev/null || true; fi
     sleep 0.02
   done

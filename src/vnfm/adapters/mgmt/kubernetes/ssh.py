@@ -5,7 +5,6 @@ the target's known key; a first contact records it there."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 from functools import cache
 from importlib import resources
@@ -33,8 +32,8 @@ from vnfm.adapters.mgmt.kubernetes.steps import (
 from vnfm.adapters.remote.ssh import SshExecutor, SshTarget
 from vnfm.domain.errors import OperationFailed
 from vnfm.nodesteps import render
-from vnfm.nodesteps.ssh_executor import SshStepExecutor, parse_output
-from vnfm.nodesteps.steps import NodeStep, StepFailed, StepResult
+from vnfm.nodesteps.ssh_executor import SshStepExecutor
+from vnfm.nodesteps.steps import NodeStep, StepResult
 
 if TYPE_CHECKING:
     from vnfm.adapters.mgmt.kubernetes.driver import Node
@@ -76,20 +75,11 @@ class K8sSshExecutor(SshStepExecutor):
     async def verify_host_keys(self, hosts: list[str]) -> None:
         """Connect to every host: a first contact pins its key, a later one must present the pinned
         key (HostKeyChanged otherwise, before any credential is sent)."""
-        results = await asyncio.gather(*(self.ssh.connect(self.target(h)) for h in dict.fromkeys(hosts)),
-                                       return_exceptions=True)
-        for r in results:
-            if isinstance(r, BaseException):
-                raise r
+        await self.ssh.fan_out([self.target(h) for h in dict.fromkeys(hosts)], self.ssh.connect)
 
     async def _k8s(self, t: SshTarget, step: NodeStep, name: str, inputs: dict[str, str],
                    secrets: dict[str, str] | None = None, timeout: float | None = None) -> dict[str, str]:
-        res = await self.ssh.run_script(t, k8s_script(name), env_secrets=secrets, stdin_vars=inputs,
-                                        timeout=timeout or self.timeout, name=name)
-        if not res.ok:
-            tail = "\n".join(res.stderr.strip().splitlines()[-15:]) or f"exit status {res.exit_status}"
-            raise StepFailed(t.host, step, tail)
-        return parse_output(res.stdout)
+        return await self._script(t, step, name, inputs, secrets, timeout, text=k8s_script(name))
 
     async def _prepare(self, t: SshTarget, s: PrepareNode) -> StepResult:
         out = await self._k8s(t, s, "prepare_node", {"NODE": s.node, "K8S_VERSION": s.version,
