@@ -130,9 +130,6 @@ class Flavour:
     def cps_of(self, vdu_id: str) -> list[Cp]:
         return sorted((c for c in self.cps.values() if c.vdu_id == vdu_id), key=lambda c: (c.order, c.id))
 
-    def aspects_of(self, vdu_id: str) -> list[str]:
-        return sorted(a for a, deltas in self.aspect_deltas.items() if any(vdu_id in d for d in deltas.values()))
-
 
 @dataclass(frozen=True)
 class Vnfd:

@@ -46,10 +46,6 @@ log = logging.getLogger(__name__)
 START_STATES = {OpState.STARTING: "START", OpState.PROCESSING: "START", OpState.ROLLING_BACK: "START"}
 
 
-class Interrupted(Exception):
-    """The engine is shutting down; the occurrence is left for recovery."""
-
-
 @dataclass
 class Job:
     occ: OpOcc
@@ -204,13 +200,6 @@ class LcmEngine:
                     cb()
 
         task.add_done_callback(_done)
-
-    async def wait_idle(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while self.running:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"operations still running: {list(self.running)}")
-            await asyncio.sleep(0.005)
 
     # ================================================================ persistence helpers
     def _persist(self, job: Job, *, instance: bool = True) -> None:

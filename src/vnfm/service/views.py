@@ -6,6 +6,7 @@ vimConnectionInfo.accessInfo passwords and subscription authentication never lea
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -26,9 +27,10 @@ PKGM = "/vnfpkgm/v1"
 SECRET_KEYS = ("password", "secret", "token", "private_key", "privatekey", "bearer", "client_password")
 
 
-def is_secret_key(key: str) -> bool:
+def is_secret_key(key: str, words: Iterable[str] = SECRET_KEYS) -> bool:
+    """True when the normalised key contains one of `words` (the CLI passes a longer list)."""
     k = key.lower().replace("-", "_")
-    return any(s in k for s in SECRET_KEYS)
+    return any(s in k for s in words)
 
 
 def mask_secrets(value: Any) -> Any:

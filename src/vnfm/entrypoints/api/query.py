@@ -46,7 +46,6 @@ _SPECIAL = ",;()'"
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 SELECTOR_PARAMS = ("all_fields", "fields", "exclude_fields", "exclude_default")
-FLAG_PARAMS = ("all_fields", "exclude_default")
 LIST_PARAMS = ("filter", *SELECTOR_PARAMS, "nextpage_opaque_marker")
 
 

@@ -10,29 +10,20 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from vnfm.service import views
+
 MASK = "******"
 
 # A key is secret when its normalised name contains one of these words (password, ssh_password,
 # client_secret, token, private_key, ...).
-_SECRET_WORDS = (
-    "password",
-    "passwd",
-    "secret",
-    "token",
-    "private_key",
-    "privatekey",
-    "api_key",
-    "apikey",
-    "credential",
-    "bearer",
-)
+# The server's list (service/views.py) plus a few words only the CLI masks.
+_SECRET_WORDS = (*views.SECRET_KEYS, "passwd", "api_key", "apikey", "credential")
 # user:password@ in URLs (e.g. proxy settings "http://user1:password1@host1:port1").
 _URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:/@\s]*):(?P<pw>[^@/\s]+)@")
 
 
 def is_secret_key(key: str) -> bool:
-    k = key.lower().replace("-", "_")
-    return any(word in k for word in _SECRET_WORDS)
+    return views.is_secret_key(key, _SECRET_WORDS)
 
 
 def mask_text(text: str) -> str:
