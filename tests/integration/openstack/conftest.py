@@ -124,3 +124,21 @@ def vnfd_image(os_cloud: SdkCloud) -> str:
     if img is None:
         img = os_cloud.upload_image(VNFD_IMAGE, b"\0" * (1024 * 1024), "raw", "bare")  # Glance checks formats
     return str(img["id"])
+
+
+# --- ordered lifecycles ------------------------------------------------------------------------
+# The modules here walk one VNF through its lifecycle, a step per test, in file order. Once a step
+# fails, the later steps of that module skip and name it, instead of failing for its reason again.
+
+
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
+    failed = call.excinfo is not None and not call.excinfo.errisinstance(pytest.skip.Exception)
+    if call.when == "call" and failed and item.get_closest_marker("lifecycle"):
+        item.module.__dict__.setdefault("_lifecycle_failed", item.name)  # type: ignore[attr-defined]
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("lifecycle"):
+        failed = getattr(item.module, "_lifecycle_failed", None)  # type: ignore[attr-defined]
+        if failed:
+            pytest.skip(f"an earlier lifecycle step failed: {failed}")

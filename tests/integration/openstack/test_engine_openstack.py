@@ -28,7 +28,7 @@ from vnfm.entrypoints.cli.demo import instantiate_request, onboard_package
 from vnfm.entrypoints.cli.wait import describe_error, wait_for_op
 from vnfm.examples import example_csar
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.openstack]
 
 OP_TIMEOUT = 600.0  # per LCM operation; they take 5-30 s on the local cloud
 WORKER_ASPECT = "worker_instance"
@@ -174,6 +174,7 @@ def _ports(inst: dict[str, Any], vnfc_ids: set[str] | None = None) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------
+@pytest.mark.lifecycle
 def test_register_vim(run: Run, os_env: dict[str, str]) -> None:
     body = {"name": "local-openstack", "vimType": "openstack", "accessInfo": access_info(os_env)}
     vim = run.client.register_vim(body)
@@ -188,6 +189,7 @@ def test_register_vim(run: Run, os_env: dict[str, str]) -> None:
             assert secret not in f.read_bytes(), f"the VIM password is stored in clear in {f}"
 
 
+@pytest.mark.lifecycle
 def test_onboard(run: Run) -> None:
     pkg = onboard_package(run.client, example_csar(), timeout=120)
     run.vnfd_id = pkg["vnfdId"]
@@ -195,6 +197,7 @@ def test_onboard(run: Run) -> None:
     run.vnf_id = inst["id"]
 
 
+@pytest.mark.lifecycle
 def test_instantiate(run: Run, os_cloud: SdkCloud, network_id: str, vnfd_image: str) -> None:
     assert run.vim_id and run.vnf_id, "the earlier tests of this module run first"
     t0 = time.monotonic()
@@ -208,6 +211,7 @@ def test_instantiate(run: Run, os_cloud: SdkCloud, network_id: str, vnfd_image: 
         assert server is not None and (server.get("image") or {}).get("id") == vnfd_image
 
 
+@pytest.mark.lifecycle
 def test_scale_out(run: Run, os_cloud: SdkCloud, network_id: str) -> None:
     before = _servers(run.inst)
     assert before, "instantiate ran"
@@ -222,6 +226,7 @@ def test_scale_out(run: Run, os_cloud: SdkCloud, network_id: str) -> None:
     _check_against_cloud(os_cloud, run.inst, network_id)
 
 
+@pytest.mark.lifecycle
 def test_scale_in(run: Run, os_cloud: SdkCloud, network_id: str) -> None:
     before = _servers(run.inst)
     assert len(before) == 4, "scale out ran"
@@ -238,6 +243,7 @@ def test_scale_in(run: Run, os_cloud: SdkCloud, network_id: str) -> None:
     _check_against_cloud(os_cloud, run.inst, network_id)
 
 
+@pytest.mark.lifecycle
 def test_heal_one_vnfc(run: Run, os_cloud: SdkCloud, network_id: str) -> None:
     workers = _servers(run.inst, "workerNode")
     assert len(workers) == 2, "scale in ran"
@@ -256,6 +262,7 @@ def test_heal_one_vnfc(run: Run, os_cloud: SdkCloud, network_id: str) -> None:
     _check_against_cloud(os_cloud, run.inst, network_id)
 
 
+@pytest.mark.lifecycle
 def test_heal_entire(run: Run, os_cloud: SdkCloud, network_id: str) -> None:
     old_inst = run.inst
     old = _servers(old_inst)
@@ -273,6 +280,7 @@ def test_heal_entire(run: Run, os_cloud: SdkCloud, network_id: str) -> None:
     _check_against_cloud(os_cloud, run.inst, network_id)
 
 
+@pytest.mark.lifecycle
 def test_terminate(run: Run, os_cloud: SdkCloud) -> None:
     old_inst = run.inst
     old = _servers(old_inst)
@@ -290,9 +298,7 @@ def test_failure_then_rollback(run: Run, os_cloud: SdkCloud, network_id: str, vn
     """An image that does not exist: FAILED_TEMP with Heat's reason, then rollback: ROLLED_BACK, no stack."""
     assert run.vim_id and run.vnfd_id, "the earlier tests of this module run first"
     inst = run.client.create_vnf(run.vnfd_id, "it-failure", "injected failure")
-    body = _instantiate_body(
-        run.vim_id, network_id, {"nfv": {"VDU": {"workerNode": {"image": MISSING_IMAGE}}}}
-    )
+    body = _instantiate_body(run.vim_id, network_id, {"nfv": {"VDU": {"workerNode": {"image": MISSING_IMAGE}}}})
     t0 = time.monotonic()
     op_id = run.client.instantiate(inst["id"], body)
     res = wait_for_op(run.client, op_id, timeout=OP_TIMEOUT)

@@ -19,7 +19,8 @@ from vnfm.domain.model import Vim
 from vnfm.domain.resources import Vnfc, VnfResources
 from vnfm.service.ports import InfraContext
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.openstack]
+
 
 @dataclass
 class Scenario:
@@ -85,6 +86,7 @@ def _gone(cloud: SdkCloud, v: Vnfc) -> None:
         assert cloud.get_port(cp.port_id) is None, f"port {cp.port_id} still exists"
 
 
+@pytest.mark.lifecycle
 async def test_instantiate(
     heat_driver: HeatInfraDriver,
     os_vim: Vim,
@@ -112,6 +114,7 @@ async def test_instantiate(
     assert {(v.id, v.server_id) for v in again.vnfcs} == {(v.id, v.server_id) for v in res.vnfcs}
 
 
+@pytest.mark.lifecycle
 async def test_scale_out(heat_driver: HeatInfraDriver, os_cloud: SdkCloud, network_id: str, scenario: Scenario) -> None:
     ctx = scenario.ctx
     assert ctx is not None, "test_instantiate runs first"
@@ -129,6 +132,7 @@ async def test_scale_out(heat_driver: HeatInfraDriver, os_cloud: SdkCloud, netwo
     _check_against_cloud(os_cloud, res, network_id)
 
 
+@pytest.mark.lifecycle
 async def test_scale_in(heat_driver: HeatInfraDriver, os_cloud: SdkCloud, network_id: str, scenario: Scenario) -> None:
     ctx = scenario.ctx
     assert ctx is not None, "test_instantiate runs first"
@@ -147,6 +151,7 @@ async def test_scale_in(heat_driver: HeatInfraDriver, os_cloud: SdkCloud, networ
     _check_against_cloud(os_cloud, res, network_id)
 
 
+@pytest.mark.lifecycle
 async def test_heal_one_vnfc(
     heat_driver: HeatInfraDriver, os_cloud: SdkCloud, network_id: str, scenario: Scenario
 ) -> None:
@@ -169,6 +174,7 @@ async def test_heal_one_vnfc(
     _check_against_cloud(os_cloud, res, network_id)
 
 
+@pytest.mark.lifecycle
 async def test_heal_entire(
     heat_driver: HeatInfraDriver, os_cloud: SdkCloud, network_id: str, scenario: Scenario
 ) -> None:
@@ -191,6 +197,7 @@ async def test_heal_entire(
     _check_against_cloud(os_cloud, res, network_id)
 
 
+@pytest.mark.lifecycle
 async def test_terminate(heat_driver: HeatInfraDriver, os_cloud: SdkCloud, scenario: Scenario) -> None:
     ctx = scenario.ctx
     assert ctx is not None, "test_instantiate runs first"
