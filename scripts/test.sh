@@ -46,7 +46,7 @@ if [ "$started_here" = 1 ]; then
 fi
 echo "OpenStack phase: ci/openstack/bringup.sh (log: $bringup_log)"
 t0=$(date +%s)
-if ! ci/openstack/bringup.sh >"$bringup_log" 2>&1; then
+bringup_failed() {  # what went wrong: the end of the bring-up log and of every service log
   echo "ci/openstack/bringup.sh failed after $(($(date +%s) - t0)) s; the end of its log:" >&2
   tail -n 60 "$bringup_log" >&2
   for f in "$STATE"/log/*.log; do
@@ -54,7 +54,15 @@ if ! ci/openstack/bringup.sh >"$bringup_log" 2>&1; then
     echo "--- last lines of $f" >&2
     tail -n 15 "$f" >&2
   done
-  exit 1
+}
+if ! ci/openstack/bringup.sh >"$bringup_log" 2>&1; then
+  # One more try from scratch (a daemon that lost a race at start-up); the install stays cached.
+  bringup_failed
+  echo "retrying the bring-up once" >&2
+  if ! ci/openstack/bringup.sh >"$bringup_log" 2>&1; then
+    bringup_failed
+    exit 1
+  fi
 fi
 grep '^\[bringup' "$bringup_log" || true
 echo "OpenStack up after $(($(date +%s) - t0)) s"

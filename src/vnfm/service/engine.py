@@ -533,14 +533,42 @@ class LcmEngine:
         await self._stage(job, "heal_start", lambda: self._hook(job, "heal_start", healed=targets))
 
         async def heal() -> None:
-            self.progress(job, f"replacing the servers of {len(ids)} VNFC(s)")
-            job.inst.resources = await infra.heal(self._infra_ctx(job), ids, keep_storage=plan["keep_storage"])
+            todo = list(ids)
+            if plan.get("heal_attempted"):
+                # A retry: VNFCs the failed attempt already replaced (new server, up) are not
+                # replaced again; the rest are.
+                todo = await self._still_to_heal(job, infra, targets)
+            else:
+                plan["heal_attempted"] = True
+                self._persist(job, instance=False)
+            if todo:
+                self.progress(job, f"replacing the servers of {len(todo)} VNFC(s)")
+                job.inst.resources = await infra.heal(self._infra_ctx(job), todo, keep_storage=plan["keep_storage"])
+            else:
+                job.inst.resources = await infra.current(self._infra_ctx(job))
             job.occ.resource_changes = {}
             self._affected(job, [v for v in job.inst.resources.vnfcs if v.id in ids], "MODIFIED")
 
         await self._stage(job, "infra_heal", heal)
         healed_now = [v for v in job.inst.resources.vnfcs if v.id in set(ids)]
         await self._stage(job, "heal_end", lambda: self._hook(job, "heal_end", healed=healed_now))
+
+    async def _still_to_heal(self, job: Job, infra: InfraDriver, targets: list[Vnfc]) -> list[str]:
+        """The VNFCs of `targets` whose server was not yet replaced by a working one."""
+        ctx = self._infra_ctx(job)
+        now = await infra.current(ctx)
+        todo: list[str] = []
+        done: list[str] = []
+        for old in targets:
+            cur = now.by_id(old.id)
+            replaced = cur is not None and bool(cur.server_id) and cur.server_id != old.server_id
+            if replaced and cur is not None and await infra.probe(ctx, cur) is None:
+                done.append(old.id)
+            else:
+                todo.append(old.id)
+        if done:
+            self.progress(job, f"already replaced by the failed attempt, kept: {', '.join(done)}")
+        return todo
 
     async def _terminate(self, job: Job) -> None:
         infra = self._infra(job)
