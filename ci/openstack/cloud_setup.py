@@ -106,8 +106,24 @@ def resources():
     net = c.network.find_network(net_name)
     if net is None:
         net = c.network.create_network(name=net_name, shared=True)
-    if not list(c.network.subnets(network_id=net.id)):
-        c.network.create_subnet(name=f"{net_name}-subnet", network_id=net.id, ip_version=4, cidr="10.91.0.0/24")
+    subnets = list(c.network.subnets(network_id=net.id))
+    if not subnets:
+        subnets = [
+            c.network.create_subnet(name=f"{net_name}-subnet", network_id=net.id, ip_version=4, cidr="10.91.0.0/24")
+        ]
+    # Floating IPs: an external network and a router from it to the test network (API only: no L3
+    # agent, nothing is routed; Neutron still allocates and associates the addresses).
+    ext = c.network.find_network("vnfm-ci-ext")
+    if ext is None:
+        ext = c.network.create_network(name="vnfm-ci-ext", is_router_external=True)
+    if not list(c.network.subnets(network_id=ext.id)):
+        c.network.create_subnet(
+            name="vnfm-ci-ext-subnet", network_id=ext.id, ip_version=4, cidr="172.24.91.0/24", is_dhcp_enabled=False
+        )
+    router = c.network.find_router("vnfm-ci-router")
+    if router is None:
+        router = c.network.create_router(name="vnfm-ci-router", external_gateway_info={"network_id": ext.id})
+        c.network.add_interface_to_router(router, subnet_id=subnets[0].id)
 
 
 def check():

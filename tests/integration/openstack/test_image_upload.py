@@ -9,7 +9,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-import yaml
 
 from vnfm.adapters.infra.openstack.cloud import SdkCloud
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver, stack_name_of
@@ -18,99 +17,11 @@ from vnfm.packaging.csar import ExtractedPackage, build_csar, extract_to, read_c
 from vnfm.packaging.tosca import parse_vnfd
 from vnfm.service.ports import InfraContext
 
+from .packages import one_vdu_package
+
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.openstack]
 
 IMAGE_BYTES = b"vnfm-it-image\0" * 40_000  # ~560 KB of raw "disk": the fake virt driver boots nothing
-
-
-def _package_dir(root: Path, image_name: str) -> Path:
-    """A one-VDU package: VNFD with sw_image_data + artifact, the image file, a BaseHOT with a server
-    and its port."""
-    (root / "TOSCA-Metadata").mkdir(parents=True)
-    (root / "TOSCA-Metadata" / "TOSCA.meta").write_text(
-        "TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-by: vnfm tests\n"
-        "Entry-Definitions: Definitions/vnfd.yaml\n"
-    )
-    (root / "Files" / "images").mkdir(parents=True)
-    (root / "Files" / "images" / "it.img").write_bytes(IMAGE_BYTES)
-    vnfd = {
-        "tosca_definitions_version": "tosca_simple_yaml_1_2",
-        "topology_template": {
-            "substitution_mappings": {"node_type": "tosca.nodes.nfv.VNF", "properties": {"flavour_id": "df"}},
-            "node_templates": {
-                "VNF": {
-                    "type": "tosca.nodes.nfv.VNF",
-                    "properties": {
-                        "descriptor_id": "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177",
-                        "descriptor_version": "1.0",
-                        "provider": "vnfm",
-                        "product_name": "image-it",
-                        "software_version": "1.0",
-                        "vnfm_info": ["Tacker"],
-                        "flavour_id": "df",
-                        "flavour_description": "one server",
-                    },
-                },
-                "VDU1": {
-                    "type": "tosca.nodes.nfv.Vdu.Compute",
-                    "properties": {
-                        "name": "VDU1",
-                        "description": "carries its image",
-                        "vdu_profile": {"min_number_of_instances": 1, "max_number_of_instances": 1},
-                        "sw_image_data": {
-                            "name": image_name,
-                            "version": "1.0",
-                            "checksum": {"algorithm": "sha-256", "hash": "0" * 64},
-                            "container_format": "bare",
-                            "disk_format": "raw",
-                            "min_disk": "1 GB",
-                            "size": "1 GB",
-                        },
-                    },
-                    "capabilities": {
-                        "virtual_compute": {
-                            "properties": {
-                                "virtual_memory": {"virtual_mem_size": "512 MB"},
-                                "virtual_cpu": {"num_virtual_cpu": 1},
-                                "virtual_local_storage": [{"size_of_storage": "1 GB"}],
-                            }
-                        }
-                    },
-                    "artifacts": {
-                        "sw_image": {"type": "tosca.artifacts.nfv.SwImage", "file": "../Files/images/it.img"}
-                    },
-                },
-                "CP1": {
-                    "type": "tosca.nodes.nfv.VduCp",
-                    "properties": {"layer_protocols": ["ipv4"], "order": 0},
-                    "requirements": [{"virtual_binding": "VDU1"}],
-                },
-            },
-        },
-    }
-    (root / "Definitions").mkdir()
-    (root / "Definitions" / "vnfd.yaml").write_text(yaml.safe_dump(vnfd, sort_keys=False))
-    top = {
-        "heat_template_version": "2018-08-31",
-        "parameters": {"nfv": {"type": "json"}},
-        "resources": {
-            "VDU1": {
-                "type": "OS::Nova::Server",
-                "properties": {
-                    "image": {"get_param": ["nfv", "VDU", "VDU1", "image"]},
-                    "flavor": {"get_param": ["nfv", "VDU", "VDU1", "flavor"]},
-                    "networks": [{"port": {"get_resource": "CP1"}}],
-                },
-            },
-            "CP1": {
-                "type": "OS::Neutron::Port",
-                "properties": {"network": {"get_param": ["nfv", "CP", "CP1", "network"]}},
-            },
-        },
-    }
-    (root / "BaseHOT" / "df").mkdir(parents=True)
-    (root / "BaseHOT" / "df" / "top.yaml").write_text(yaml.safe_dump(top, sort_keys=False))
-    return root
 
 
 async def test_image_uploaded_from_the_package(
@@ -118,7 +29,7 @@ async def test_image_uploaded_from_the_package(
 ) -> None:
     image_name = f"vnfm-it-{uuid.uuid4().hex[:8]}"
     assert os_cloud.find_image(image_name) is None
-    csar = read_csar(build_csar(_package_dir(tmp_path / "src", image_name)))
+    csar = read_csar(build_csar(one_vdu_package(tmp_path / "src", image_name, image=IMAGE_BYTES)))
     vnfd = parse_vnfd(csar)
     extract_to(csar, tmp_path / "pkg")
     ctx = InfraContext(
