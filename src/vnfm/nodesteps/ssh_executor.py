@@ -36,6 +36,7 @@ from vnfm.nodesteps.steps import (
     StepResult,
     _EtcdClientStep,
 )
+from vnfm.service.views import scrub
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,7 @@ class SshStepExecutor(StepExecutor):
         except RemoteError as e:
             if isinstance(e, StepFailed):
                 raise
-            raise StepFailed(host, step, e.detail) from None
+            raise StepFailed(host, step, scrub(e.detail)) from None
         log.info(
             "%s on %s: %s (%.2fs)",
             step.describe(), host, "changed" if res.changed else "unchanged", time.monotonic() - t0,
@@ -129,7 +130,7 @@ class SshStepExecutor(StepExecutor):
         text: str | None = None,
     ) -> dict[str, str]:
         """Run script `name` (`text`, or the nodesteps script of that name); StepFailed with the
-        tail of its stderr when it fails; its `@@ key=value` lines otherwise."""
+        tail of its stderr (scrubbed) when it fails; its `@@ key=value` lines otherwise."""
         res = await self.ssh.run_script(
             target,
             script_text(name) if text is None else text,
@@ -140,7 +141,9 @@ class SshStepExecutor(StepExecutor):
         )
         if not res.ok:
             tail = "\n".join(res.stderr.strip().splitlines()[-15:]) or f"exit status {res.exit_status}"
-            raise StepFailed(target.host, step, tail)
+            # the error text leaves the host (StepFailed -> problem details, events, logs): no URL
+            # credentials (apt/curl echo proxy URLs) and none of the secrets the script was given
+            raise StepFailed(target.host, step, scrub(tail, (secrets or {}).values()))
         return parse_output(res.stdout)
 
     @staticmethod

@@ -6,6 +6,7 @@ vimConnectionInfo.accessInfo passwords and subscription authentication never lea
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -59,8 +60,24 @@ def secret_values(value: Any) -> set[str]:
     return found
 
 
-def scrub(text: str, secrets: set[str]) -> str:
-    for s in sorted(secrets, key=len, reverse=True):
+# "scheme://user:password@" in URLs (proxy settings such as http://user:pass@proxy:3128)
+URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:/@\s]*):(?P<pw>[^@/\s]+)@")
+
+
+def mask_url_credentials(text: str) -> str:
+    """`http://user:pass@proxy:3128` -> `http://***@proxy:3128`."""
+    return URL_USERINFO.sub(lambda m: f"{m['scheme']}***@", text)
+
+
+def scrub(text: str, secrets: Iterable[str] = ()) -> str:
+    """Error text fit to leave the VNFM: the credentials of URLs masked, then every known secret
+    value (and the password of a secret URL, should it appear on its own) replaced by '***'."""
+    values: set[str] = set()
+    for s in secrets:
+        values.add(s)
+        values.update(m["pw"] for m in URL_USERINFO.finditer(s))
+    text = mask_url_credentials(text)
+    for s in sorted((v for v in values if v), key=len, reverse=True):
         text = text.replace(s, "***")
     return text
 

@@ -171,8 +171,16 @@ case "${1:-} ${2:-}" in
     fi
     mkdir -p /etc/kubernetes
     printf 'apiVersion: v1\nkind: Config\n' > /etc/kubernetes/kubelet.conf
+    touch /var/lib/vnfm-standin/units/kubelet  # kubeadm's kubelet-start phase (re)starts the kubelet
     register_node "$node"
     event "join $node control-plane=$cp token-sha256=$(sha "$tok")" ;;
+  "reset -f")
+    # what kubeadm reset removes that a join would trip on (the harness-made PKI is kept), and the
+    # kubelet it stops
+    rm -f /etc/kubernetes/kubelet.conf /etc/kubernetes/bootstrap-kubelet.conf /etc/kubernetes/admin.conf \
+      /var/lib/vnfm-standin/units/kubelet
+    rm -rf /etc/kubernetes/manifests
+    event "reset" ;;
   *) ;;
 esac
 """

@@ -133,8 +133,26 @@ async def test_kubeadm_standin_node_scripts_calls_order_idempotence_secrets(make
         secrets += [info2["token"], info2["certificate_key"]]
         join_w = KubeadmJoin("k8s-w1", w1.address, f"{m1.address}:6443", False, info2["token"],
                              info2["ca_cert_hash"])
+        # a join that failed halfway (after kubelet-start wrote its kubeconfigs; the kubelet is down):
+        # the retry resets first, then joins
+        await ssh.run(w1.target(), "printf 'apiVersion: v1\\n' > /etc/kubernetes/kubelet.conf; "
+                                   "printf 'apiVersion: v1\\n' > /etc/kubernetes/bootstrap-kubelet.conf; "
+                                   "rm -f /var/lib/vnfm-standin/units/kubelet", check=True)
+        n7 = len(await standins.argv_log(ssh, w1))
         assert (await ex.run(w1.address, join_w)).changed
+        calls = (await standins.argv_log(ssh, w1))[n7:]
+        assert programs(calls) == ["systemctl is-active", "kubeadm reset", "kubeadm join"], calls
+        assert calls[1] == "kubeadm reset -f"
+        # a healthy joined node is left alone: only the check runs
+        n8 = len(await standins.argv_log(ssh, w1))
         assert not (await ex.run(w1.address, join_w)).changed
+        assert programs((await standins.argv_log(ssh, w1))[n8:]) == ["systemctl is-active"]
+        # a joined node whose kubelet is down (no bootstrap kubeconfig left) is restarted, not reset
+        await ssh.run(w1.target(), "rm -f /var/lib/vnfm-standin/units/kubelet", check=True)
+        n9 = len(await standins.argv_log(ssh, w1))
+        assert (await ex.run(w1.address, join_w)).changed
+        calls = (await standins.argv_log(ssh, w1))[n9:]
+        assert programs(calls) == ["systemctl is-active", "systemctl restart", "systemctl is-active"], calls
         assert (await standins.events(ssh, w1))[-1].startswith("join k8s-w1 control-plane=0 ")
         await ex.run(m1.address, WaitNodeReady("k8s-w1", 30))
         label = LabelNode("k8s-w1", (("node-role.kubernetes.io/worker", ""),))

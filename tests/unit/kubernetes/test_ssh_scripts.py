@@ -12,7 +12,9 @@ import pytest
 
 from vnfm.adapters.mgmt.kubernetes.ssh import K8sSshExecutor
 from vnfm.adapters.mgmt.kubernetes.steps import KubeadmJoin, PrepareNode, VimToken
-from vnfm.adapters.remote.ssh import Result, SshTarget
+from vnfm.adapters.remote.ssh import RemoteError, Result, SshTarget
+from vnfm.nodesteps import StepFailed
+from vnfm.service import views
 
 SCRIPTS = Path(__file__).resolve().parents[3] / "src/vnfm/adapters/mgmt/kubernetes/scripts"
 
@@ -76,3 +78,77 @@ async def test_registry_credentials_travel_as_env_secrets_only() -> None:
     assert '[plugins."io.containerd.cri.v1.images".registry.configs."registry.example.com".auth]' \
         in call["env_secrets"]["AUTH_V3"]
     assert "regpw-s3cret" not in str(call["stdin_vars"])
+
+
+class FailingSsh(RecordingSsh):
+    """run_script fails with `stderr`, or raises `error`."""
+
+    def __init__(self, stderr: str = "", error: Exception | None = None) -> None:
+        super().__init__()
+        self.stderr = stderr
+        self.error = error
+
+    async def run_script(self, target: SshTarget, script_text: str, **kw: Any) -> Result:
+        self.calls.append({"target": target, "script": script_text, **kw})
+        if self.error is not None:
+            raise self.error
+        return Result(100, "", self.stderr)
+
+
+def executor(ssh: Any) -> K8sSshExecutor:
+    return K8sSshExecutor(ssh, {"h": SshTarget("h", username="u", password="p")})
+
+
+async def test_step_error_text_has_url_credentials_and_given_secrets_masked() -> None:
+    stderr = ("E: Failed to fetch http://archive.ubuntu.com/ubuntu/dists/jammy/InRelease  "
+              "Could not connect to http://proxyuser:pr0xy-pw@10.0.0.1:3128\n"
+              "E: proxy https://other:0ther-pw@proxy2.example:8443/ refused\n"
+              "W: the password pr0xy-pw alone\n")
+    ssh = FailingSsh(stderr)
+    ex = executor(ssh)
+    step = PrepareNode("workernode-0", "1.30.4", "http://proxyuser:pr0xy-pw@10.0.0.1:3128", None, "")
+    with pytest.raises(StepFailed) as ei:
+        await ex.run("h", step)
+    text = str(ei.value)
+    assert "pr0xy-pw" not in text and "0ther-pw" not in text and "proxyuser" not in text
+    assert "http://***@10.0.0.1:3128" in text and "https://***@proxy2.example:8443/" in text
+    assert "the password *** alone" in text  # a secret the script was given, echoed on its own
+    assert "http://archive.ubuntu.com/ubuntu/dists/jammy/InRelease" in text  # plain URLs stay
+    assert ei.value.reason == text.split(": ", 1)[1]
+
+
+async def test_step_error_text_masks_the_join_token_echoed_by_a_script() -> None:
+    ssh = FailingSsh("kubeadm: bad token abcdef.0123456789abcdef\n")
+    ex = executor(ssh)
+    step = KubeadmJoin("workernode-0", "10.0.0.5", "10.0.0.9:6443", False, "abcdef.0123456789abcdef",
+                       "sha256:" + "0" * 64)
+    with pytest.raises(StepFailed) as ei:
+        await ex.run("h", step)
+    assert "0123456789abcdef" not in str(ei.value) and "bad token ***" in str(ei.value)
+
+
+async def test_remote_error_text_has_url_credentials_masked() -> None:
+    ssh = FailingSsh(error=RemoteError("fetching http://bob:b0b-pw@mirror:8080/x failed"))
+    ex = executor(ssh)
+    with pytest.raises(StepFailed) as ei:
+        await ex.run("h", PrepareNode("workernode-0", "1.30.4", None, None, ""))
+    assert "b0b-pw" not in str(ei.value) and "http://***@mirror:8080/x" in str(ei.value)
+
+
+def test_scrub_masks_url_credentials_and_secret_values() -> None:
+    assert views.scrub("via http://u:p%40ss@h:3128 and ftp://:x@y/") == "via http://***@h:3128 and ftp://***@y/"
+    assert views.scrub("http://h:8080/a@b ssh root@h") == "http://h:8080/a@b ssh root@h"  # no userinfo
+    assert views.scrub("tok s3cret and pw", {"s3cret", ""}) == "tok *** and pw"  # "" is not a secret
+    assert views.scrub("bare pw1234", ["http://u:pw1234@h"]) == "bare ***"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+def test_prepare_node_masks_url_credentials_in_apt_and_curl_errors() -> None:
+    text = (SCRIPTS / "prepare_node.sh").read_text()
+    start = text.index("masked() {")
+    func = text[start:text.index("\n}\n", start) + 3]
+    probe = func + 'masked sh -c "echo out-line; echo \\"E: http://user:s3cr3t@proxy:3128 down\\" >&2; exit 7"\n'
+    res = subprocess.run(["bash", "-c", "set -euo pipefail\n" + probe], capture_output=True, text=True, timeout=10)
+    assert res.returncode == 7  # the command's own status
+    assert res.stdout == "out-line\n"  # stdout untouched
+    assert res.stderr == "E: http://***@proxy:3128 down\n"

@@ -6,7 +6,6 @@ No third-party dependency: the tables are simple enough to lay out by hand.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -18,8 +17,8 @@ MASK = "******"
 # client_secret, token, private_key, ...).
 # The server's list (service/views.py) plus a few words only the CLI masks.
 _SECRET_WORDS = (*views.SECRET_KEYS, "passwd", "api_key", "apikey", "credential")
-# user:password@ in URLs (e.g. proxy settings "http://user1:password1@host1:port1").
-_URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:/@\s]*):(?P<pw>[^@/\s]+)@")
+# user:password@ in URLs (e.g. proxy settings "http://user1:password1@host1:port1"); the CLI keeps the user.
+_URL_USERINFO = views.URL_USERINFO
 
 
 def is_secret_key(key: str) -> bool:

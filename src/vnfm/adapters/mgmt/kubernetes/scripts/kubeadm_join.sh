@@ -3,8 +3,30 @@
 # Inputs: NODE ADVERTISE ENDPOINT CA_HASH CONTROL_PLANE (0|1). Output: "@@ changed=true|false".
 set -euo pipefail
 : "${NODE:?}" "${ADVERTISE:?}" "${ENDPOINT:?}" "${CA_HASH:?}" "${CONTROL_PLANE:?}" "${TOKEN:?}"
-if [ -f /etc/kubernetes/kubelet.conf ] && systemctl is-active --quiet kubelet; then
+K=/etc/kubernetes
+if [ -f $K/kubelet.conf ] && systemctl is-active --quiet kubelet; then
   unset TOKEN CERT_KEY; echo "@@ changed=false"; exit 0
+fi
+# Joined before (the TLS bootstrap wrote kubelet.conf) but the kubelet is down: start it again and
+# wait for it (30 s deadline) rather than reset a node that may be serving.
+if [ -f $K/kubelet.conf ] && [ ! -f $K/bootstrap-kubelet.conf ]; then
+  systemctl restart kubelet || true
+  deadline=$((SECONDS + 30))
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    if systemctl is-active --quiet kubelet; then unset TOKEN CERT_KEY; echo "@@ changed=true"; exit 0; fi
+    sleep 1
+  done
+fi
+# Not joined. Leftovers of a join that failed halfway make kubeadm's preflight refuse a retry
+# (FileAvailable/DirAvailable checks): kubelet.conf / bootstrap-kubelet.conf (kubelet-start phase),
+# admin.conf and static pod manifests (control-plane-prepare). `kubeadm reset -f` removes them with
+# the pki and kubelet state and stops the kubelet. It leaves the stacked etcd data directory when it
+# finds no etcd manifest, which a control-plane join refuses (DirAvailable--var-lib-etcd), so that
+# is emptied too. (The pki alone is not a marker: kubeadm writes it together with the files above.)
+if [ -f $K/kubelet.conf ] || [ -f $K/bootstrap-kubelet.conf ] || [ -f $K/admin.conf ] \
+   || [ -n "$(ls -A $K/manifests 2>/dev/null)" ]; then
+  out=$(kubeadm reset -f 2>&1) || { printf 'kubeadm reset of a partial join failed:\n%s\n' "$out" | tail -10 >&2; exit 1; }
+  if [ "$CONTROL_PLANE" = 1 ] && [ -d /var/lib/etcd ]; then find /var/lib/etcd -mindepth 1 -delete; fi
 fi
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 chmod 700 "$work"

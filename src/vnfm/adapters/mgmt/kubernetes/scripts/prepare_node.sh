@@ -14,6 +14,12 @@ if [ -f "$marker" ] && [ "$(cat "$marker")" = "$want" ] && command -v kubeadm >/
   echo "@@ changed=false"; exit 0
 fi
 export DEBIAN_FRONTEND=noninteractive
+# apt and curl may print the proxy URL, credentials included, in their errors: run them with their
+# stderr passed through a filter that masks "scheme://user:password@" as "scheme://***@"
+# (the exit status stays the command's: pipefail). The caller masks the error text again.
+masked() {
+  { "$@" 2>&1 1>&3 3>&- | sed -E 's#([A-Za-z][A-Za-z0-9+.-]*://)[^:/@[:space:]]*:[^@/[:space:]]+@#\1***@#g' >&2; } 3>&1
+}
 umask 022
 hostnamectl set-hostname "$NODE"
 swapoff -a
@@ -34,21 +40,21 @@ if [ -n "$HTTP_PROXY_URL$HTTPS_PROXY_URL" ]; then
   export http_proxy=$HTTP_PROXY_URL https_proxy=$HTTPS_PROXY_URL no_proxy=$NO_PROXY_LIST
 fi
 unset HTTP_PROXY_URL HTTPS_PROXY_URL
-apt-get update -q
-apt-get install -y -q containerd apt-transport-https ca-certificates curl gpg
+masked apt-get update -q
+masked apt-get install -y -q containerd apt-transport-https ca-certificates curl gpg
 mkdir -p /etc/containerd
 containerd config default | sed 's/SystemdCgroup = false/SystemdCgroup = true/' > /etc/containerd/config.toml
 systemctl daemon-reload
 systemctl restart containerd
 minor=${K8S_VERSION%.*}
 install -d -m 0755 /etc/apt/keyrings
-curl -fsSL "https://pkgs.k8s.io/core:/stable:/v${minor}/deb/Release.key" \
+masked curl -fsSL "https://pkgs.k8s.io/core:/stable:/v${minor}/deb/Release.key" \
   | gpg --batch --yes --dearmor -o /etc/apt/keyrings/kubernetes-apt-keyring.gpg
 echo "deb [signed-by=/etc/apt/keyrings/kubernetes-apt-keyring.gpg] https://pkgs.k8s.io/core:/stable:/v${minor}/deb/ /" \
   > /etc/apt/sources.list.d/kubernetes.list
-apt-get update -q
+masked apt-get update -q
 apt-mark unhold kubelet kubeadm kubectl >/dev/null 2>&1 || true
-apt-get install -y -q --allow-downgrades "kubelet=${K8S_VERSION}-*" "kubeadm=${K8S_VERSION}-*" "kubectl=${K8S_VERSION}-*"
+masked apt-get install -y -q --allow-downgrades "kubelet=${K8S_VERSION}-*" "kubeadm=${K8S_VERSION}-*" "kubectl=${K8S_VERSION}-*"
 apt-mark hold kubelet kubeadm kubectl >/dev/null
 systemctl enable --now kubelet
 mkdir -p /etc/vnfm
