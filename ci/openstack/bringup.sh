@@ -30,7 +30,7 @@ step "installing (cached in $CACHE)"
 T_INSTALL=$(($(date +%s) - T0))
 
 umask 077
-mkdir -p "$STATE"/{log,pids,etc,lib,keystone,glance/images,glance/staging,glance/tasks,nova/lock,neutron/lock,heat/lock,rabbitmq,mysql-run}
+mkdir -p "$STATE"/{log,pids,etc,lib,keystone,glance/images,glance/staging,glance/tasks,cinder/lock,cinder/coordination,nova/lock,neutron/lock,heat/lock,rabbitmq,mysql-run}
 LOG="$STATE/log"
 secret() { "$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(16))'; }
 DBPW=$(secret); PW=$(secret); ADMIN_PW=$(secret)
@@ -52,7 +52,7 @@ render() {  # render TEMPLATE SERVICE > file
     esac
   done <"$1"
 }
-for svc in keystone placement glance neutron nova heat; do
+for svc in keystone placement glance cinder neutron nova heat; do
   mkdir -p "$STATE/etc/$svc"
   if [ -d "$VENV/etc/$svc" ]; then cp -r "$VENV/etc/$svc/." "$STATE/etc/$svc/"; fi
 done
@@ -62,7 +62,8 @@ render "$HERE/etc/glance-api.conf" glance >"$STATE/etc/glance/glance-api.conf"
 render "$HERE/etc/neutron.conf" neutron >"$STATE/etc/neutron/neutron.conf"
 render "$HERE/etc/nova.conf" nova >"$STATE/etc/nova/nova.conf"
 render "$HERE/etc/heat.conf" heat >"$STATE/etc/heat/heat.conf"
-for f in neutron/api-paste.ini heat/api-paste.ini glance/glance-api-paste.ini nova/api-paste.ini; do
+render "$HERE/etc/cinder.conf" cinder >"$STATE/etc/cinder/cinder.conf"
+for f in cinder/api-paste.ini neutron/api-paste.ini heat/api-paste.ini glance/glance-api-paste.ini nova/api-paste.ini; do
   [ -f "$STATE/etc/$f" ] || { echo "missing $VENV/etc/$f" >&2; exit 1; }
 done
 
@@ -106,7 +107,7 @@ start rabbitmq HOME="$STATE/rabbitmq" RABBITMQ_MNESIA_BASE="$STATE/rabbitmq/mnes
 wait_until 60 "MariaDB" test -S "$STATE/mysql-run/mysql.sock"
 {
   echo "ALTER USER 'root'@'localhost' IDENTIFIED BY '$DBPW';"
-  for db in keystone placement glance neutron nova_api nova nova_cell0 heat; do
+  for db in keystone placement glance cinder neutron nova_api nova nova_cell0 heat; do
     echo "CREATE DATABASE $db CHARACTER SET utf8mb4;"
   done
 } | mariadb --no-defaults --socket="$STATE/mysql-run/mysql.sock" -uroot
@@ -157,7 +158,9 @@ P_GL=$!
 P_NE=$!
 "$B/heat-manage" --config-file "$STATE/etc/heat/heat.conf" db_sync >"$LOG/db-heat.log" 2>&1 &
 P_HE=$!
-for p in $P_ID $P_NOVA $P_PL $P_GL $P_NE $P_HE; do
+"$B/cinder-manage" --config-file "$STATE/etc/cinder/cinder.conf" db sync >"$LOG/db-cinder.log" 2>&1 &
+P_CI=$!
+for p in $P_ID $P_NOVA $P_PL $P_GL $P_NE $P_HE $P_CI; do
   wait "$p" || { echo "a setup step failed (see $LOG/setup-identity.log and $LOG/db-*.log)" >&2; exit 1; }
 done
 step "identity objects and schemas ready"
@@ -168,12 +171,15 @@ wsgi glance 9292 glance.wsgi.api OS_GLANCE_CONFIG_DIR="$STATE/etc/glance"
 wsgi neutron 9696 neutron.wsgi.api WSGI_ARGS="--config-file $STATE/etc/neutron/neutron.conf"
 wsgi nova-api 8774 nova.wsgi.osapi_compute OS_NOVA_CONFIG_DIR="$STATE/etc/nova"
 wsgi heat-api 8004 heat.wsgi.api WSGI_ARGS="--config-file $STATE/etc/heat/heat.conf"
+wsgi cinder-api 8776 cinder.wsgi.api WSGI_ARGS="--config-file $STATE/etc/cinder/cinder.conf"
 wait_until 90 "RabbitMQ" port_open 5672
 start nova-conductor -- "$B/nova-conductor" "${NC[@]}"
 start nova-scheduler -- "$B/nova-scheduler" "${NC[@]}"
 start nova-compute -- "$B/nova-compute" "${NC[@]}"
 start heat-engine -- "$B/heat-engine" --config-file "$STATE/etc/heat/heat.conf"
-for svc in 8778/placement 9292/glance 9696/neutron 8774/nova-api 8004/heat-api; do
+start cinder-scheduler -- "$B/cinder-scheduler" --config-file "$STATE/etc/cinder/cinder.conf"
+start cinder-volume -- "$B/cinder-volume" --config-file "$STATE/etc/cinder/cinder.conf"
+for svc in 8778/placement 9292/glance 8776/cinder 9696/neutron 8774/nova-api 8004/heat-api; do
   wait_until 120 "${svc#*/}" http_up "http://127.0.0.1:${svc%/*}/"
 done
 step "APIs answer"

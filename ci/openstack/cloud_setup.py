@@ -19,6 +19,7 @@ SERVICES = {
     "neutron": ("network", 9696, ""),
     "placement": ("placement", 8778, ""),
     "glance": ("image", 9292, ""),
+    "cinder": ("block-storage", 8776, "/v3/%(project_id)s"),
 }
 
 

@@ -223,6 +223,9 @@ class FakeCloud(Cloud):
     def get_volume(self, volume_id: str) -> dict[str, Any] | None:
         return None
 
+    def detach_volume(self, server_id: str, volume_id: str, timeout: float) -> None:
+        self.calls.append(("detach_volume", server_id, volume_id))
+
     def find_image(self, name_or_id: str) -> dict[str, Any] | None:
         return next((i for i in self.images.values() if name_or_id in (i["id"], i["name"])), None)
 

@@ -8,6 +8,7 @@ the driver runs them in a thread. Results are plain dicts with the API's field n
 from __future__ import annotations
 
 import abc
+import time
 from typing import Any
 from urllib.parse import quote
 
@@ -67,6 +68,11 @@ class Cloud(abc.ABC):
 
     @abc.abstractmethod
     def get_volume(self, volume_id: str) -> dict[str, Any] | None: ...
+
+    @abc.abstractmethod
+    def detach_volume(self, server_id: str, volume_id: str, timeout: float) -> None:
+        """Detach the volume from the server (no-op when it is not attached to it) and wait, up to
+        `timeout` seconds, until Cinder reports it available."""
 
     @abc.abstractmethod
     def find_image(self, name_or_id: str) -> dict[str, Any] | None: ...
@@ -260,6 +266,31 @@ class SdkCloud(Cloud):
     def get_volume(self, volume_id: str) -> dict[str, Any] | None:
         v = self._call("Cinder get volume", self.conn.block_storage.get_volume, volume_id)
         return _d(v) if v is not None else None
+
+    def detach_volume(self, server_id: str, volume_id: str, timeout: float) -> None:
+        vol = self.get_volume(volume_id)
+        if vol is None:
+            return
+        if any(str(a.get("server_id")) == server_id for a in vol.get("attachments") or []):
+            self._call(
+                "Nova detach volume", self.conn.compute.delete_volume_attachment, server_id, volume_id
+            )
+        deadline = time.monotonic() + timeout
+        delay = 0.5
+        while True:
+            vol = self.get_volume(volume_id)
+            if vol is None:
+                return
+            held = any(str(a.get("server_id")) == server_id for a in vol.get("attachments") or [])
+            if not held and vol.get("status") == "available":
+                return
+            if time.monotonic() >= deadline:
+                raise OpenStackApiError(
+                    f"Cinder: volume {volume_id} still {vol.get('status')} {timeout:.0f} s after "
+                    f"detaching it from server {server_id}"
+                )
+            time.sleep(delay)
+            delay = min(delay * 1.5, 3.0)
 
     def find_image(self, name_or_id: str) -> dict[str, Any] | None:
         i = self._call("Glance find image", self.conn.image.find_image, name_or_id, ignore_missing=True)

@@ -11,7 +11,9 @@ and a retried call converges.
   smaller capacity: Heat removes failed members first, so exactly those go (checked afterwards).
 * Heal: the server resource inside the member stack is marked unhealthy (its volumes too when
   storage is not kept), then the stack is updated: Heat replaces the server and keeps the port,
-  so the VNFC keeps its id, port and addresses.
+  so the VNFC keeps its id, port and addresses. A kept volume is detached from the old server
+  first (Heat creates the replacement before it deletes the old server, and an in-use volume
+  cannot be attached twice), then the new server attaches it.
 * Stacks are awaited by status polling with exponential backoff and a deadline; a failed stack
   raises `HeatStackError` carrying Heat's status reason.
 * Images: a VDU's image is found in Glance by name; when missing and the package ships the image
@@ -188,6 +190,20 @@ class HeatInfraDriver(InfraDriver):
         before = {i: _server_of(present[i]) for i in ids}
         for vid in ids:
             m = present[vid]
+            volumes = [
+                str(r["physical_resource_id"])
+                for r in m.resources
+                if r.get("resource_type") == VOLUME_TYPE
+                and r["resource_name"] in ctx.flavour.vdus[m.vdu_id].storages
+                and r.get("physical_resource_id")
+            ]
+            server_id = before[vid]
+            if keep_storage and volumes and server_id:
+                # Heat creates the replacement server before it deletes the old one: a volume the
+                # old server still holds (in-use) cannot be attached to the new one. Detach first.
+                for vol_id in volumes:
+                    ctx.progress(f"detaching volume {vol_id} from server {server_id} (kept for the new server)")
+                    await self._call(cloud.detach_volume, server_id, vol_id, self.timeout)
             ctx.progress(f"marking the server of VNFC {vid} unhealthy")
             await self._call(cloud.mark_unhealthy, m.stack_id, m.vdu_id, f"vnfm: heal VNFC {vid}")
             if not keep_storage:
