@@ -48,8 +48,11 @@ systemctl daemon-reload
 systemctl restart containerd
 minor=${K8S_VERSION%.*}
 install -d -m 0755 /etc/apt/keyrings
-masked curl -fsSL "https://pkgs.k8s.io/core:/stable:/v${minor}/deb/Release.key" \
-  | gpg --batch --yes --dearmor -o /etc/apt/keyrings/kubernetes-apt-keyring.gpg
+# the key goes through a file, not a pipe: curl's failure stops the script before gpg runs
+key=$(mktemp)
+masked curl -fsSL -o "$key" "https://pkgs.k8s.io/core:/stable:/v${minor}/deb/Release.key" || { rm -f "$key"; exit 1; }
+gpg --batch --yes --dearmor -o /etc/apt/keyrings/kubernetes-apt-keyring.gpg <"$key"
+rm -f "$key"
 echo "deb [signed-by=/etc/apt/keyrings/kubernetes-apt-keyring.gpg] https://pkgs.k8s.io/core:/stable:/v${minor}/deb/ /" \
   > /etc/apt/sources.list.d/kubernetes.list
 masked apt-get update -q
