@@ -50,7 +50,7 @@ def test_no_selector_removes_default_excluded() -> None:
     out = apply_selectors(PKG, default_excluded=PKG_DEFAULT)
     assert set(out) == {"id", "vnfdId", "onboardingState", "_links"}
     out = apply_selectors(INSTANCE, default_excluded=INST_DEFAULT)
-    assert set(out) == {"id", "vnfInstanceName", "instantiationState", "vimConnectionInfo"}
+    assert set(out) == {"id", "vnfInstanceName", "instantiationState"}
 
 
 def test_exclude_default_is_the_same_as_none() -> None:

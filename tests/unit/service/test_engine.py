@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 import pytest
 
 from vnfm.domain.errors import BadRequest, Conflict, UnprocessableEntity
-from vnfm.domain.model import InstantiationState, OpState
+from vnfm.domain.model import InstantiationState, OpState, utcnow
 
 from .conftest import SEED_PARAMS, Harness
 
@@ -180,10 +181,16 @@ async def test_crash_mid_operation_becomes_failed_temp_and_retry_completes(h: Ha
 
     eng = app.engine
     fresh = LcmEngine(eng.uow, vnfd_of=eng.vnfd_of, files_of=eng.files_of, infra_drivers=eng.infra_drivers,
-                      vim_of=eng.vim_of, mgmt=eng.mgmt, worker_id="restarted", orphan_after=0.2)
+                      vim_of=eng.vim_of, mgmt=eng.mgmt, worker_id="restarted", orphan_after=30)
     app.engine = fresh
-    await asyncio.sleep(0.3)
     await fresh.start()
+    # Its heartbeat is still fresh: the new engine leaves it alone.
+    assert app.instances.op_get(occ.id).operation_state == OpState.PROCESSING
+    # The dead process's last heartbeat ages past orphan_after (set back, not waited for).
+    with eng.uow() as uow:
+        assert uow.op_occs.heartbeat(occ.id, eng.worker_id, utcnow() - timedelta(seconds=60))
+        uow.commit()
+    await fresh.recover()
     cur = app.instances.op_get(occ.id)
     assert cur.operation_state == OpState.FAILED_TEMP
     assert "stopped during stage 'infra_update'" in cur.error["detail"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import Request
@@ -31,7 +32,7 @@ async def json_body(request: Request) -> Any:
         raise BadRequest(f"malformed JSON body: {exc}") from None
 
 
-def listing(request: Request, docs: list[dict[str, Any]], default_excluded: list[str]) -> JSONResponse:
+def listing(request: Request, docs: list[dict[str, Any]], default_excluded: Sequence[str]) -> JSONResponse:
     params = request.query_params
     known = {"filter", "all_fields", "fields", "exclude_fields", "exclude_default", "nextpage_opaque_marker"}
     unknown = [k for k in params if k not in known]

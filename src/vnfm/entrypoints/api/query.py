@@ -441,9 +441,16 @@ def parse_list_params(
     )
 
 
-# Default excluded complex attributes (SOL005 / SOL003 v2.6.1, clause "attribute selectors").
+# Default excluded complex attributes (SOL005 / SOL003 v2.6.1, clause "attribute selectors");
+# the API routers list resources with these.
 VNF_PKG_INFO_DEFAULT_EXCLUDED = ("softwareImages", "additionalArtifacts", "userDefinedData", "checksum")
-VNF_INSTANCE_DEFAULT_EXCLUDED = ("vnfConfigurableProperties", "instantiatedVnfInfo", "metadata", "extensions")
+VNF_INSTANCE_DEFAULT_EXCLUDED = (
+    "vnfConfigurableProperties",
+    "vimConnectionInfo",
+    "instantiatedVnfInfo",
+    "metadata",
+    "extensions",
+)
 VNF_LCM_OP_OCC_DEFAULT_EXCLUDED = (
     "operationParams",
     "error",

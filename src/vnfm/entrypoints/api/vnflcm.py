@@ -7,13 +7,10 @@ from fastapi.responses import JSONResponse
 
 from vnfm.domain.model import OpOcc
 from vnfm.entrypoints.api.common import app_of, json_body, listing
+from vnfm.entrypoints.api.query import VNF_INSTANCE_DEFAULT_EXCLUDED, VNF_LCM_OP_OCC_DEFAULT_EXCLUDED
 from vnfm.service import views
 
 router = APIRouter(prefix="/vnflcm")
-
-INSTANCE_DEFAULT_EXCLUDED = ["vnfConfigurableProperties", "vimConnectionInfo", "instantiatedVnfInfo",
-                             "metadata", "extensions"]
-OPOCC_DEFAULT_EXCLUDED = ["operationParams", "error", "resourceChanges", "changedInfo", "changedExtConnectivity"]
 
 
 @router.get("/api_versions")
@@ -38,7 +35,7 @@ async def create_instance(request: Request) -> JSONResponse:
 @router.get("/v1/vnf_instances")
 async def list_instances(request: Request) -> JSONResponse:
     docs = [views.instance_info(i) for i in app_of(request).instances.list()]
-    return listing(request, docs, INSTANCE_DEFAULT_EXCLUDED)
+    return listing(request, docs, VNF_INSTANCE_DEFAULT_EXCLUDED)
 
 
 @router.get("/v1/vnf_instances/{inst_id}", name="show_instance")
@@ -84,7 +81,7 @@ async def terminate(request: Request, inst_id: str) -> Response:
 @router.get("/v1/vnf_lcm_op_occs")
 async def list_op_occs(request: Request) -> JSONResponse:
     docs = [views.op_occ_info(o) for o in app_of(request).instances.op_list()]
-    return listing(request, docs, OPOCC_DEFAULT_EXCLUDED)
+    return listing(request, docs, VNF_LCM_OP_OCC_DEFAULT_EXCLUDED)
 
 
 @router.get("/v1/vnf_lcm_op_occs/{op_id}", name="show_op_occ")

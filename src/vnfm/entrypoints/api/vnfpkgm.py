@@ -7,11 +7,10 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 
 from vnfm.domain.errors import BadRequest, NotAcceptable
 from vnfm.entrypoints.api.common import app_of, json_body, listing
+from vnfm.entrypoints.api.query import VNF_PKG_INFO_DEFAULT_EXCLUDED
 from vnfm.service import views
 
 router = APIRouter(prefix="/vnfpkgm/v1")
-
-PKG_DEFAULT_EXCLUDED = ["softwareImages", "additionalArtifacts", "userDefinedData", "checksum"]
 
 
 @router.get("/api_versions")
@@ -40,7 +39,7 @@ async def create_package(request: Request) -> JSONResponse:
 @router.get("/vnf_packages")
 async def list_packages(request: Request) -> JSONResponse:
     docs = [views.package_info(p) for p in app_of(request).packages.list()]
-    return listing(request, docs, PKG_DEFAULT_EXCLUDED)
+    return listing(request, docs, VNF_PKG_INFO_DEFAULT_EXCLUDED)
 
 
 @router.get("/vnf_packages/{pkg_id}", name="show_package")
