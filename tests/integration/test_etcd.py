@@ -79,3 +79,17 @@ async def test_etcd_replace_member(make_hosts, ssh: SshExecutor) -> None:
     # an endpoint that is gone is reported unhealthy (no wait)
     gone = await steps.run(addr["m1"], EtcdHealth(endpoints=(client["m3"],)))
     assert gone.data["healthy"] is False
+
+    # A control-plane join that failed after adding its member leaves one that never started and
+    # so has no name yet: removal by name misses it, removal with its peer URL takes it away.
+    stale = await steps.run(addr["m1"], EtcdMemberAdd(name="m3", peer_url=peer["m3"], endpoints=final))
+    assert stale.changed
+    listed = (await steps.run(addr["m1"], EtcdMemberList(endpoints=final))).data["members"]
+    assert [m["name"] for m in listed if m["peer_urls"] == [peer["m3"]]] == [""]
+    assert not (await steps.run(addr["m1"], EtcdMemberRemove(name="m3", endpoints=final))).changed
+    gone_stale = await steps.run(addr["m1"], EtcdMemberRemove(name="m3", peer_url=peer["m3"], endpoints=final))
+    assert gone_stale.changed and gone_stale.data["id"]
+    listed = (await steps.run(addr["m1"], EtcdMemberList(endpoints=final))).data["members"]
+    assert sorted(m["name"] for m in listed) == ["m1", "m2", "m4"]
+    health = await steps.run(addr["m1"], EtcdHealth(endpoints=final, wait_s=20))
+    assert health.data["healthy"] is True, health

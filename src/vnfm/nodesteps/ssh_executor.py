@@ -224,7 +224,7 @@ class SshStepExecutor(StepExecutor):
             step,
             "etcd_member_remove",
             {"ENDPOINTS": ",".join(step.endpoints), "MEMBER_NAME": step.name,
-             "DEADLINE_S": str(int(step.deadline_s))},
+             "DEADLINE_S": str(int(step.deadline_s)), "PEER_URL": step.peer_url},
             self._etcd_env(step),
             timeout=step.deadline_s + 30,
         )

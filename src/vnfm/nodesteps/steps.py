@@ -188,16 +188,21 @@ class EtcdMemberList(_EtcdClientStep):
 
 @dataclass(frozen=True)
 class EtcdMemberRemove(_EtcdClientStep):
-    """Remove the member called `name` (no-op if there is none). etcd refuses removals until
-    the leader has seen the members for 5 s (strict reconfig check): retried up to `deadline_s`."""
+    """Remove the member called `name` and, when `peer_url` is given, the member with that peer
+    URL: a member added by a join that never started has no name yet (no-op if there is none).
+    etcd refuses removals until the leader has seen the members for 5 s (strict reconfig
+    check): retried up to `deadline_s`."""
 
     kind: ClassVar[str] = "etcd-member-remove"
     name: str = ""
+    peer_url: str = ""
     deadline_s: float = 30.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _check_name("etcd member name", self.name)
+        if self.peer_url:
+            _check_url("etcd peer URL", self.peer_url)
 
     def describe(self) -> str:
         return f"{self.kind} {self.name}"

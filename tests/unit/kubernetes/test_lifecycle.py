@@ -125,3 +125,22 @@ async def test_parallel_joins_with_join_latency(k8s: K8s) -> None:
     assert occ.operation_state.value == "COMPLETED"
     # joined in parallel, not one after another (observed by the twin, not timed)
     assert k8s.driver.twin_config.observed["max_joins_in_flight"] == 3
+
+
+async def test_master_heal_removes_a_member_left_unstarted_by_a_failed_join(k8s: K8s) -> None:
+    app = k8s.app
+    inst_id, _ = await k8s.instantiate("ha")
+    masters = ["masternode-0", "masternode-1", "masternode-2"]
+    # masternode-1's etcd member as a control-plane join that failed after `member add` leaves
+    # it: never started, so etcd reports no name for it (only its peer URL)
+    def unstart(st: dict) -> str:
+        m = st["etcd"]["members"].pop("masternode-1")
+        st["etcd"]["members"][""] = {**m, "name": "", "healthy": False}
+        return str(m["peer_url"])
+
+    peer_url = k8s.twin(inst_id)._tx(unstart)
+    m1 = app.instances.get(inst_id).resources.of_vdu("masterNode")[1]
+    await k8s.done(app.instances.heal(inst_id, {"vnfcInstanceId": [m1.id]}))
+    members = k8s.view(inst_id)["etcd_members"]
+    assert [m["name"] for m in members] == masters and all(m["healthy"] for m in members)
+    assert [m["peer_url"] for m in members if m["name"] == "masternode-1"] == [peer_url]

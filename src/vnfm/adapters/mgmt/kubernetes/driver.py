@@ -705,7 +705,11 @@ class KubernetesClusterDriver(MgmtDriver):
                 await self._remove_worker(c, admin, w)
             for m in hm:
                 ctx.progress(f"removing master {m.name} from etcd, HAProxy and the cluster")
-                await c.ex.run(admin.ssh, EtcdMemberRemove(endpoints=ETCD_ENDPOINTS, tls=ETCD_TLS, name=m.name))
+                # by name, and by the peer URL kubeadm gives the member: a join of this VNFC that
+                # failed earlier may have left a member that never started (and so has no name)
+                host = f"[{m.nic}]" if ":" in m.nic else m.nic
+                await c.ex.run(admin.ssh, EtcdMemberRemove(endpoints=ETCD_ENDPOINTS, tls=ETCD_TLS, name=m.name,
+                                                           peer_url=f"https://{host}:2380"))
                 await self._etcd_check(c, admin, survivors)
                 await self._set_lb(c, survivors, survivors)
                 await c.ex.run(admin.ssh, DeleteNode(m.name))

@@ -437,8 +437,12 @@ class TwinExecutor(StepExecutor):
     def _etcd_remove(self, host: str, sid: str, step: EtcdMemberRemove) -> StepResult:
         def fn(st: dict[str, Any]) -> tuple[bool, str]:
             self._etcd_quorum(host, sid, step, st)
-            m = st["etcd"]["members"].pop(step.name, None)  # exact name
-            return (m is not None, _sha(step.name)[:16] if m else "")
+            members = st["etcd"]["members"]
+            gone = [k for k, m in members.items()
+                    if m["name"] == step.name or (step.peer_url and m["peer_url"] == step.peer_url)]
+            for k in gone:
+                del members[k]
+            return (bool(gone), ",".join(_sha(k)[:16] for k in gone))
 
         changed, mid = self._tx(fn)
         return StepResult(changed, {"id": mid})
