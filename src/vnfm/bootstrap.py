@@ -78,17 +78,17 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     def uow() -> SqlAlchemyUnitOfWork:
         return SqlAlchemyUnitOfWork(session_factory)
 
-    packages = PackageService(uow, settings.package_cache)
     box = SecretBox.from_settings(settings.data_dir)
+    subscriptions = SubscriptionService(uow, probe=_default_probe() if settings.probe_callbacks else None, box=box)
+    if notifier is None:
+        notifier = _default_notifier(uow, subscriptions)
+    packages = PackageService(uow, settings.package_cache, notifier=notifier)
     vims = VimService(uow, box)
     vims.ensure_default()
     if sim is None:
         sim = SimCloud.from_settings(settings)
     infra_drivers: dict[str, InfraDriver] = {"simulator": SimulatorInfraDriver(sim), "openstack": HeatInfraDriver()}
     mgmt = mgmt or default_mgmt_registry(settings)
-    subscriptions = SubscriptionService(uow, probe=_default_probe() if settings.probe_callbacks else None, box=box)
-    if notifier is None:
-        notifier = _default_notifier(uow, subscriptions)
 
     def vnfd_of(pkg_id: str) -> Vnfd:
         return packages.vnfd(pkg_id)
@@ -137,7 +137,12 @@ def _default_notifier(uow: Any, subscriptions: SubscriptionService) -> Notifier 
             inst = u.instances.get(instance_id)
         return views.instance_info(inst) if inst is not None else None
 
-    return HttpNotifier(subs, instance_info=instance_info)
+    def package_info(pkg_id: str) -> dict[str, Any] | None:
+        with uow() as u:
+            pkg = u.packages.get(pkg_id)
+        return views.package_info(pkg) if pkg is not None else None
+
+    return HttpNotifier(subs, instance_info=instance_info, package_info=package_info)
 
 
 def _default_probe() -> Any:

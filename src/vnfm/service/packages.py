@@ -16,17 +16,21 @@ from vnfm.domain.patch import merge_patch
 from vnfm.domain.vnfd import Vnfd
 from vnfm.packaging.csar import CsarLimits, ExtractedPackage, extract_to, read_csar
 from vnfm.packaging.tosca import package_summary, parse_vnfd
-from vnfm.service.ports import UowFactory
+from vnfm.service import views
+from vnfm.service.ports import Notifier, UowFactory
 
 
 class PackageService:
     """Onboarding is done synchronously inside the upload request (it takes milliseconds), so a
     bad package is answered with a 4xx naming the problem; the stored package stays CREATED and
     can be uploaded again. Nothing already onboarded is ever touched by a failed upload.
+    Subscribers (SOL005 PkgmSubscription) hear of onboarding, enabling/disabling and deletion.
     """
 
-    def __init__(self, uow: UowFactory, cache_dir: Path, limits: CsarLimits | None = None) -> None:
+    def __init__(self, uow: UowFactory, cache_dir: Path, limits: CsarLimits | None = None,
+                 notifier: Notifier | None = None) -> None:
         self.uow = uow
+        self.notifier = notifier
         self.cache_dir = Path(cache_dir)
         self.limits = limits or CsarLimits()
         self._vnfd_cache: dict[str, Vnfd] = {}
@@ -64,6 +68,9 @@ class PackageService:
             uow.commit()
         self._vnfd_cache.pop(pkg_id, None)
         shutil.rmtree(self.cache_dir / pkg_id, ignore_errors=True)
+        if pkg.onboarding_state == OnboardingState.ONBOARDED:
+            # the package is gone: filters on its provider/product read the last state given here
+            self._publish(views.package_notification(pkg, "PKG_DELETE"), views.package_info(pkg))
 
     def modify(self, pkg_id: str, changes: dict[str, Any]) -> dict[str, Any]:
         """PATCH with VnfPkgInfoModifications (merge patch); returns the modifications applied."""
@@ -73,6 +80,7 @@ class PackageService:
             raise BadRequest(f"unknown attribute(s) in VnfPkgInfoModifications: {', '.join(sorted(unknown))}")
         if not changes:
             raise BadRequest("VnfPkgInfoModifications needs operationalState or userDefinedData")
+        state_changed = False
         with self.uow() as uow:
             pkg = uow.packages.get(pkg_id)
             if pkg is None:
@@ -89,6 +97,7 @@ class PackageService:
                 if pkg.operational_state == new:
                     raise Conflict(f"VNF package {pkg_id} is already {new.value}")
                 pkg.operational_state = new
+                state_changed = True
             if "userDefinedData" in changes:
                 udd = changes["userDefinedData"]
                 if not isinstance(udd, dict):
@@ -96,6 +105,8 @@ class PackageService:
                 pkg.user_defined_data = merge_patch(pkg.user_defined_data, udd)
             uow.packages.save(pkg)
             uow.commit()
+        if state_changed:
+            self._publish(views.package_notification(pkg, "OP_STATE_CHANGE"))
         return changes
 
     # --------------------------------------------------------------- onboarding
@@ -144,7 +155,12 @@ class PackageService:
             uow.packages.save(pkg)
             uow.commit()
         self._vnfd_cache[pkg_id] = vnfd
+        self._publish(views.package_notification(pkg))
         return pkg
+
+    def _publish(self, notification: dict[str, Any], info: dict[str, Any] | None = None) -> None:
+        if self.notifier is not None:
+            self.notifier.publish(notification, instance_info=info)
 
     def _record_failure(self, pkg_id: str, exc: VnfmError) -> None:
         with self.uow() as uow:

@@ -203,6 +203,7 @@ class MgmtDriver:
 
 
 class Notifier(Protocol):
-    """Delivers notifications to subscribers (asynchronously, with retries)."""
+    """Delivers notifications to subscribers (asynchronously, with retries). `instance_info`: the
+    VnfInstance or VnfPkgInfo document subscription filters read, for one that is already deleted."""
 
     def publish(self, notification: dict[str, Any], *, instance_info: dict[str, Any] | None = None) -> None: ...

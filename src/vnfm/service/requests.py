@@ -107,6 +107,10 @@ class LccnSubscriptionRequest(_Strict):
     authentication: dict[str, Any] | None = None
 
 
+class PkgmSubscriptionRequest(LccnSubscriptionRequest):
+    """SOL005 9.5.2.3: the same attributes; its filter is a PkgmNotificationsFilter."""
+
+
 M = TypeVar("M", bound=BaseModel)
 
 

@@ -23,9 +23,14 @@ OPERATION_TYPES = {"INSTANTIATE", "SCALE", "SCALE_TO_LEVEL", "CHANGE_FLAVOUR", "
 OPERATION_STATES = {"STARTING", "PROCESSING", "COMPLETED", "FAILED_TEMP", "FAILED", "ROLLING_BACK", "ROLLED_BACK"}
 
 
-def _check_filter(flt: dict[str, Any]) -> None:
-    for key, allowed in (("notificationTypes", NOTIFICATION_TYPES), ("operationTypes", OPERATION_TYPES),
-                         ("operationStates", OPERATION_STATES)):
+# SOL005 v2.6.1 PkgmNotificationsFilter
+PKGM_NOTIFICATION_TYPES = {"VnfPackageOnboardingNotification", "VnfPackageChangeNotification"}
+PKGM_FILTER_KEYS = {"notificationTypes", "vnfProductsFromProviders", "vnfdId", "vnfPkgId", "operationalState",
+                    "usageState"}
+
+
+def _check_enums(flt: dict[str, Any], enums: tuple[tuple[str, set[str]], ...]) -> None:
+    for key, allowed in enums:
         values = flt.get(key)
         if values is None:
             continue
@@ -34,6 +39,29 @@ def _check_filter(flt: dict[str, Any]) -> None:
         bad = [v for v in values if v not in allowed]
         if bad:
             raise BadRequest(f"filter.{key}: unknown value(s) {', '.join(map(str, bad))}")
+
+
+def _check_filter(flt: dict[str, Any]) -> None:
+    _check_enums(flt, (("notificationTypes", NOTIFICATION_TYPES), ("operationTypes", OPERATION_TYPES),
+                       ("operationStates", OPERATION_STATES)))
+
+
+def _check_pkgm_filter(flt: dict[str, Any]) -> None:
+    unknown = sorted(set(flt) - PKGM_FILTER_KEYS)
+    if unknown:
+        raise BadRequest(f"filter: unknown attribute(s) {', '.join(unknown)} "
+                         f"(a PkgmNotificationsFilter has {', '.join(sorted(PKGM_FILTER_KEYS))})")
+    _check_enums(flt, (("notificationTypes", PKGM_NOTIFICATION_TYPES),
+                       ("operationalState", {"ENABLED", "DISABLED"}),
+                       ("usageState", {"IN_USE", "NOT_IN_USE"})))
+    for key in ("vnfdId", "vnfPkgId"):
+        values = flt.get(key)
+        if values is not None and (not isinstance(values, list) or not all(isinstance(v, str) for v in values)):
+            raise BadRequest(f"filter.{key} must be a list of identifiers")
+    products = flt.get("vnfProductsFromProviders")
+    if products is not None and (not isinstance(products, list)
+                                 or not all(isinstance(p, dict) and p.get("vnfProvider") for p in products)):
+        raise BadRequest("filter.vnfProductsFromProviders must be a list of objects, each with vnfProvider")
 
 
 def _check_auth(auth: dict[str, Any] | None) -> None:
@@ -71,12 +99,12 @@ class SubscriptionService:
 
     async def create(self, body: Any, kind: str = "vnflcm") -> tuple[Subscription, bool]:
         """Returns (subscription, created). An identical existing one is returned with created=False."""
-        req = rq.parse(rq.LccnSubscriptionRequest, body)
+        req = rq.parse(rq.PkgmSubscriptionRequest if kind == "vnfpkgm" else rq.LccnSubscriptionRequest, body)
         url = urlparse(req.callbackUri)
         if url.scheme not in ("http", "https") or not url.netloc:
             raise BadRequest(f"callbackUri {req.callbackUri!r} is not an http(s) URL")
         flt = req.filter or {}
-        _check_filter(flt)
+        (_check_pkgm_filter if kind == "vnfpkgm" else _check_filter)(flt)
         _check_auth(req.authentication)
         with self.uow() as uow:
             for existing in uow.subscriptions.list():

@@ -119,6 +119,23 @@ def package_info(pkg: VnfPackage) -> dict[str, Any]:
     return _drop_none(body)
 
 
+def package_notification(pkg: VnfPackage, change_type: str | None = None) -> dict[str, Any]:
+    """SOL005 9.5.2.8 VnfPackageOnboardingNotification (change_type None) or 9.5.2.9
+    VnfPackageChangeNotification (OP_STATE_CHANGE / PKG_DELETE); the notifier adds id,
+    subscriptionId, timeStamp and _links.subscription."""
+    body: dict[str, Any] = {
+        "notificationType": "VnfPackageChangeNotification" if change_type else "VnfPackageOnboardingNotification",
+        "vnfPkgId": pkg.id,
+        "vnfdId": pkg.vnfd_id,
+        "_links": {"vnfPackage": {"href": f"{PKGM}/vnf_packages/{pkg.id}"}},
+    }
+    if change_type:
+        body["changeType"] = change_type
+    if change_type == "OP_STATE_CHANGE":
+        body["operationalState"] = pkg.operational_state.value
+    return body
+
+
 # ----------------------------------------------------------------------------- SOL003
 def vim_connection_info(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [mask_secrets(e) for e in entries]

@@ -30,6 +30,7 @@ class FakeVnfm:
     instances: dict[str, dict[str, Any]] = field(default_factory=dict)
     ops: dict[str, dict[str, Any]] = field(default_factory=dict)
     subs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    pkgm_subs: dict[str, dict[str, Any]] = field(default_factory=dict)
     vims: dict[str, dict[str, Any]] = field(default_factory=dict)
     requests: list[httpx.Request] = field(default_factory=list)
     # operation name (INSTANTIATE, SCALE, ...) -> error ProblemDetails: that op ends FAILED_TEMP
@@ -90,6 +91,8 @@ class FakeVnfm:
 
     # ------------------------------------------------------------------ packages
     def _pkgm(self, m: str, p: list[str], body: Any, request: httpx.Request) -> httpx.Response:
+        if p[0] == "subscriptions":
+            return self._subs(self.pkgm_subs, m, p, body)
         if p == ["vnf_packages"] and m == "POST":
             pid = self.new_id("pkg")
             self.packages[pid] = {
@@ -176,19 +179,22 @@ class FakeVnfm:
                 return httpx.Response(200, json=op)
             if len(p) == 3 and m == "POST":
                 return self._resolve(op, p[2])
+        if p[0] == "subscriptions":
+            return self._subs(self.subs, m, p, body)
+        return problem(405, "Method Not Allowed", m)
+
+    def _subs(self, subs: dict[str, Any], m: str, p: list[str], body: Any) -> httpx.Response:
         if p == ["subscriptions"] and m == "POST":
             sid = self.new_id("sub")
-            self.subs[sid] = {"id": sid, "callbackUri": body["callbackUri"], "filter": body.get("filter")}
-            return httpx.Response(201, json=self.subs[sid])
+            subs[sid] = {"id": sid, "callbackUri": body["callbackUri"], "filter": body.get("filter")}
+            return httpx.Response(201, json=subs[sid])
         if p == ["subscriptions"] and m == "GET":
-            return httpx.Response(200, json=list(self.subs.values()))
-        if p[0] == "subscriptions":
-            sub = self.subs[p[1]]
-            if m == "DELETE":
-                del self.subs[p[1]]
-                return httpx.Response(204)
-            return httpx.Response(200, json=sub)
-        return problem(405, "Method Not Allowed", m)
+            return httpx.Response(200, json=list(subs.values()))
+        sub = subs[p[1]]
+        if m == "DELETE":
+            del subs[p[1]]
+            return httpx.Response(204)
+        return httpx.Response(200, json=sub)
 
     def _start(self, inst: dict[str, Any], task: str, body: dict[str, Any]) -> httpx.Response:
         if inst["id"] in self.busy:

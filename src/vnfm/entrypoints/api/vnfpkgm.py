@@ -122,3 +122,30 @@ async def fetch_vnfd(request: Request, pkg_id: str) -> Response:
 async def fetch_artifact(request: Request, pkg_id: str, artifact_path: str) -> Response:
     data = app_of(request).packages.artifact(pkg_id, artifact_path)
     return Response(data, media_type="application/octet-stream")
+
+
+# ------------------------------------------------------------------ subscriptions (9.4.8, 9.4.9)
+@router.post("/subscriptions")
+async def create_subscription(request: Request) -> Response:
+    sub, created = await app_of(request).subscriptions.create(await json_body(request), kind="vnfpkgm")
+    loc = str(request.url_for("show_pkgm_subscription", sub_id=sub.id))
+    if not created:
+        return Response(status_code=303, headers={"Location": loc})
+    return JSONResponse(views.subscription_info(sub), status_code=201, headers={"Location": loc})
+
+
+@router.get("/subscriptions")
+async def list_subscriptions(request: Request) -> JSONResponse:
+    docs = [views.subscription_info(s) for s in app_of(request).subscriptions.list(kind="vnfpkgm")]
+    return listing(request, docs, [])
+
+
+@router.get("/subscriptions/{sub_id}", name="show_pkgm_subscription")
+async def show_subscription(request: Request, sub_id: str) -> dict[str, object]:
+    return views.subscription_info(app_of(request).subscriptions.get(sub_id, kind="vnfpkgm"))
+
+
+@router.delete("/subscriptions/{sub_id}", status_code=204)
+async def delete_subscription(request: Request, sub_id: str) -> Response:
+    app_of(request).subscriptions.delete(sub_id, kind="vnfpkgm")
+    return Response(status_code=204)

@@ -246,23 +246,25 @@ class VnfmClient:
         return None
 
     # --- subscriptions ---
-    def create_subscription(self, callback: str, filter_: dict[str, Any] | None = None) -> dict[str, Any]:
+    # packages=True: SOL005 package-management subscriptions (/vnfpkgm/v1), else SOL003 LCM ones
+    def create_subscription(self, callback: str, filter_: dict[str, Any] | None = None, *,
+                            packages: bool = False) -> dict[str, Any]:
         body: dict[str, Any] = {"callbackUri": callback}
         if filter_:
             body["filter"] = filter_
-        result: dict[str, Any] = self._json("POST", f"{LCM}/subscriptions", json=body)
+        result: dict[str, Any] = self._json("POST", f"{PKGM if packages else LCM}/subscriptions", json=body)
         return result
 
-    def list_subscriptions(self) -> list[dict[str, Any]]:
-        result: list[dict[str, Any]] = self._json("GET", f"{LCM}/subscriptions")
+    def list_subscriptions(self, *, packages: bool = False) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = self._json("GET", f"{PKGM if packages else LCM}/subscriptions")
         return result
 
-    def get_subscription(self, sub_id: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._json("GET", f"{LCM}/subscriptions/{sub_id}")
+    def get_subscription(self, sub_id: str, *, packages: bool = False) -> dict[str, Any]:
+        result: dict[str, Any] = self._json("GET", f"{PKGM if packages else LCM}/subscriptions/{sub_id}")
         return result
 
-    def delete_subscription(self, sub_id: str) -> None:
-        self.request("DELETE", f"{LCM}/subscriptions/{sub_id}")
+    def delete_subscription(self, sub_id: str, *, packages: bool = False) -> None:
+        self.request("DELETE", f"{PKGM if packages else LCM}/subscriptions/{sub_id}")
 
     # --- VIM registry ---
     def list_vims(self) -> list[dict[str, Any]]:
