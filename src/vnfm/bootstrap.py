@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate
@@ -15,12 +16,13 @@ from vnfm.adapters.infra.simulator import SimCloud, SimulatorInfraDriver
 from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
 from vnfm.adapters.mgmt.registry import MgmtRegistry
 from vnfm.config import Settings
+from vnfm.domain.model import utcnow
 from vnfm.domain.vnfd import Vnfd
 from vnfm.service import views
 from vnfm.service.engine import LcmEngine
 from vnfm.service.instances import InstanceService
 from vnfm.service.packages import PackageService
-from vnfm.service.ports import InfraDriver, Notifier, PackageFiles
+from vnfm.service.ports import InfraDriver, Notifier, OutboxEntry, PackageFiles, UowFactory
 from vnfm.service.secrets import SecretBox
 from vnfm.service.subscriptions import SubscriptionService
 from vnfm.service.vims import VimService
@@ -44,6 +46,8 @@ class App:
     extras: dict[str, Any] = field(default_factory=dict)
 
     async def start(self) -> None:
+        if self.notifier is not None:
+            self.notifier.wake()  # what the outbox still holds (this process's, or left overdue)
         if self.settings.run_engine:
             await self.engine.start()
 
@@ -81,8 +85,8 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     box = SecretBox.from_settings(settings.data_dir)
     subscriptions = SubscriptionService(uow, probe=_default_probe() if settings.probe_callbacks else None, box=box)
     if notifier is None:
-        notifier = _default_notifier(uow, subscriptions)
-    packages = PackageService(uow, settings.package_cache, notifier=notifier)
+        notifier = _default_notifier(uow, subscriptions, settings)
+    packages = PackageService(uow, settings.package_cache, notifier=notifier, worker_id=settings.worker_id)
     vims = VimService(uow, box)
     vims.ensure_default()
     if sim is None:
@@ -123,7 +127,27 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
                infra_drivers=infra_drivers, notifier=notifier)
 
 
-def _default_notifier(uow: Any, subscriptions: SubscriptionService) -> Notifier | None:
+class _OutboxSource:
+    """The notifier's side of the outbox: one process (worker id) claiming and removing rows."""
+
+    def __init__(self, uow: UowFactory, owner: str, reclaim_after: float) -> None:
+        self.uow = uow
+        self.owner = owner
+        self.reclaim_after = reclaim_after
+
+    def claim(self, limit: int) -> list[OutboxEntry]:
+        with self.uow() as u:
+            entries = u.outbox.claim(self.owner, utcnow() - timedelta(seconds=self.reclaim_after), limit)
+            u.commit()
+        return entries
+
+    def remove(self, entry_id: str) -> None:
+        with self.uow() as u:
+            u.outbox.remove(entry_id)
+            u.commit()
+
+
+def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Settings) -> Notifier | None:
     try:
         from vnfm.adapters.notify.http import HttpNotifier
     except ImportError:
@@ -142,7 +166,8 @@ def _default_notifier(uow: Any, subscriptions: SubscriptionService) -> Notifier 
             pkg = u.packages.get(pkg_id)
         return views.package_info(pkg) if pkg is not None else None
 
-    return HttpNotifier(subs, instance_info=instance_info, package_info=package_info)
+    return HttpNotifier(subs, instance_info=instance_info, package_info=package_info,
+                        outbox=_OutboxSource(uow, settings.worker_id, settings.notify_reclaim_after))
 
 
 def _default_probe() -> Any:

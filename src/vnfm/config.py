@@ -25,6 +25,8 @@ class Settings:
     worker_id: str = field(default_factory=lambda: _env("VNFM_WORKER_ID", f"{os.uname().nodename}-{os.getpid()}"))
     # Occurrences whose owner has not heart-beaten for this long are taken over (FAILED_TEMP).
     orphan_after: float = field(default_factory=lambda: float(_env("VNFM_ORPHAN_AFTER", "30")))
+    # Notifications a process stored but did not deliver (it died) are delivered by another after this.
+    notify_reclaim_after: float = field(default_factory=lambda: float(_env("VNFM_NOTIFY_RECLAIM_AFTER", "300")))
     # Extra hook bindings: implementation/artifact name -> driver name ("a=b,c=d").
     driver_bindings: str = field(default_factory=lambda: _env("VNFM_DRIVER_BINDINGS", ""))
     max_package_size: int = 512 * 1024 * 1024

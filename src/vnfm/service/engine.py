@@ -39,7 +39,16 @@ from vnfm.domain.resources import Vnfc, VnfResources
 from vnfm.domain.scaling import initial_scale_levels, target_counts
 from vnfm.domain.vnfd import Flavour, Vnfd
 from vnfm.service import views
-from vnfm.service.ports import InfraContext, InfraDriver, LcmContext, Notifier, PackageFiles, UowFactory
+from vnfm.service.notifications import Notifications
+from vnfm.service.ports import (
+    AbstractUnitOfWork,
+    InfraContext,
+    InfraDriver,
+    LcmContext,
+    Notifier,
+    PackageFiles,
+    UowFactory,
+)
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +102,7 @@ class LcmEngine:
         self.vim_of = vim_of
         self.mgmt = mgmt
         self.notifier = notifier
+        self.notes = Notifications(notifier, worker_id)
         self.vim_registry = vim_registry
         self.worker_id = worker_id
         self.orphan_after = orphan_after
@@ -155,8 +165,9 @@ class LcmEngine:
             lcm.transition(occ, OpState.FAILED_TEMP, error=problem)
             occ.owner = None
             uow.op_occs.save(occ)
+            self._stage_notification(uow, occ)
             uow.commit()
-        self._notify(occ)
+        self.notes.wake()
 
     async def _heartbeat_loop(self) -> None:
         interval = max(self.orphan_after / 3, 0.05)
@@ -202,22 +213,22 @@ class LcmEngine:
         task.add_done_callback(_done)
 
     # ================================================================ persistence helpers
-    def _persist(self, job: Job, *, instance: bool = True) -> None:
+    def _persist(self, job: Job, *, instance: bool = True, notify: bool = False) -> None:
+        """Store the occurrence (and the instance); with `notify`, the state's notification too."""
         job.occ.heartbeat = utcnow()
         with self.uow() as uow:
             uow.op_occs.save(job.occ)
             if instance:
                 uow.instances.save(job.inst)
+            if notify:
+                self._stage_notification(uow, job.occ)
             uow.commit()
+        if notify:
+            self.notes.wake()
 
-    def _notify(self, occ: OpOcc) -> None:
-        if self.notifier is None:
-            return
+    def _stage_notification(self, uow: AbstractUnitOfWork, occ: OpOcc) -> None:
         status = START_STATES.get(occ.operation_state, "RESULT")
-        try:
-            self.notifier.publish(views.lcm_notification(occ, status))
-        except Exception:
-            log.exception("publishing a notification failed")
+        self.notes.stage(uow, views.lcm_notification(occ, status))
 
     def _set_state(self, job: Job, new: OpState, error: dict[str, Any] | None = None) -> None:
         lcm.transition(job.occ, new, error=error)
@@ -225,8 +236,7 @@ class LcmEngine:
             job.occ.owner = None
             if job.inst.lock_op_id == job.occ.id:
                 job.inst.lock_op_id = None
-        self._persist(job)
-        self._notify(job.occ)
+        self._persist(job, notify=True)
 
     def progress(self, job: Job, message: str) -> None:
         message = views.scrub(message, job.secrets)

@@ -19,6 +19,7 @@ from vnfm.domain.scaling import scaled_levels, target_counts
 from vnfm.domain.vnfd import Flavour
 from vnfm.service import requests as rq
 from vnfm.service import views
+from vnfm.service.notifications import Notifications
 from vnfm.service.packages import PackageService
 from vnfm.service.ports import Notifier, UowFactory
 from vnfm.service.vims import VimService
@@ -43,6 +44,7 @@ class InstanceService:
         self.submit = submit  # None: another process's engine picks the occurrence up
         self.notifier = notifier
         self.worker_id = worker_id
+        self.notes = Notifications(notifier, worker_id)
 
     # =============================================================== resources
     def create(self, body: Any) -> VnfInstance:
@@ -63,9 +65,10 @@ class InstanceService:
             inst.vnf_instance_name = f"vnf-{inst.id}"
         with self.uow() as uow:
             uow.instances.add(inst)
+            self.notes.stage(uow, views.identifier_notification("VnfIdentifierCreationNotification", inst.id))
             uow.commit()
         self.packages.set_usage(pkg.id, True)
-        self._publish(views.identifier_notification("VnfIdentifierCreationNotification", inst.id))
+        self.notes.wake()
         return inst
 
     def get(self, inst_id: str) -> VnfInstance:
@@ -87,11 +90,12 @@ class InstanceService:
             lcm.check_can_delete(inst)
             uow.instances.delete(inst_id)
             others = [i for i in uow.instances.list() if i.vnf_pkg_id == inst.vnf_pkg_id]
+            self.notes.stage(uow, views.identifier_notification("VnfIdentifierDeletionNotification", inst_id),
+                             views.instance_info(inst))  # the instance is gone: filters read this
             uow.commit()
         if not others:
             self.packages.set_usage(inst.vnf_pkg_id, False)
-        self._publish(views.identifier_notification("VnfIdentifierDeletionNotification", inst_id),
-                      instance_info=views.instance_info(inst))
+        self.notes.wake()
 
     def modify(self, inst_id: str, body: Any) -> OpOcc:
         req = rq.parse(rq.VnfInfoModificationRequest, body)
@@ -262,8 +266,9 @@ class InstanceService:
                     occ.plan.setdefault("retries", 0)
                     occ.plan["retries"] += 1
             uow.op_occs.save(occ)
+            self.notes.stage(uow, views.lcm_notification(occ, "RESULT" if task == "fail" else "START"))
             uow.commit()
-        self._publish(views.lcm_notification(occ, "RESULT" if task == "fail" else "START"))
+        self.notes.wake()
         if task != "fail" and self.submit is not None:
             self.submit(occ.id, task == "rollback")
         return occ
@@ -339,15 +344,12 @@ class InstanceService:
             uow.op_occs.add(occ)
             inst.lock_op_id = occ.id
             uow.instances.save(inst)
+            self.notes.stage(uow, views.lcm_notification(occ, "START"))
             uow.commit()
-        self._publish(views.lcm_notification(occ, "START"))
+        self.notes.wake()
         if self.submit is not None:
             self.submit(occ.id, False)
         return occ
-
-    def _publish(self, notification: dict[str, Any], *, instance_info: dict[str, Any] | None = None) -> None:
-        if self.notifier is not None:
-            self.notifier.publish(notification, instance_info=instance_info)
 
 
 def _fingerprint(inst: VnfInstance) -> tuple[Any, ...]:

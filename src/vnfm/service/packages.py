@@ -17,6 +17,7 @@ from vnfm.domain.vnfd import Vnfd
 from vnfm.packaging.csar import CsarLimits, ExtractedPackage, extract_to, read_csar
 from vnfm.packaging.tosca import package_summary, parse_vnfd
 from vnfm.service import views
+from vnfm.service.notifications import Notifications
 from vnfm.service.ports import Notifier, UowFactory
 
 
@@ -28,9 +29,9 @@ class PackageService:
     """
 
     def __init__(self, uow: UowFactory, cache_dir: Path, limits: CsarLimits | None = None,
-                 notifier: Notifier | None = None) -> None:
+                 notifier: Notifier | None = None, worker_id: str | None = None) -> None:
         self.uow = uow
-        self.notifier = notifier
+        self.notes = Notifications(notifier, worker_id)
         self.cache_dir = Path(cache_dir)
         self.limits = limits or CsarLimits()
         self._vnfd_cache: dict[str, Vnfd] = {}
@@ -65,12 +66,13 @@ class PackageService:
             if pkg.usage_state == UsageState.IN_USE:
                 raise Conflict(f"VNF package {pkg_id} is IN_USE by VNF instances")
             uow.packages.delete(pkg_id)
+            if pkg.onboarding_state == OnboardingState.ONBOARDED:
+                # the package is gone: filters on its provider/product read the last state given here
+                self.notes.stage(uow, views.package_notification(pkg, "PKG_DELETE"), views.package_info(pkg))
             uow.commit()
         self._vnfd_cache.pop(pkg_id, None)
         shutil.rmtree(self.cache_dir / pkg_id, ignore_errors=True)
-        if pkg.onboarding_state == OnboardingState.ONBOARDED:
-            # the package is gone: filters on its provider/product read the last state given here
-            self._publish(views.package_notification(pkg, "PKG_DELETE"), views.package_info(pkg))
+        self.notes.wake()
 
     def modify(self, pkg_id: str, changes: dict[str, Any]) -> dict[str, Any]:
         """PATCH with VnfPkgInfoModifications (merge patch); returns the modifications applied."""
@@ -80,7 +82,6 @@ class PackageService:
             raise BadRequest(f"unknown attribute(s) in VnfPkgInfoModifications: {', '.join(sorted(unknown))}")
         if not changes:
             raise BadRequest("VnfPkgInfoModifications needs operationalState or userDefinedData")
-        state_changed = False
         with self.uow() as uow:
             pkg = uow.packages.get(pkg_id)
             if pkg is None:
@@ -97,7 +98,7 @@ class PackageService:
                 if pkg.operational_state == new:
                     raise Conflict(f"VNF package {pkg_id} is already {new.value}")
                 pkg.operational_state = new
-                state_changed = True
+                self.notes.stage(uow, views.package_notification(pkg, "OP_STATE_CHANGE"))
             if "userDefinedData" in changes:
                 udd = changes["userDefinedData"]
                 if not isinstance(udd, dict):
@@ -105,8 +106,7 @@ class PackageService:
                 pkg.user_defined_data = merge_patch(pkg.user_defined_data, udd)
             uow.packages.save(pkg)
             uow.commit()
-        if state_changed:
-            self._publish(views.package_notification(pkg, "OP_STATE_CHANGE"))
+        self.notes.wake()
         return changes
 
     # --------------------------------------------------------------- onboarding
@@ -153,14 +153,11 @@ class PackageService:
             pkg.onboarding_failure_details = None
             uow.packages.put_content(pkg_id, data)
             uow.packages.save(pkg)
+            self.notes.stage(uow, views.package_notification(pkg))
             uow.commit()
         self._vnfd_cache[pkg_id] = vnfd
-        self._publish(views.package_notification(pkg))
+        self.notes.wake()
         return pkg
-
-    def _publish(self, notification: dict[str, Any], info: dict[str, Any] | None = None) -> None:
-        if self.notifier is not None:
-            self.notifier.publish(notification, instance_info=info)
 
     def _record_failure(self, pkg_id: str, exc: VnfmError) -> None:
         with self.uow() as uow:

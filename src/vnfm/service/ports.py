@@ -54,6 +54,31 @@ class OpOccRepository(Repository[OpOcc], Protocol):
         ...
 
 
+@dataclass
+class OutboxEntry:
+    """A notification waiting for delivery. `info`: the instance / package document filters read
+    when it cannot be looked up any more (it was deleted)."""
+
+    id: str
+    notification: dict[str, Any]
+    info: dict[str, Any] | None
+    published_at: str
+
+
+class Outbox(Protocol):
+    """Notifications stored in the transaction of the change they report (transactional outbox)."""
+
+    def add(self, notification: dict[str, Any], info: dict[str, Any] | None = None, *, owner: str = "") -> None:
+        """Store one, to be delivered by `owner`'s notifier (or any, once it is overdue)."""
+
+    def claim(self, owner: str, reclaim_before: Any, limit: int = 100) -> list[OutboxEntry]:
+        """Take the oldest entries written by `owner` and not yet taken, plus those taken or written
+        before `reclaim_before` (their process died), oldest first; each is taken once."""
+        ...
+
+    def remove(self, entry_id: str) -> None: ...
+
+
 class AbstractUnitOfWork(abc.ABC):
     """One transaction. `with uow: ...; uow.commit()`; leaving without commit rolls back."""
 
@@ -62,6 +87,7 @@ class AbstractUnitOfWork(abc.ABC):
     op_occs: OpOccRepository
     subscriptions: Repository[Subscription]
     vims: Repository[Vim]
+    outbox: Outbox
 
     def __enter__(self) -> AbstractUnitOfWork:
         return self
@@ -203,7 +229,13 @@ class MgmtDriver:
 
 
 class Notifier(Protocol):
-    """Delivers notifications to subscribers (asynchronously, with retries). `instance_info`: the
+    """Delivers notifications to subscribers (asynchronously, with retries).
+
+    Services store notifications in `uow.outbox` with the change they report, then call `wake()`
+    after the commit. `publish` hands one over directly (kept in memory only). `instance_info`: the
     VnfInstance or VnfPkgInfo document subscription filters read, for one that is already deleted."""
 
     def publish(self, notification: dict[str, Any], *, instance_info: dict[str, Any] | None = None) -> None: ...
+
+    def wake(self) -> None:
+        """Deliver what the outbox holds for this process now."""

@@ -41,9 +41,19 @@ def test_migrate_empty_database_matches_models(backend: str, tmp_path: Path,
     migrate(url)
     assert _tables(url) == set(metadata.tables) | {"alembic_version"}
     assert _diffs(url) == []
-    assert current_revision(url) == head_revision() == "0001"
+    assert current_revision(url) == head_revision() == "0002"
     migrate(url)  # idempotent
-    assert current_revision(url) == "0001"
+    assert current_revision(url) == "0002"
+
+
+def test_upgrade_from_the_first_schema(backend: str, tmp_path: Path, pg_cluster: PgCluster | None) -> None:
+    """A database made by an earlier release (0001) gets the notification outbox, nothing else changes."""
+    url = fresh_database_url(backend, tmp_path, pg_cluster)
+    migrate(url, "0001")
+    assert "notification_outbox" not in _tables(url)
+    migrate(url)
+    assert current_revision(url) == "0002"
+    assert _diffs(url) == []
 
 
 def test_compare_detects_a_schema_drift(backend: str, tmp_path: Path, pg_cluster: PgCluster | None) -> None:
@@ -69,5 +79,5 @@ def test_concurrent_migrations_from_several_processes(backend: str, tmp_path: Pa
     for p in procs:
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err.decode()[-2000:]
-    assert current_revision(url) == "0001"
+    assert current_revision(url) == head_revision()
     assert _diffs(url) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import logging
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 from vnfm.adapters.notify.http import HttpNotifier, TokenCache, auth_headers, probe_callback, safe_url
 from vnfm.domain.errors import BadRequest
 from vnfm.domain.model import Subscription
+from vnfm.service.ports import OutboxEntry
 
 from .receiver import Receiver
 
@@ -335,3 +337,89 @@ async def test_probe_skip_sends_nothing(receiver: Receiver) -> None:
     receiver.get_status = 500
     await probe_callback(f"{receiver.base}/notify", None, skip=True)
     assert receiver.requests == []
+
+
+# --------------------------------------------------------------------------- outbox
+class FakeOutbox:
+    """OutboxSource over a list: claim hands each entry out once; remove records."""
+
+    def __init__(self) -> None:
+        self.entries: list[OutboxEntry] = []
+        self.taken: set[str] = set()
+        self.removed: list[str] = []
+        self.fail_claims = 0
+        self.lock = threading.Lock()
+
+    def put(self, notification: dict[str, Any], info: dict[str, Any] | None = None) -> str:
+        entry = OutboxEntry(f"row-{len(self.entries)}", notification, info, "2026-11-24T10:00:00Z")
+        with self.lock:
+            self.entries.append(entry)
+        return entry.id
+
+    def claim(self, limit: int) -> list[OutboxEntry]:
+        with self.lock:
+            if self.fail_claims:
+                self.fail_claims -= 1
+                raise RuntimeError("database is down")
+            out = [e for e in self.entries if e.id not in self.taken][:limit]
+            self.taken.update(e.id for e in out)
+            return out
+
+    def remove(self, entry_id: str) -> None:
+        with self.lock:
+            self.removed.append(entry_id)
+
+
+def test_wake_delivers_the_outbox_and_removes_each_row_once_done(
+    receiver: Receiver, notifiers: list[HttpNotifier]
+) -> None:
+    box = FakeOutbox()
+    subs = [Subscription(callback_uri=f"{receiver.base}/notify", filter={"operationStates": ["STARTING"]})]
+    n = make(notifiers, subs, outbox=box, poll_interval=60)
+    first = box.put(occ_notification("STARTING"))
+    nobody = box.put(occ_notification("COMPLETED"))  # selects no subscription: done at once
+    n.wake()
+    assert n.drain(10)
+    assert [p.json()["operationState"] for p in receiver.posts()] == ["STARTING"]
+    assert receiver.posts()[0].json()["timeStamp"] == "2026-11-24T10:00:00Z"  # when it was stored
+    assert sorted(box.removed) == sorted([first, nobody])
+    # rows are only read when woken (or every poll_interval): a new one waits for the next wake
+    late = box.put(occ_notification("STARTING", inst="inst-2"))
+    assert n.drain(10) and len(receiver.posts()) == 1
+    n.wake()
+    assert n.drain(10)
+    assert len(receiver.posts()) == 2 and box.removed[-1] == late
+
+
+def test_a_given_up_row_is_removed_and_a_failed_read_is_retried(
+    receiver: Receiver, notifiers: list[HttpNotifier], caplog: pytest.LogCaptureFixture
+) -> None:
+    receiver.fail_first = 100
+    box = FakeOutbox()
+    n = make(notifiers, [Subscription(callback_uri=f"{receiver.base}/notify")], outbox=box, attempts=2,
+             poll_interval=60)
+    gone = box.put(occ_notification())
+    box.fail_claims = 1
+    n.wake()
+    assert n.drain(10)  # the failed read does not leave drain() waiting
+    assert "reading the notification outbox failed" in caplog.text and box.removed == []
+    n.wake()
+    assert n.drain(10)
+    assert len(receiver.posts()) == 2 and n.failed == 1
+    assert box.removed == [gone]
+
+
+def test_a_row_still_in_delivery_at_close_is_kept(receiver: Receiver, notifiers: list[HttpNotifier]) -> None:
+    receiver.gate = threading.Event()  # the subscriber hangs
+    box = FakeOutbox()
+    n = make(notifiers, [Subscription(callback_uri=f"{receiver.base}/notify")], outbox=box, poll_interval=60)
+    box.put(occ_notification())
+    n.wake()
+    deadline = time.monotonic() + 5
+    while not receiver.requests:  # the POST has arrived and is held
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    n.close(timeout=0.5)
+    notifiers.remove(n)
+    receiver.gate.set()
+    assert box.removed == []  # delivered again later (at least once), not lost

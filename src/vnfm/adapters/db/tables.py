@@ -139,6 +139,20 @@ vims = Table(
     Column("body", JSON(), nullable=False),
 )
 
+# Notifications waiting for delivery (transactional outbox): written in the transaction that
+# changes the state they report, deleted once every subscriber got it or was given up on.
+# `owner`: the process that wrote it delivers it; `claimed_at`: when a notifier took it (a row
+# claimed or written long ago by a process that died is taken over by another).
+notification_outbox = Table(
+    "notification_outbox",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("created_at", UtcDateTime(), nullable=False, index=True),
+    Column("owner", String(ID), nullable=True, index=True),
+    Column("claimed_at", UtcDateTime(), nullable=True, index=True),
+    Column("body", JSON(), nullable=False),
+)
+
 # Free-form state for other adapters (e.g. the simulated cloud), one JSON value per key.
 kv = Table(
     "kv",

@@ -9,8 +9,9 @@ Concurrency:
   rowcount: exactly one transaction wins, across processes. `unlock` only clears its own lock.
 * `instances.save` refuses (Conflict) to overwrite a lock that another transaction changed since
   this unit of work read the instance.
-* `op_occs.claim_orphans` uses `SELECT ... FOR UPDATE SKIP LOCKED` on PostgreSQL plus a conditional
-  UPDATE per row (the only mechanism on SQLite, where units of work are serialised anyway).
+* `op_occs.claim_orphans` and `outbox.claim` use `SELECT ... FOR UPDATE SKIP LOCKED` on PostgreSQL
+  plus a conditional UPDATE per row (the only mechanism on SQLite, where units of work are
+  serialised anyway).
 """
 
 from __future__ import annotations
@@ -20,14 +21,26 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import ColumnElement, CursorResult, Table, and_, bindparam, delete, insert, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    CursorResult,
+    Table,
+    and_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
 from vnfm.adapters.db import mappers, tables
 from vnfm.domain.errors import Conflict, NotFound
-from vnfm.domain.model import OpOcc, OpState, Subscription, Vim, VnfInstance, VnfPackage, utcnow
-from vnfm.service.ports import AbstractUnitOfWork
+from vnfm.domain.model import OpOcc, OpState, Subscription, Vim, VnfInstance, VnfPackage, new_id, utcnow
+from vnfm.service.ports import AbstractUnitOfWork, OutboxEntry
 
 E = TypeVar("E")
 
@@ -292,6 +305,53 @@ class SqlVimRepository(_TableRepository[Vim]):
         return found[0] if found else None
 
 
+class SqlOutbox:
+    """The notification outbox (vnfm.service.ports.Outbox). `claim` takes rows with a conditional
+    UPDATE per row (plus `FOR UPDATE SKIP LOCKED` on PostgreSQL), so each is taken once."""
+
+    table = tables.notification_outbox
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def _exec(self, stmt: Any, params: Any = None) -> CursorResult:
+        return self.session.connection().execute(stmt, params)
+
+    def add(self, notification: dict[str, Any], info: dict[str, Any] | None = None, *, owner: str = "") -> None:
+        now = utcnow()
+        body = {"notification": notification, "info": info, "published_at": mappers.iso(now)}
+        self._exec(insert(self.table), {"id": new_id(), "created_at": now, "owner": owner or None,
+                                        "claimed_at": None, "body": body})
+
+    def claim(self, owner: str, reclaim_before: Any, limit: int = 100) -> builtins.list[OutboxEntry]:
+        if not isinstance(reclaim_before, datetime):
+            raise TypeError("reclaim_before must be a datetime")
+        t = self.table
+        old = mappers.as_utc(reclaim_before)
+        cond = or_(
+            and_(t.c.owner == owner, t.c.claimed_at.is_(None)),
+            and_(t.c.claimed_at.is_(None), t.c.created_at < old),
+            t.c.claimed_at < old,
+        )
+        candidates = select(t.c.id, t.c.body).where(cond).order_by(t.c.created_at, t.c.id).limit(limit)
+        if self.session.connection().dialect.name == "postgresql":
+            candidates = candidates.with_for_update(skip_locked=True)
+        now = mappers.as_utc(utcnow())
+        out: builtins.list[OutboxEntry] = []
+        for row in self._exec(candidates).mappings().all():
+            res = self._exec(update(t).where(t.c.id == row["id"], cond).values(owner=owner, claimed_at=now))
+            if res.rowcount == 1:
+                body = row["body"]
+                out.append(OutboxEntry(row["id"], body["notification"], body.get("info"), body["published_at"]))
+        return out
+
+    def remove(self, entry_id: str) -> None:
+        self._exec(delete(self.table).where(self.table.c.id == entry_id))
+
+    def count(self) -> int:
+        return int(self._exec(select(func.count()).select_from(self.table)).scalar_one())
+
+
 class SqlKvStore:
     """Small JSON values by (namespace, key), for adapters' own state (e.g. the simulated cloud)."""
 
@@ -350,6 +410,7 @@ class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
     op_occs: SqlOpOccRepository
     subscriptions: SqlSubscriptionRepository
     vims: SqlVimRepository
+    outbox: SqlOutbox
     kv: SqlKvStore
 
     def __init__(self, session_factory: sessionmaker[Session] | Callable[[], Session]) -> None:
@@ -361,6 +422,7 @@ class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
         self.op_occs = SqlOpOccRepository(self.session)
         self.subscriptions = SqlSubscriptionRepository(self.session)
         self.vims = SqlVimRepository(self.session)
+        self.outbox = SqlOutbox(self.session)
         self.kv = SqlKvStore(self.session)
 
     def __enter__(self) -> SqlAlchemyUnitOfWork:

@@ -1,11 +1,15 @@
 """HTTP delivery of notifications to subscribers (SOL003 5.4.20 / SOL005 9.4.10, SOL013 8.3.4 auth).
 
-`HttpNotifier.publish` only queues: a daemon thread running its own asyncio loop finds the
-subscriptions whose filter selects the notification and POSTs it to each callbackUri, in order per
-subscription, retrying with capped exponential backoff. Authentication follows the subscription's
-SubscriptionAuthentication: BASIC, or OAUTH2_CLIENT_CREDENTIALS with a token fetched from the
-tokenEndpoint and cached until it expires. Nothing secret (passwords, tokens, Authorization
-headers) is ever logged or put in an exception message.
+Notifications come from the database outbox (services store them with the change they report and
+call `wake()` after the commit; rows left by a process that died are taken over after
+`reclaim_after`) or, kept in memory only, from `publish`. A daemon thread running its own asyncio
+loop finds the subscriptions whose filter selects the notification and POSTs it to each
+callbackUri, in order per subscription, retrying with capped exponential backoff; an outbox row
+is deleted once every subscriber got it or was given up on (delivery is at least once).
+Authentication follows the subscription's SubscriptionAuthentication: BASIC, or
+OAUTH2_CLIENT_CREDENTIALS with a token fetched from the tokenEndpoint and cached until it expires.
+Nothing secret (passwords, tokens, Authorization headers) is ever logged or put in an exception
+message.
 """
 
 from __future__ import annotations
@@ -19,13 +23,14 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
 from vnfm.domain.errors import BadRequest
 from vnfm.domain.model import Subscription, new_id, utcnow
+from vnfm.service.ports import OutboxEntry
 from vnfm.service.views import LCM, PKGM, scrub, secret_values, ts
 
 from .filters import matches_pkgm_subscription, matches_subscription, needs_instance_info, notification_kind
@@ -196,17 +201,28 @@ async def probe_callback(
 
 
 # ============================================================================= notifier
+class OutboxSource(Protocol):
+    """This process's view of the outbox: take what it should deliver, forget what is done."""
+
+    def claim(self, limit: int) -> list[OutboxEntry]: ...
+
+    def remove(self, entry_id: str) -> None: ...
+
+
 @dataclass
 class _Item:
     notification: dict[str, Any]
     instance_info: Mapping[str, Any] | None
     published_at: str
+    entry_id: str | None = None  # outbox row, deleted when every delivery of it has ended
+    remaining: int = 0
 
 
 @dataclass
 class _Delivery:
     sub: Subscription
     body: dict[str, Any]
+    item: _Item | None = None
 
 
 _STOP = object()
@@ -222,6 +238,8 @@ class HttpNotifier:
         overrides the lookup (e.g. for a deletion notification, when the instance is gone).
     attempts / base_delay / max_delay: retries; the n-th retry waits min(max_delay, base_delay*2**(n-1)).
     api_base: scheme://host:port prefixed to the notification's _links.subscription href.
+    outbox / poll_interval: where `wake()` finds stored notifications, and how often it looks
+        without being woken (for rows other processes left behind).
     """
 
     def __init__(
@@ -238,6 +256,8 @@ class HttpNotifier:
         api_base: str = "",
         tokens: TokenCache | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        outbox: OutboxSource | None = None,
+        poll_interval: float = 5.0,
     ) -> None:
         if attempts < 1:
             raise ValueError("attempts must be at least 1")
@@ -252,6 +272,10 @@ class HttpNotifier:
         self.api_base = api_base.rstrip("/")
         self.tokens = tokens or TokenCache()
         self._sleep = sleep
+        self._outbox = outbox
+        self.poll_interval = poll_interval
+        self._wake_tokens = 0  # wake() calls the feeder has not served yet (each holds one pending)
+        self._wake_event: asyncio.Event | None = None
         self._cond = threading.Condition()
         self._pending = 0
         self._backlog: list[Any] = []  # items published before the loop is ready
@@ -278,8 +302,23 @@ class HttpNotifier:
         assert queue is not None
         loop.call_soon_threadsafe(queue.put_nowait, item)
 
+    def wake(self) -> None:
+        """Deliver what the outbox holds for this process (called after a commit that stored some)."""
+        if self._outbox is None:
+            return
+        with self._cond:
+            if self._closed:
+                return
+            self._pending += 1
+            self._wake_tokens += 1
+            self._ensure_thread()
+            loop, event = self._loop, self._wake_event
+        if loop is not None and event is not None:
+            with contextlib.suppress(RuntimeError):  # loop already gone
+                loop.call_soon_threadsafe(event.set)
+
     def drain(self, timeout: float | None = None) -> bool:
-        """Wait until everything published so far is delivered or given up. False on timeout."""
+        """Wait until everything published or woken for so far is delivered or given up. False on timeout."""
         with self._cond:
             return self._cond.wait_for(lambda: self._pending == 0, timeout)
 
@@ -324,6 +363,7 @@ class HttpNotifier:
             with self._cond:
                 self._loop = None
                 self._queue = None
+                self._wake_event = None
 
     def _done(self, n: int = 1) -> None:
         with self._cond:
@@ -332,16 +372,55 @@ class HttpNotifier:
                 self._pending = 0
                 self._cond.notify_all()
 
+    async def _feed(self, queue: asyncio.Queue[Any], event: asyncio.Event) -> None:
+        """Move outbox rows this process should deliver into the queue: when woken, and every
+        poll_interval (rows of processes that died)."""
+        outbox = self._outbox
+        assert outbox is not None
+        batch = 100
+        while True:
+            event.clear()
+            with self._cond:
+                tokens, self._wake_tokens = self._wake_tokens, 0
+            try:
+                while True:
+                    entries = await asyncio.to_thread(outbox.claim, batch)
+                    with self._cond:
+                        self._pending += len(entries)
+                    for e in entries:
+                        queue.put_nowait(_Item(e.notification, e.info, e.published_at, entry_id=e.id))
+                    if len(entries) < batch:
+                        break
+            except Exception:
+                log.exception("reading the notification outbox failed; trying again in %.0fs", self.poll_interval)
+            finally:
+                self._done(tokens)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(event.wait(), self.poll_interval)
+
+    async def _finish(self, item: _Item) -> None:
+        """Every delivery of an outbox item has ended: delete its row."""
+        assert self._outbox is not None and item.entry_id is not None
+        try:
+            await asyncio.to_thread(self._outbox.remove, item.entry_id)
+        except Exception:  # it stays and is delivered again after reclaim_after: at least once
+            log.exception("removing delivered notification %s from the outbox failed", item.entry_id)
+        finally:
+            self._done()
+
     async def _main(self) -> None:
         queue: asyncio.Queue[Any] = asyncio.Queue()
+        event = asyncio.Event()
         with self._cond:
             self._loop = asyncio.get_running_loop()
             self._queue = queue
+            self._wake_event = event
             for item in self._backlog:
                 queue.put_nowait(item)
             self._backlog.clear()
         sub_queues: dict[str, asyncio.Queue[_Delivery]] = {}
         workers: set[asyncio.Task[None]] = set()
+        feeder = asyncio.create_task(self._feed(queue, event)) if self._outbox is not None else None
         async with httpx.AsyncClient(verify=self._verify, timeout=self.timeout) as client:
             while True:
                 item = await queue.get()
@@ -354,7 +433,12 @@ class HttpNotifier:
                     deliveries = []
                 with self._cond:
                     self._pending += len(deliveries)
-                self._done()
+                if item.entry_id is None:
+                    self._done()
+                elif not deliveries:
+                    await self._finish(item)
+                else:
+                    item.remaining = len(deliveries)
                 for d in deliveries:
                     q = sub_queues.get(d.sub.id)
                     if q is None:
@@ -363,6 +447,9 @@ class HttpNotifier:
                         workers.add(task)
                         task.add_done_callback(workers.discard)
                     q.put_nowait(d)
+            if feeder is not None:
+                feeder.cancel()
+                workers.add(feeder)
             for task in list(workers):
                 task.cancel()
             if workers:
@@ -391,6 +478,11 @@ class HttpNotifier:
                 self.delivered += 1
             else:
                 self.failed += 1
+            item = d.item
+            if item is not None and item.entry_id is not None:
+                item.remaining -= 1
+                if item.remaining == 0:
+                    await self._finish(item)
             self._done()
 
     async def _route(self, item: _Item) -> list[_Delivery]:
@@ -413,7 +505,7 @@ class HttpNotifier:
                     looked_up = True
                 selected = matches_pkgm_subscription(flt, n, info)
             if selected:
-                out.append(_Delivery(sub, self._body_for(sub, n, item.published_at)))
+                out.append(_Delivery(sub, self._body_for(sub, n, item.published_at), item))
         return out
 
     def _body_for(self, sub: Subscription, n: Mapping[str, Any], published_at: str) -> dict[str, Any]:

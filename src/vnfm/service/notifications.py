@@ -1,0 +1,23 @@
+"""How the services send notifications: each is stored in the outbox inside the transaction of the
+change it reports (`stage`), and the notifier is woken once that transaction has committed
+(`wake`). A crash between the two loses nothing: the row stays and is delivered later."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vnfm.service.ports import AbstractUnitOfWork, Notifier
+
+
+class Notifications:
+    def __init__(self, notifier: Notifier | None, owner: str | None) -> None:
+        self.notifier = notifier  # None: nobody delivers, so nothing is stored
+        self.owner = owner or ""
+
+    def stage(self, uow: AbstractUnitOfWork, notification: dict[str, Any], info: dict[str, Any] | None = None) -> None:
+        if self.notifier is not None:
+            uow.outbox.add(notification, info, owner=self.owner)
+
+    def wake(self) -> None:
+        if self.notifier is not None:
+            self.notifier.wake()

@@ -1,0 +1,57 @@
+"""A notification survives the crash of the process that stored it: the outbox row is delivered by
+the next process once it is overdue (VNFM_NOTIFY_RECLAIM_AFTER), and only then."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from vnfm.bootstrap import App, build
+
+from .conftest import csar_bytes, settings_for
+from .test_subscriptions import Receiver, receiver  # noqa: F401 (fixture)
+
+
+class DeadNotifier:
+    """A process that stores notifications and dies before it delivers any."""
+
+    def publish(self, notification: dict[str, Any], *, instance_info: dict[str, Any] | None = None) -> None:
+        raise AssertionError("notifications go through the outbox")
+
+    def wake(self) -> None:
+        pass
+
+
+def _outbox_rows(app: App) -> int:
+    with app.uow() as u:
+        return int(u.outbox.count())
+
+
+async def test_a_crashed_process_loses_no_notification(tmp_path: Path, receiver: Receiver) -> None:  # noqa: F811
+    first = build(settings_for(tmp_path, worker_id="first"), notifier=DeadNotifier())
+    sub, _ = await first.subscriptions.create({"callbackUri": receiver.url}, kind="vnfpkgm")
+    pkg = first.packages.create()
+    first.packages.upload(pkg.id, csar_bytes())
+    assert _outbox_rows(first) == 1  # stored with the onboarding; the process "dies" here
+
+    # A second process does not take another live process's rows...
+    second = build(settings_for(tmp_path, worker_id="second", notify_reclaim_after=300))
+    await second.start()
+    try:
+        assert second.notifier is not None
+        assert await second.notifier.drain_async(10)  # type: ignore[attr-defined]
+        assert receiver.received == [] and _outbox_rows(second) == 1
+    finally:
+        await second.stop()
+
+    # ...but takes them over once they are overdue, and delivers each once.
+    third = build(settings_for(tmp_path, worker_id="third", notify_reclaim_after=0))
+    await third.start()
+    try:
+        got = await receiver.wait_for(lambda n: n["notificationType"] == "VnfPackageOnboardingNotification")
+        assert await third.notifier.drain_async(10)  # type: ignore[union-attr]
+    finally:
+        await third.stop()
+    assert [(n["vnfPkgId"], n["subscriptionId"]) for n in got] == [(pkg.id, sub.id)]
+    assert len(receiver.received) == 1
+    assert _outbox_rows(third) == 0
