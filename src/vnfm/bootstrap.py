@@ -15,6 +15,7 @@ from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
 from vnfm.adapters.infra.simulator import SimCloud, SimulatorInfraDriver
 from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
 from vnfm.adapters.mgmt.registry import MgmtRegistry
+from vnfm.adapters.remote.http_fetch import fetch_package
 from vnfm.config import Settings
 from vnfm.domain.model import utcnow
 from vnfm.domain.vnfd import Vnfd
@@ -86,7 +87,8 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     subscriptions = SubscriptionService(uow, probe=_default_probe() if settings.probe_callbacks else None, box=box)
     if notifier is None:
         notifier = _default_notifier(uow, subscriptions, settings)
-    packages = PackageService(uow, settings.package_cache, notifier=notifier, worker_id=settings.worker_id)
+    packages = PackageService(uow, settings.package_cache, notifier=notifier, worker_id=settings.worker_id,
+                              fetch=fetch_package)
     vims = VimService(uow, box)
     vims.ensure_default()
     if sim is None:

@@ -237,3 +237,41 @@ def test_package_and_vnf_lifecycle_with_the_stock_client(cli: Cli, tmp_path: Pat
     remaining = cli.many(("vnf", "package", "list"), ("vnflcm", "list"))
     assert all(r["Id"] != pkg_id for r in remaining[0])
     assert all(r["ID"] != inst_id for r in remaining[1])
+
+
+def test_package_upload_from_a_url_with_the_stock_client(cli: Cli) -> None:
+    """`openstack vnf package upload --url ... --user-name ... --password ...` (SOL005 upload_from_uri)."""
+    import base64
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    content = example_csar()
+    want = "Basic " + base64.b64encode(b"repo:repo-pw").decode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802
+            ok = self.headers.get("Authorization") == want
+            self.send_response(200 if ok else 401)
+            self.send_header("Content-Length", str(len(content) if ok else 0))
+            self.end_headers()
+            if ok:
+                self.wfile.write(content)
+
+    repo = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=repo.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{repo.server_address[1]}/sample_kubernetes.zip"
+        pkg_id = cli.json("vnf", "package", "create")["ID"]
+        out = cli.run("vnf", "package", "upload", "--url", url, "--user-name", "repo", "--password", "repo-pw",
+                      pkg_id).stdout
+        assert "accepted" in out.lower(), out
+        shown = cli.json("vnf", "package", "show", pkg_id)
+        assert shown["Onboarding State"] == "ONBOARDED"
+        cli.run("vnf", "package", "update", "--operational-state", "DISABLED", pkg_id)
+        cli.run("vnf", "package", "delete", pkg_id)
+    finally:
+        repo.shutdown()
+        repo.server_close()

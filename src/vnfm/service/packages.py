@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import io
 import shutil
 import threading
 import zipfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from vnfm.domain.errors import BadRequest, Conflict, NotFound, UnprocessableEntity, VnfmError
 from vnfm.domain.model import OnboardingState, OperationalState, UsageState, VnfPackage
@@ -16,9 +19,13 @@ from vnfm.domain.patch import merge_patch
 from vnfm.domain.vnfd import Vnfd
 from vnfm.packaging.csar import CsarLimits, ExtractedPackage, extract_to, read_csar
 from vnfm.packaging.tosca import package_summary, parse_vnfd
+from vnfm.service import requests as rq
 from vnfm.service import views
 from vnfm.service.notifications import Notifications
 from vnfm.service.ports import Notifier, UowFactory
+
+# (uri, userName, password, max_bytes) -> the content
+PackageFetcher = Callable[[str, str | None, str | None, int], Awaitable[bytes]]
 
 
 class PackageService:
@@ -29,8 +36,10 @@ class PackageService:
     """
 
     def __init__(self, uow: UowFactory, cache_dir: Path, limits: CsarLimits | None = None,
-                 notifier: Notifier | None = None, worker_id: str | None = None) -> None:
+                 notifier: Notifier | None = None, worker_id: str | None = None,
+                 fetch: PackageFetcher | None = None) -> None:
         self.uow = uow
+        self.fetch = fetch  # upload_from_uri: GET the content (user, password, size limit)
         self.notes = Notifications(notifier, worker_id)
         self.cache_dir = Path(cache_dir)
         self.limits = limits or CsarLimits()
@@ -158,6 +167,30 @@ class PackageService:
         self._vnfd_cache[pkg_id] = vnfd
         self.notes.wake()
         return pkg
+
+    async def upload_from_uri(self, pkg_id: str, body: Any) -> VnfPackage:
+        """SOL005 9.4.6: fetch the content from `addressInformation`, then onboard it as `upload`
+        does. Done within the request (with a deadline), so a failure is the answer and the
+        package stays CREATED for another try."""
+        req = rq.parse(rq.UploadVnfPkgFromUriRequest, body)
+        parts = urlsplit(req.addressInformation)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise BadRequest("addressInformation must be an absolute http(s) URI")
+        if req.password and not req.userName:
+            raise BadRequest("password is given without userName")
+        pkg = self.get(pkg_id)
+        if pkg.onboarding_state != OnboardingState.CREATED:
+            raise Conflict(f"VNF package {pkg_id} is {pkg.onboarding_state.value}: content can only be "
+                           "uploaded to a package in CREATED state")
+        if self.fetch is None:
+            raise UnprocessableEntity("this VNFM cannot fetch package content from a URI")
+        try:
+            data = await self.fetch(req.addressInformation, req.userName, req.password,
+                                    self.limits.max_archive_bytes)
+        except VnfmError as exc:
+            self._record_failure(pkg_id, exc)
+            raise
+        return await asyncio.to_thread(self.upload, pkg_id, data)
 
     def _record_failure(self, pkg_id: str, exc: VnfmError) -> None:
         with self.uow() as uow:

@@ -107,6 +107,12 @@ class LccnSubscriptionRequest(_Strict):
     authentication: dict[str, Any] | None = None
 
 
+class UploadVnfPkgFromUriRequest(_Strict):
+    addressInformation: str
+    userName: str | None = None
+    password: str | None = None
+
+
 class PkgmSubscriptionRequest(LccnSubscriptionRequest):
     """SOL005 9.5.2.3: the same attributes; its filter is a PkgmNotificationsFilter."""
 

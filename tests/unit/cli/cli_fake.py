@@ -31,6 +31,7 @@ class FakeVnfm:
     ops: dict[str, dict[str, Any]] = field(default_factory=dict)
     subs: dict[str, dict[str, Any]] = field(default_factory=dict)
     pkgm_subs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    fetched: list[Any] = field(default_factory=list)  # upload_from_uri bodies
     vims: dict[str, dict[str, Any]] = field(default_factory=dict)
     requests: list[httpx.Request] = field(default_factory=list)
     # operation name (INSTANTIATE, SCALE, ...) -> error ProblemDetails: that op ends FAILED_TEMP
@@ -106,6 +107,10 @@ class FakeVnfm:
         if p == ["vnf_packages"] and m == "GET":
             return httpx.Response(200, json=list(self.packages.values()))
         pkg = self.packages[p[1]]
+        if p[2:] == ["package_content", "upload_from_uri"] and m == "POST":
+            self.fetched.append(body)
+            pkg.update(onboardingState="ONBOARDED", operationalState="ENABLED", vnfdId="vnfd-1")
+            return httpx.Response(202)
         if len(p) == 3 and p[2] == "package_content" and m == "PUT":
             if not request.content.startswith(b"PK"):
                 return problem(400, "Bad Request", "the package content is not a zip file")

@@ -29,6 +29,17 @@ def run(fake: FakeVnfm, *args: str, token: str | None = None) -> Result:
     return CliRunner().invoke(cli, [*argv, *args], obj={"transport": fake.transport()})
 
 
+def test_package_upload_from_a_url(fake: FakeVnfm, monkeypatch: pytest.MonkeyPatch) -> None:
+    pkg_id = json.loads(run(fake, "--json", "package", "create").stdout)["id"]
+    assert run(fake, "package", "upload", pkg_id).exit_code == 2  # neither PATH nor --url
+    monkeypatch.setenv("VNFM_PACKAGE_PASSWORD", "repo-PW-7")
+    res = run(fake, "package", "upload", pkg_id, "--url", "https://repo/k8s.zip", "--user-name", "nfvo")
+    assert res.exit_code == 0, res.output
+    assert fake.fetched == [{"addressInformation": "https://repo/k8s.zip", "userName": "nfvo",
+                             "password": "repo-PW-7"}]
+    assert "repo-PW-7" not in res.output and "ONBOARDED" in res.output
+
+
 def onboarded(fake: FakeVnfm, tmp_path: Path) -> str:
     csar = tmp_path / "pkg.zip"
     with zipfile.ZipFile(csar, "w") as zf:

@@ -87,6 +87,12 @@ async def upload_content(request: Request, pkg_id: str) -> Response:
     return Response(status_code=202)
 
 
+@router.post("/vnf_packages/{pkg_id}/package_content/upload_from_uri", status_code=202)
+async def upload_from_uri(request: Request, pkg_id: str) -> Response:
+    await app_of(request).packages.upload_from_uri(pkg_id, await json_body(request))
+    return Response(status_code=202)
+
+
 def _first_multipart_file(body: bytes, ctype: str) -> bytes:
     """python-tackerclient uploads with multipart/form-data (field 'file')."""
     from email.parser import BytesParser

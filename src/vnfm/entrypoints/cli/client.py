@@ -162,6 +162,15 @@ class VnfmClient:
             headers={"Content-Type": "application/zip"},
         )
 
+    def upload_package_from_uri(self, pkg_id: str, uri: str, user: str | None = None,
+                                password: str | None = None) -> None:
+        body: dict[str, Any] = {"addressInformation": uri}
+        if user:
+            body["userName"] = user
+        if password:
+            body["password"] = password
+        self.request("POST", f"{PKGM}/vnf_packages/{pkg_id}/package_content/upload_from_uri", json=body)
+
     def list_packages(self, filter_: str | None = None) -> list[dict[str, Any]]:
         result: list[dict[str, Any]] = self._json(
             "GET", f"{PKGM}/vnf_packages", params=self._list_params(filter_)

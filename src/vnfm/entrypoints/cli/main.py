@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import time
 import zipfile
 from collections.abc import Callable
@@ -509,7 +510,12 @@ def package_create(cc: CliContext, user_data: tuple[str, ...]) -> None:
 
 @package.command("upload")
 @click.argument("pkg_id")
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("path", type=click.Path(exists=True, path_type=Path), required=False)
+@click.option("--url", default=None, metavar="URL",
+              help="Instead of PATH: the server fetches the CSAR from this http(s) URL (upload_from_uri).")
+@click.option("--user-name", default=None, metavar="USER",
+              help="With --url: BASIC authentication user; the password is read from "
+                   "VNFM_PACKAGE_PASSWORD or asked for (never on the command line).")
 @click.option("--wait/--no-wait", default=True, show_default=True, help="Wait until onboarding ends.")
 @click.option(
     "--timeout",
@@ -521,17 +527,31 @@ def package_create(cc: CliContext, user_data: tuple[str, ...]) -> None:
 )
 @json_option
 @pass_cc
-def package_upload(cc: CliContext, pkg_id: str, path: Path, wait: bool, timeout: float) -> None:
-    """Upload a CSAR zip (or a package directory, zipped for you) as the package's content.
+def package_upload(cc: CliContext, pkg_id: str, path: Path | None, url: str | None, user_name: str | None,
+                   wait: bool, timeout: float) -> None:
+    """Upload a CSAR zip (or a package directory, zipped for you) as the package's content, or
+    have the server fetch it from a URL.
 
     \b
-    Example:
+    Examples:
       vnfm package upload PKG_ID ./sample_kubernetes.zip
       vnfm package upload PKG_ID ./my_package_dir/
+      VNFM_PACKAGE_PASSWORD=... vnfm package upload PKG_ID --url https://repo/k8s.zip --user-name nfvo
     """
-    data = csar_bytes(path)
-    cc.client.upload_package(pkg_id, data)
-    cc.info(f"Uploaded {len(data)} bytes to package {pkg_id}")
+    if (path is None) == (url is None):
+        raise click.UsageError("give either PATH or --url")
+    if url is not None:
+        password = None
+        if user_name:
+            password = os.environ.get("VNFM_PACKAGE_PASSWORD") or click.prompt(
+                f"Password for {user_name}", hide_input=True, err=True)
+        cc.client.upload_package_from_uri(pkg_id, url, user_name, password)
+        cc.info(f"Package {pkg_id}: content fetched by the server")
+    else:
+        assert path is not None
+        data = csar_bytes(path)
+        cc.client.upload_package(pkg_id, data)
+        cc.info(f"Uploaded {len(data)} bytes to package {pkg_id}")
     if not wait:
         return
     start = time.monotonic()

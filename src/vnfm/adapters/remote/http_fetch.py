@@ -1,0 +1,46 @@
+"""Fetch a VNF package's content from a URI (SOL005 upload_from_uri) over HTTP(S).
+
+The body is streamed and cut off past the size limit; the whole fetch has a deadline. Error
+messages name the URI without user-info or query and never carry the password.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from vnfm.adapters.notify.http import safe_url
+from vnfm.domain.errors import PayloadTooLarge, UnprocessableEntity
+from vnfm.service.views import scrub
+
+
+async def fetch_package(uri: str, user: str | None, password: str | None, max_bytes: int, *,
+                        timeout: float = 300.0, verify: bool | str = True) -> bytes:
+    """The content at `uri` (BASIC authentication when `user` is given)."""
+    where = safe_url(uri)
+    secrets = {password} if password else set()
+    auth = httpx.BasicAuth(user, password or "") if user else None
+    try:
+        async with asyncio.timeout(timeout), httpx.AsyncClient(
+            auth=auth, verify=verify, follow_redirects=True, max_redirects=5, timeout=min(timeout, 30.0)
+        ) as client, client.stream("GET", uri, headers={"Accept": "application/zip, */*"}) as resp:
+            if resp.status_code != 200:
+                raise UnprocessableEntity(f"package content could not be fetched from {where}: "
+                                          f"HTTP {resp.status_code}")
+            declared = resp.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > max_bytes:
+                raise PayloadTooLarge(f"package content at {where} is {declared} bytes, over the limit of {max_bytes}")
+            data = bytearray()
+            async for chunk in resp.aiter_bytes():
+                data.extend(chunk)
+                if len(data) > max_bytes:
+                    raise PayloadTooLarge(f"package content at {where} is over the limit of {max_bytes} bytes")
+    except TimeoutError:
+        raise UnprocessableEntity(f"package content could not be fetched from {where} within {timeout:.0f}s") from None
+    except httpx.HTTPError as exc:
+        reason = scrub(f"{type(exc).__name__}: {exc}".replace(uri, where), secrets)
+        raise UnprocessableEntity(f"package content could not be fetched from {where} ({reason})") from None
+    if not data:
+        raise UnprocessableEntity(f"package content at {where} is empty")
+    return bytes(data)
