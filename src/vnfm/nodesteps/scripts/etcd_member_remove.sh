@@ -13,9 +13,11 @@ deadline=$((SECONDS + ${DEADLINE_S%.*}))
 removed=()
 while :; do
   # "ID, status, name, peer urls, client urls, is learner"; several peer URLs are joined by ","
-  id=$(ctl member list | awk -F', ' -v n="$MEMBER_NAME" -v u="$PEER_URL" '
+  # (the list is read whole first: awk stopping early would make etcdctl die of SIGPIPE)
+  members=$(ctl member list)
+  id=$(awk -F', ' -v n="$MEMBER_NAME" -v u="$PEER_URL" '
     { hit = ($3 == n); if (u != "") { k = split($4, urls, ","); for (i = 1; i <= k; i++) if (urls[i] == u) hit = 1 } }
-    hit { print $1; exit }')
+    hit && !found { print $1; found = 1 }' <<<"$members")
   if [ -z "$id" ]; then
     if [ ${#removed[@]} -eq 0 ]; then echo "@@ changed=false"; exit 0; fi
     echo "@@ changed=true"

@@ -8,7 +8,7 @@ pidfile=/run/vnfm/etcd.pid
 member_dir="$DATA_DIR/$ETCD_NAME"
 
 if [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null \
-   && tr '\0' ' ' < "/proc/$(cat "$pidfile")/cmdline" | grep -q -- "--name $ETCD_NAME "; then
+   && grep -q -- "--name $ETCD_NAME " <<<"$(tr '\0' ' ' < "/proc/$(cat "$pidfile")/cmdline")"; then
   echo "@@ changed=false"
   echo "@@ pid=$(cat "$pidfile")"
   exit 0

@@ -4,7 +4,8 @@
 set -euo pipefail
 : "${VIP:?}" "${LOCAL_ADDR:?}" "${PRIORITY:?}" "${ROUTER_ID:?}"
 command -v keepalived >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q keepalived >/dev/null
-iface=$(ip -o -4 addr show | awk -v a="$LOCAL_ADDR" '{split($4, p, "/"); if (p[1] == a) print $2}' | head -1)
+# (no early exit in the pipeline: under pipefail a reader that stops first fails it with SIGPIPE)
+iface=$(ip -o -4 addr show | awk -v a="$LOCAL_ADDR" '{split($4, p, "/"); if (p[1] == a && !f) { print $2; f = 1 }}')
 [ -n "$iface" ] || { echo "no interface has address $LOCAL_ADDR" >&2; exit 1; }
 peers=""
 IFS=',' read -r -a arr <<< "${PEERS:-}"

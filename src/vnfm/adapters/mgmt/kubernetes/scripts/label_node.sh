@@ -8,7 +8,8 @@ while IFS= read -r kv; do
   [ -n "$kv" ] || continue
   k=${kv%%=*}; v=${kv#*=}
   cur=$(kubectl get node "$NODE" -o "go-template={{index .metadata.labels \"$k\"}}" 2>/dev/null || true)
-  if [ "$cur" != "$v" ] || ! kubectl get node "$NODE" -o jsonpath='{.metadata.labels}' | grep -q "\"$k\""; then
+  labels=$(kubectl get node "$NODE" -o jsonpath='{.metadata.labels}' 2>/dev/null || true)
+  if [ "$cur" != "$v" ] || ! grep -q "\"$k\"" <<<"$labels"; then
     kubectl label node "$NODE" --overwrite "$k=$v" >/dev/null
     changed=true
   fi
