@@ -3,6 +3,7 @@ occurrence's retry / rollback / fail (faults injected through /sim/v1/faults).""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from .conftest import MASTER_PW, Api, ApiFactory, seed_body
@@ -33,6 +34,22 @@ async def test_second_operation_while_one_runs_is_409(api_factory: ApiFactory) -
     # Only one occurrence exists for the instance.
     r = await api.c.get(OPS, params={"filter": f"(eq,vnfInstanceId,{inst_id})"})
     assert len(r.json()) == 1
+
+    # Cancel (5.4.17): the mode is checked, the request recorded (isCancelPending, cancelMode)
+    # and answered 202; a second one is a conflict. GRACEFUL waits for the running stage.
+    assert_problem(await api.c.post(f"{loc}/cancel", json={"cancelMode": "SOON"}), 400, "cancelMode")
+    for _ in range(200):
+        occ = (await api.c.get(loc)).json()
+        if occ["operationState"] == "PROCESSING":
+            break
+        await asyncio.sleep(0.01)
+    assert occ["isCancelPending"] is False and "cancelMode" not in occ and "cancel" in occ["_links"]
+    r = await api.c.post(f"{loc}/cancel", json={"cancelMode": "GRACEFUL"})
+    assert r.status_code == 202, r.text
+    occ = (await api.c.get(loc)).json()
+    assert occ["operationState"] == "PROCESSING" and occ["isCancelPending"] is True
+    assert occ["cancelMode"] == "GRACEFUL"
+    assert_problem(await api.c.post(f"{loc}/cancel", json={"cancelMode": "FORCEFUL"}), 409, "already being cancelled")
 
 
 async def test_state_conflicts(onboarded: tuple[Api, str, str]) -> None:

@@ -275,3 +275,44 @@ def test_package_upload_from_a_url_with_the_stock_client(cli: Cli) -> None:
     finally:
         repo.shutdown()
         repo.server_close()
+
+
+def test_cancel_a_running_operation_with_the_stock_client(cli: Cli, tmp_path: Path) -> None:
+    """`openstack vnflcm op cancel --cancel-mode FORCEFUL` on an instantiation whose VMs take a minute to boot."""
+    slow = start_in_thread(Settings(data_dir=tmp_path / "slow", port=0, probe_callbacks=False, sim_boot_time=60,
+                                    sim_step_time=0, auth_token=""))
+    try:
+        other = Cli(cli.exe, slow.url)
+        http = other.http
+        pkg_id = http.post("/vnfpkgm/v1/vnf_packages", json={}).json()["id"]
+        r = http.put(f"/vnfpkgm/v1/vnf_packages/{pkg_id}/package_content", content=example_csar(),
+                     headers={"Content-Type": "application/zip"})
+        assert r.status_code == 202, r.text
+        vnfd_id = http.get(f"/vnfpkgm/v1/vnf_packages/{pkg_id}").json()["vnfdId"]
+        inst_id = http.post("/vnflcm/v1/vnf_instances", json={"vnfdId": vnfd_id}).json()["id"]
+        r = http.post(f"/vnflcm/v1/vnf_instances/{inst_id}/instantiate", json=INSTANTIATE)
+        assert r.status_code == 202, r.text
+        op_url = r.headers["Location"]
+        deadline = time.monotonic() + 10
+        while http.get(op_url).json()["operationState"] != "PROCESSING":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        op_id = op_url.rsplit("/", 1)[-1]
+
+        # The client prints that the cancel was accepted, then fails on its own: its command class
+        # (a ShowOne) returns nothing to show ("cannot unpack non-iterable NoneType object").
+        done = other.run("vnflcm", "op", "cancel", "--cancel-mode", "FORCEFUL", op_id, check=False)
+        assert f"Cancel request for LCM operation {op_id} has been accepted" in done.stdout, done
+        deadline = time.monotonic() + 10  # not the minute the VMs would take
+        while (op := http.get(op_url).json())["operationState"] == "PROCESSING":
+            assert time.monotonic() < deadline, op
+            time.sleep(0.05)
+        assert op["operationState"] == "FAILED_TEMP" and op["isCancelPending"] is False
+        assert "cancelled (FORCEFUL)" in op["error"]["detail"]
+        again = other.run("vnflcm", "op", "cancel", op_id, check=False)
+        assert again.returncode != 0 and "FAILED_TEMP" in again.stdout + again.stderr
+        failed = other.json("vnflcm", "op", "fail", op_id)
+        assert failed["Operation State"] == "FAILED"
+        other.http.close()
+    finally:
+        slow.stop()

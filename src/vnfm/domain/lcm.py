@@ -73,10 +73,26 @@ def transition(occ: OpOcc, new: OpState, *, error: dict[str, Any] | None = None)
         raise Conflict(f"vnfLcmOpOcc {occ.id} is {old.value}; it cannot go to {new.value}")
     occ.operation_state = new
     occ.state_entered_time = utcnow()
+    if new not in CANCELLABLE:  # a cancellation ends with the state it was pending in
+        occ.is_cancel_pending = False
+        occ.cancel_mode = None
     if new == OpState.FAILED_TEMP:
         occ.error = error
     elif new in (OpState.PROCESSING, OpState.ROLLING_BACK, OpState.COMPLETED):
         occ.error = None
+
+
+CANCELLABLE = frozenset({OpState.PROCESSING, OpState.ROLLING_BACK})
+CANCEL_MODES = ("GRACEFUL", "FORCEFUL")
+
+
+def check_can_cancel(occ: OpOcc) -> None:
+    """SOL003 5.4.17: only a PROCESSING or ROLLING_BACK occurrence can be cancelled, once."""
+    if occ.operation_state not in CANCELLABLE:
+        raise Conflict(f"vnfLcmOpOcc {occ.id} is {occ.operation_state.value}; cancel needs PROCESSING or "
+                       "ROLLING_BACK")
+    if occ.is_cancel_pending:
+        raise Conflict(f"vnfLcmOpOcc {occ.id} is already being cancelled ({occ.cancel_mode})")
 
 
 def check_task(occ: OpOcc, task: str) -> None:

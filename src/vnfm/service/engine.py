@@ -52,6 +52,10 @@ from vnfm.service.ports import (
 
 log = logging.getLogger(__name__)
 
+
+class CancelRequested(OperationFailed):
+    """The occurrence was asked to stop (SOL003 cancel); it ends FAILED_TEMP."""
+
 START_STATES = {OpState.STARTING: "START", OpState.PROCESSING: "START", OpState.ROLLING_BACK: "START"}
 
 
@@ -114,6 +118,7 @@ class LcmEngine:
         self._stopping = False
         self._wakeup: asyncio.Event | None = None
         self.on_idle: list[Callable[[], None]] = []
+        self._forced: set[str] = set()  # occurrences being cancelled FORCEFUL (their task is cancelled)
 
     # ================================================================ lifecycle
     async def start(self) -> None:
@@ -179,6 +184,25 @@ class LcmEngine:
                     for op_id in list(self.running):
                         uow.op_occs.heartbeat(op_id, self.worker_id, now)
                     uow.commit()
+                for op_id in list(self.running):  # FORCEFUL cancels asked of another process
+                    self.check_cancel(op_id)
+
+    # ================================================================ cancel (SOL003 5.4.17)
+    def request_cancel(self, op_id: str) -> None:
+        """A cancel was recorded for `op_id` (thread-safe): act on it now if this process runs it."""
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self.check_cancel, op_id)
+
+    def check_cancel(self, op_id: str) -> None:
+        """FORCEFUL: cancel the running task now. GRACEFUL is seen at the next stage boundary."""
+        task = self.running.get(op_id)
+        if task is None or op_id in self._forced:
+            return
+        with self.uow() as uow:
+            occ = uow.op_occs.get(op_id)
+        if occ is not None and occ.is_cancel_pending and occ.cancel_mode == "FORCEFUL":
+            self._forced.add(op_id)
+            task.cancel()
 
     async def _poll_loop(self) -> None:
         assert self._wakeup is not None
@@ -217,6 +241,10 @@ class LcmEngine:
         """Store the occurrence (and the instance); with `notify`, the state's notification too."""
         job.occ.heartbeat = utcnow()
         with self.uow() as uow:
+            if job.occ.operation_state in lcm.CANCELLABLE:  # a cancel recorded meanwhile is kept
+                stored = uow.op_occs.get_for_update(job.occ.id)
+                if stored is not None and stored.is_cancel_pending and not job.occ.is_cancel_pending:
+                    job.occ.is_cancel_pending, job.occ.cancel_mode = True, stored.cancel_mode
             uow.op_occs.save(job.occ)
             if instance:
                 uow.instances.save(job.inst)
@@ -319,8 +347,22 @@ class LcmEngine:
                 job.plan.pop("current", None)
                 self._set_state(job, OpState.COMPLETED)
         except asyncio.CancelledError:
-            # Shutting down: leave the occurrence as it is; recovery turns it into FAILED_TEMP.
-            raise
+            if op_id not in self._forced or self._stopping:
+                # Shutting down: leave the occurrence as it is; recovery turns it into FAILED_TEMP.
+                raise
+            self._forced.discard(op_id)
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            stage = job.current_stage
+            problem = OperationFailed(
+                "cancelled (FORCEFUL) on request" + (f" during stage '{stage}'" if stage else "")
+                + "; retry resumes it, rollback undoes it, fail ends it").problem()
+            log.warning("op %s cancelled in %s", occ.id[:8], stage)
+            try:
+                self._set_state(job, OpState.FAILED_TEMP, error=problem)
+            except Exception:
+                log.exception("recording FAILED_TEMP for %s failed", occ.id)
         except Exception as exc:
             problem = self._problem(job, exc)
             log.warning("op %s failed in %s: %s", occ.id[:8], job.current_stage, problem["detail"])
@@ -336,11 +378,18 @@ class LcmEngine:
         else:
             problem = OperationFailed(str(exc)).problem()
             detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        stage = job.current_stage
+        stage = "" if isinstance(exc, CancelRequested) else job.current_stage
         problem["detail"] = views.scrub(f"{stage} failed: {detail}" if stage else detail, job.secrets)
         if problem.get("status", 500) < 500:
             problem["status"] = 500 if isinstance(exc, OperationFailed) else problem["status"]
         return problem
+
+    def _cancel_point(self, job: Job) -> None:
+        """Between stages: a GRACEFUL (or not yet acted on FORCEFUL) cancel stops the operation here."""
+        if job.occ.is_cancel_pending:
+            raise CancelRequested(
+                f"cancelled ({job.occ.cancel_mode}) on request before stage '{job.current_stage}'; "
+                "retry resumes it, rollback undoes it, fail ends it")
 
     async def _stage(self, job: Job, name: str, fn: Callable[[], Awaitable[None]]) -> None:
         if job.done(name):
@@ -348,6 +397,7 @@ class LcmEngine:
         job.current_stage = name
         job.plan["current"] = name
         self._persist(job, instance=False)
+        self._cancel_point(job)
         started = time.monotonic()
         await fn()
         job.plan["done"].append(name)
@@ -360,6 +410,7 @@ class LcmEngine:
         job.current_stage = f"rollback:{name}"
         job.plan["current"] = job.current_stage
         self._persist(job, instance=False)
+        self._cancel_point(job)
         await fn()
         job.plan["rb_done"].append(name)
         self._persist(job)

@@ -36,6 +36,7 @@ class InstanceService:
         submit: Callable[[str, bool], None] | None = None,
         notifier: Notifier | None = None,
         worker_id: str | None = None,
+        on_cancel: Callable[[str], None] | None = None,
     ) -> None:
         self.uow = uow
         self.packages = packages
@@ -45,6 +46,7 @@ class InstanceService:
         self.notifier = notifier
         self.worker_id = worker_id
         self.notes = Notifications(notifier, worker_id)
+        self.on_cancel = on_cancel  # tell this process's engine (another process's sees it itself)
 
     # =============================================================== resources
     def create(self, body: Any) -> VnfInstance:
@@ -240,6 +242,23 @@ class InstanceService:
 
     def fail(self, op_id: str) -> OpOcc:
         return self._resolve(op_id, "fail")
+
+    def cancel(self, op_id: str, body: Any) -> OpOcc:
+        """SOL003 5.4.17: record the cancel (isCancelPending, cancelMode); the engine running the
+        occurrence stops it (GRACEFUL: before its next stage; FORCEFUL: at once) into FAILED_TEMP."""
+        req = rq.parse(rq.CancelMode, body)
+        with self.uow() as uow:
+            occ = uow.op_occs.get_for_update(op_id)
+            if occ is None:
+                raise NotFound(f"VNF LCM operation occurrence {op_id} does not exist")
+            lcm.check_can_cancel(occ)
+            occ.is_cancel_pending = True
+            occ.cancel_mode = req.cancelMode
+            uow.op_occs.save(occ)
+            uow.commit()
+        if self.on_cancel is not None:
+            self.on_cancel(op_id)
+        return occ
 
     def _resolve(self, op_id: str, task: str) -> OpOcc:
         with self.uow() as uow:

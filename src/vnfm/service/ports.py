@@ -45,6 +45,10 @@ class InstanceRepository(Repository[VnfInstance], Protocol):
 class OpOccRepository(Repository[OpOcc], Protocol):
     def for_instance(self, instance_id: str) -> list[OpOcc]: ...
 
+    def get_for_update(self, op_id: str) -> OpOcc | None:
+        """`get`, with the row locked until the unit of work ends (read-modify-write)."""
+        ...
+
     def claim_orphans(self, owner: str, stale_before: Any) -> list[OpOcc]:
         """Occurrences STARTING/PROCESSING/ROLLING_BACK whose owner stopped heart-beating."""
         ...

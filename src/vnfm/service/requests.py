@@ -107,6 +107,10 @@ class LccnSubscriptionRequest(_Strict):
     authentication: dict[str, Any] | None = None
 
 
+class CancelMode(_Strict):
+    cancelMode: Literal["GRACEFUL", "FORCEFUL"]
+
+
 class UploadVnfPkgFromUriRequest(_Strict):
     addressInformation: str
     userName: str | None = None

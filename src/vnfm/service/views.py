@@ -318,7 +318,7 @@ def op_occ_info(occ: OpOcc) -> dict[str, Any]:
     if occ.operation_state == OpState.FAILED_TEMP:
         for task in ("retry", "rollback", "fail"):
             links[task] = {"href": f"{base}/{task}"}
-    if occ.operation_state in (OpState.STARTING, OpState.PROCESSING, OpState.ROLLING_BACK):
+    if occ.operation_state in (OpState.PROCESSING, OpState.ROLLING_BACK):  # lcm.check_can_cancel
         links["cancel"] = {"href": f"{base}/cancel"}
     body: dict[str, Any] = {
         "id": occ.id,

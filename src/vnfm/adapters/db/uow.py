@@ -231,6 +231,14 @@ class SqlOpOccRepository(_TableRepository[OpOcc]):
     def for_instance(self, instance_id: str) -> builtins.list[OpOcc]:
         return self._select(self.table.c.vnf_instance_id == instance_id)
 
+    def get_for_update(self, op_id: str) -> OpOcc | None:
+        """`get` with `FOR UPDATE` on PostgreSQL (SQLite units of work hold the write lock anyway)."""
+        stmt = select(self.table).where(self.table.c.id == op_id)
+        if self.dialect == "postgresql":
+            stmt = stmt.with_for_update()
+        row = self._exec(stmt).mappings().first()
+        return None if row is None else self._from_row(dict(row))
+
     def active(self) -> builtins.list[OpOcc]:
         """Occurrences in STARTING / PROCESSING / ROLLING_BACK."""
         return self._select(self.table.c.operation_state.in_(ACTIVE_OP_STATES))

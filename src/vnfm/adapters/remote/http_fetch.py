@@ -12,6 +12,7 @@ import httpx
 
 from vnfm.adapters.notify.http import safe_url
 from vnfm.domain.errors import PayloadTooLarge, UnprocessableEntity
+from vnfm.service.packages import read_limited
 from vnfm.service.views import scrub
 
 
@@ -31,11 +32,7 @@ async def fetch_package(uri: str, user: str | None, password: str | None, max_by
             declared = resp.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > max_bytes:
                 raise PayloadTooLarge(f"package content at {where} is {declared} bytes, over the limit of {max_bytes}")
-            data = bytearray()
-            async for chunk in resp.aiter_bytes():
-                data.extend(chunk)
-                if len(data) > max_bytes:
-                    raise PayloadTooLarge(f"package content at {where} is over the limit of {max_bytes} bytes")
+            data = await read_limited(resp.aiter_bytes(), max_bytes, f"package content at {where}")
     except TimeoutError:
         raise UnprocessableEntity(f"package content could not be fetched from {where} within {timeout:.0f}s") from None
     except httpx.HTTPError as exc:
@@ -43,4 +40,4 @@ async def fetch_package(uri: str, user: str | None, password: str | None, max_by
         raise UnprocessableEntity(f"package content could not be fetched from {where} ({reason})") from None
     if not data:
         raise UnprocessableEntity(f"package content at {where} is empty")
-    return bytes(data)
+    return data

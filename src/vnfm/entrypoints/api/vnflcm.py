@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
 from vnfm.domain.model import OpOcc
-from vnfm.entrypoints.api.common import app_of, json_body, listing
+from vnfm.entrypoints.api.common import add_subscription_routes, app_of, json_body, listing
 from vnfm.entrypoints.api.query import VNF_INSTANCE_DEFAULT_EXCLUDED, VNF_LCM_OP_OCC_DEFAULT_EXCLUDED
 from vnfm.service import views
 
@@ -104,33 +104,16 @@ async def rollback(request: Request, op_id: str) -> Response:
     return Response(status_code=202)
 
 
+@router.post("/v1/vnf_lcm_op_occs/{op_id}/cancel")
+async def cancel(request: Request, op_id: str) -> Response:
+    app_of(request).instances.cancel(op_id, await json_body(request))
+    return Response(status_code=202)
+
+
 @router.post("/v1/vnf_lcm_op_occs/{op_id}/fail")
 async def fail(request: Request, op_id: str) -> dict[str, object]:
     return views.op_occ_info(app_of(request).instances.fail(op_id))
 
 
-# ------------------------------------------------------------------ subscriptions
-@router.post("/v1/subscriptions")
-async def create_subscription(request: Request) -> Response:
-    sub, created = await app_of(request).subscriptions.create(await json_body(request))
-    loc = str(request.url_for("show_subscription", sub_id=sub.id))
-    if not created:
-        return Response(status_code=303, headers={"Location": loc})
-    return JSONResponse(views.subscription_info(sub), status_code=201, headers={"Location": loc})
-
-
-@router.get("/v1/subscriptions")
-async def list_subscriptions(request: Request) -> JSONResponse:
-    docs = [views.subscription_info(s) for s in app_of(request).subscriptions.list()]
-    return listing(request, docs, [])
-
-
-@router.get("/v1/subscriptions/{sub_id}", name="show_subscription")
-async def show_subscription(request: Request, sub_id: str) -> dict[str, object]:
-    return views.subscription_info(app_of(request).subscriptions.get(sub_id))
-
-
-@router.delete("/v1/subscriptions/{sub_id}", status_code=204)
-async def delete_subscription(request: Request, sub_id: str) -> Response:
-    app_of(request).subscriptions.delete(sub_id)
-    return Response(status_code=204)
+# ------------------------------------------------------------------ subscriptions (5.4.18, 5.4.19)
+add_subscription_routes(router, "/v1/subscriptions", "vnflcm", "show_subscription")

@@ -6,9 +6,10 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from vnfm.domain.errors import BadRequest, NotAcceptable
-from vnfm.entrypoints.api.common import app_of, json_body, listing
+from vnfm.entrypoints.api.common import add_subscription_routes, app_of, json_body, listing
 from vnfm.entrypoints.api.query import VNF_PKG_INFO_DEFAULT_EXCLUDED
 from vnfm.service import views
+from vnfm.service.packages import read_limited
 
 router = APIRouter(prefix="/vnfpkgm/v1")
 
@@ -71,19 +72,13 @@ async def upload_content(request: Request, pkg_id: str) -> Response:
         from vnfm.domain.errors import PayloadTooLarge
 
         raise PayloadTooLarge(f"package content of {declared} bytes is over the limit of {limit}")
-    data = bytearray()
-    async for chunk in request.stream():
-        data.extend(chunk)
-        if len(data) > limit:
-            from vnfm.domain.errors import PayloadTooLarge
-
-            raise PayloadTooLarge(f"package content is over the limit of {limit} bytes")
+    data = await read_limited(request.stream(), limit, "package content")
     ctype = request.headers.get("content-type", "")
     if ctype.startswith("multipart/form-data"):
-        data = bytearray(_first_multipart_file(bytes(data), ctype))
+        data = _first_multipart_file(data, ctype)
     if not data:
         raise BadRequest("the package content is empty; send the CSAR zip as the body")
-    app.packages.upload(pkg_id, bytes(data))
+    app.packages.upload(pkg_id, data)
     return Response(status_code=202)
 
 
@@ -131,27 +126,4 @@ async def fetch_artifact(request: Request, pkg_id: str, artifact_path: str) -> R
 
 
 # ------------------------------------------------------------------ subscriptions (9.4.8, 9.4.9)
-@router.post("/subscriptions")
-async def create_subscription(request: Request) -> Response:
-    sub, created = await app_of(request).subscriptions.create(await json_body(request), kind="vnfpkgm")
-    loc = str(request.url_for("show_pkgm_subscription", sub_id=sub.id))
-    if not created:
-        return Response(status_code=303, headers={"Location": loc})
-    return JSONResponse(views.subscription_info(sub), status_code=201, headers={"Location": loc})
-
-
-@router.get("/subscriptions")
-async def list_subscriptions(request: Request) -> JSONResponse:
-    docs = [views.subscription_info(s) for s in app_of(request).subscriptions.list(kind="vnfpkgm")]
-    return listing(request, docs, [])
-
-
-@router.get("/subscriptions/{sub_id}", name="show_pkgm_subscription")
-async def show_subscription(request: Request, sub_id: str) -> dict[str, object]:
-    return views.subscription_info(app_of(request).subscriptions.get(sub_id, kind="vnfpkgm"))
-
-
-@router.delete("/subscriptions/{sub_id}", status_code=204)
-async def delete_subscription(request: Request, sub_id: str) -> Response:
-    app_of(request).subscriptions.delete(sub_id, kind="vnfpkgm")
-    return Response(status_code=204)
+add_subscription_routes(router, "/subscriptions", "vnfpkgm", "show_pkgm_subscription")
