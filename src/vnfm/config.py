@@ -27,6 +27,8 @@ class Settings:
     orphan_after: float = field(default_factory=lambda: float(_env("VNFM_ORPHAN_AFTER", "30")))
     # Notifications a process stored but did not deliver (it died) are delivered by another after this.
     notify_reclaim_after: float = field(default_factory=lambda: float(_env("VNFM_NOTIFY_RECLAIM_AFTER", "300")))
+    # Lists longer than this are paged (SOL013 5.4.2: Link rel="next"); 0 sends every item at once.
+    page_size: int = field(default_factory=lambda: int(_env("VNFM_PAGE_SIZE", "1000")))
     # Extra hook bindings: implementation/artifact name -> driver name ("a=b,c=d").
     driver_bindings: str = field(default_factory=lambda: _env("VNFM_DRIVER_BINDINGS", ""))
     max_package_size: int = 512 * 1024 * 1024

@@ -208,3 +208,32 @@ async def test_api_versions(api: Api) -> None:
     r = await api.c.get("/vnfpkgm/v1/api_versions")
     assert r.status_code == 200
     assert r.json()["apiVersions"][0]["version"] == "2.6.1"
+
+
+async def test_lists_are_paged_with_link_headers(api_factory: Any) -> None:
+    """SOL013 5.4.2: past page_size, a list answers one page and Link: <...>; rel="next"."""
+    api = await api_factory(page_size=3)
+    ids = [await api.create_package({"userDefinedData": {"n": str(i)}}) for i in range(7)]
+    seen: list[str] = []
+    url: str | None = PKGS + "?filter=(eq,onboardingState,CREATED)&fields=userDefinedData"
+    pages = 0
+    while url:
+        r = await api.c.get(url)
+        assert r.status_code == 200, r.text
+        pages += 1
+        assert len(r.json()) <= 3 and all("userDefinedData" in p for p in r.json())  # query kept
+        seen += [p["id"] for p in r.json()]
+        link = r.headers.get("Link")
+        url = link[link.index("<") + 1:link.index(">")] if link else None
+        if link:
+            assert link.endswith('; rel="next"') and "filter=" in link and "nextpage_opaque_marker=" in link
+    assert pages == 3 and seen == ids  # every package once, in creation order
+    # a filter that selects fewer than a page: no Link
+    r = await api.c.get(PKGS, params={"filter": f"(eq,id,{ids[0]})"})
+    assert [p["id"] for p in r.json()] == [ids[0]] and "Link" not in r.headers
+    # markers are the server's own; one whose item is gone says to start again
+    assert_problem(await api.c.get(PKGS, params={"nextpage_opaque_marker": "%%%"}), 400, "marker")
+    first = await api.c.get(PKGS)
+    marker = first.headers["Link"].split("nextpage_opaque_marker=")[1].split(">")[0]
+    assert (await api.c.delete(f"{PKGS}/{ids[2]}")).status_code == 204
+    assert_problem(await api.c.get(PKGS, params={"nextpage_opaque_marker": marker}), 400, "start")

@@ -102,7 +102,11 @@ class Cli:
 
     def ops_of(self, inst_id: str) -> dict[str, dict[str, Any]]:
         r = self.http.get("/vnflcm/v1/vnf_lcm_op_occs", params={"filter": f"(eq,vnfInstanceId,{inst_id})"})
-        return {o["id"]: o for o in r.json()}
+        ops = r.json()
+        while "next" in r.links:  # paged (Link: <...>; rel="next")
+            r = self.http.get(r.links["next"]["url"])
+            ops += r.json()
+        return {o["id"]: o for o in ops}
 
     def wait_new_op(self, inst_id: str, before: set[str], timeout: float = 30.0) -> dict[str, Any]:
         """The occurrence started since `before` (ids), once it has ended (polled over HTTP: cheap)."""
@@ -120,8 +124,9 @@ class Cli:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
     data = tmp_path_factory.mktemp("vnfm-compat")
+    # page_size=2: the client's lists (5 occurrences, several packages) come in pages it must follow
     handle = start_in_thread(Settings(data_dir=data, port=0, probe_callbacks=False, sim_boot_time=0,
-                                      sim_step_time=0, auth_token=""))
+                                      sim_step_time=0, auth_token="", page_size=2))
     try:
         yield handle
     finally:

@@ -32,6 +32,7 @@ class FakeVnfm:
     subs: dict[str, dict[str, Any]] = field(default_factory=dict)
     pkgm_subs: dict[str, dict[str, Any]] = field(default_factory=dict)
     fetched: list[Any] = field(default_factory=list)  # upload_from_uri bodies
+    page_size: int = 0  # > 0: package lists come in pages
     vims: dict[str, dict[str, Any]] = field(default_factory=dict)
     requests: list[httpx.Request] = field(default_factory=list)
     # operation name (INSTANTIATE, SCALE, ...) -> error ProblemDetails: that op ends FAILED_TEMP
@@ -105,7 +106,7 @@ class FakeVnfm:
             }
             return httpx.Response(201, json=self.packages[pid])
         if p == ["vnf_packages"] and m == "GET":
-            return httpx.Response(200, json=list(self.packages.values()))
+            return self._paged(list(self.packages.values()), request)
         pkg = self.packages[p[1]]
         if p[2:] == ["package_content", "upload_from_uri"] and m == "POST":
             self.fetched.append(body)
@@ -146,6 +147,18 @@ class FakeVnfm:
             del self.packages[pkg["id"]]
             return httpx.Response(204)
         return problem(405, "Method Not Allowed", m)
+
+    def _paged(self, items: list[Any], request: httpx.Request) -> httpx.Response:
+        """SOL013 paging as the server does it: `page_size` items, Link rel="next" with a marker."""
+        start = int(request.url.params.get("nextpage_opaque_marker", "0"))
+        if not self.page_size:
+            return httpx.Response(200, json=items[start:])
+        page = items[start:start + self.page_size]
+        headers = {}
+        if start + len(page) < len(items):
+            nxt = request.url.copy_set_param("nextpage_opaque_marker", str(start + len(page)))
+            headers["Link"] = f'<{nxt}>; rel="next"'
+        return httpx.Response(200, json=page, headers=headers)
 
     # ------------------------------------------------------------------ LCM
     def _lcm(self, m: str, p: list[str], body: Any) -> httpx.Response:

@@ -40,6 +40,15 @@ def test_package_upload_from_a_url(fake: FakeVnfm, monkeypatch: pytest.MonkeyPat
     assert "repo-PW-7" not in res.output and "ONBOARDED" in res.output
 
 
+def test_lists_follow_the_servers_pages(fake: FakeVnfm) -> None:
+    fake.page_size = 2
+    ids = [json.loads(run(fake, "--json", "package", "create").stdout)["id"] for _ in range(5)]
+    res = run(fake, "--json", "package", "list")
+    assert res.exit_code == 0, res.output
+    assert [p["id"] for p in json.loads(res.stdout)] == ids
+    assert sum(1 for r in fake.requests if r.method == "GET") == 3  # three pages
+
+
 def onboarded(fake: FakeVnfm, tmp_path: Path) -> str:
     csar = tmp_path / "pkg.zip"
     with zipfile.ZipFile(csar, "w") as zf:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -33,24 +34,39 @@ async def json_body(request: Request) -> Any:
         raise BadRequest(f"malformed JSON body: {exc}") from None
 
 
-def listing(request: Request, docs: list[dict[str, Any]], default_excluded: Sequence[str]) -> JSONResponse:
-    params = request.query_params
-    known = {"filter", "all_fields", "fields", "exclude_fields", "exclude_default", "nextpage_opaque_marker"}
-    unknown = [k for k in params if k not in known]
-    if unknown:
-        raise BadRequest(f"unknown query parameter(s): {', '.join(unknown)}")
-    flt = query.parse_filter(params["filter"]) if params.get("filter") else None
-    all_fields = "all_fields" in params
-    fields = [f for f in params.get("fields", "").split(",") if f] or None
-    exclude = [f for f in params.get("exclude_fields", "").split(",") if f] or None
-    exclude_default = "exclude_default" in params
-    out = []
-    for doc in docs:
-        if flt is not None and not flt.matches(doc):
-            continue
-        out.append(query.apply_selectors(doc, all_fields=all_fields, fields=fields, exclude_fields=exclude,
-                                         exclude_default=exclude_default, default_excluded=default_excluded))
-    return JSONResponse(out)
+def listing(request: Request, docs: list[dict[str, Any]], default_excluded: Sequence[str], *,
+            selectors: bool = True) -> JSONResponse:
+    """A list response (SOL013 5.2, 5.3, 5.4.2): `filter`, attribute selectors (when the resource
+    has them), and paging by `page_size` (setting) with a `Link: <...>; rel="next"` header that
+    carries the query and an opaque marker (the last item's id)."""
+    q = query.parse_list_params(request.query_params, selectors=selectors)
+    matched = [d for d in docs if q.matches(d)]
+    start = 0
+    if q.nextpage_opaque_marker:
+        last = _unmark(q.nextpage_opaque_marker)
+        at = next((i for i, d in enumerate(matched) if d.get("id") == last), None)
+        if at is None:
+            raise BadRequest("nextpage_opaque_marker is not valid any more (the page it follows changed); "
+                             "list again from the start")
+        start = at + 1
+    size = app_of(request).settings.page_size
+    page = matched[start:start + size] if size > 0 else matched[start:]
+    resp = JSONResponse([q.select(d, default_excluded) for d in page])
+    if size > 0 and start + len(page) < len(matched):
+        nxt = request.url.include_query_params(nextpage_opaque_marker=_mark(str(page[-1].get("id", ""))))
+        resp.headers["Link"] = f'<{nxt}>; rel="next"'
+    return resp
+
+
+def _mark(item_id: str) -> str:
+    return base64.urlsafe_b64encode(item_id.encode()).decode().rstrip("=")
+
+
+def _unmark(marker: str) -> str:
+    try:
+        return base64.urlsafe_b64decode(marker + "=" * (-len(marker) % 4)).decode()
+    except (ValueError, UnicodeDecodeError):
+        raise BadRequest("nextpage_opaque_marker is not a marker this server gave") from None
 
 
 def add_subscription_routes(router: APIRouter, path: str, kind: str, show_name: str) -> None:
@@ -68,7 +84,7 @@ def add_subscription_routes(router: APIRouter, path: str, kind: str, show_name: 
     @router.get(path)
     async def list_subscriptions(request: Request) -> JSONResponse:
         docs = [views.subscription_info(s) for s in app_of(request).subscriptions.list(kind=kind)]
-        return listing(request, docs, [])
+        return listing(request, docs, [], selectors=False)
 
     @router.get(path + "/{sub_id}", name=show_name)
     async def show_subscription(request: Request, sub_id: str) -> dict[str, object]:

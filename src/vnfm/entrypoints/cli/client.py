@@ -132,6 +132,15 @@ class VnfmClient:
             return None
         return resp.json()
 
+    def _all(self, path: str, params: dict[str, str] | None = None) -> list[dict[str, Any]]:
+        """A whole list: the server pages long ones (Link: <...>; rel="next"), each page is fetched."""
+        resp = self.request("GET", path, params=params)
+        items: list[dict[str, Any]] = resp.json()
+        while "next" in resp.links:
+            resp = self.request("GET", resp.links["next"]["url"])
+            items += resp.json()
+        return items
+
     def _task(self, path: str, body: dict[str, Any]) -> str:
         """POST a task resource; return the new occurrence id from the Location header."""
         resp = self.request("POST", path, json=body)
@@ -172,10 +181,7 @@ class VnfmClient:
         self.request("POST", f"{PKGM}/vnf_packages/{pkg_id}/package_content/upload_from_uri", json=body)
 
     def list_packages(self, filter_: str | None = None) -> list[dict[str, Any]]:
-        result: list[dict[str, Any]] = self._json(
-            "GET", f"{PKGM}/vnf_packages", params=self._list_params(filter_)
-        )
-        return result
+        return self._all(f"{PKGM}/vnf_packages", self._list_params(filter_))
 
     def get_package(self, pkg_id: str) -> dict[str, Any]:
         result: dict[str, Any] = self._json("GET", f"{PKGM}/vnf_packages/{pkg_id}")
@@ -211,10 +217,7 @@ class VnfmClient:
         return result
 
     def list_vnfs(self, filter_: str | None = None) -> list[dict[str, Any]]:
-        result: list[dict[str, Any]] = self._json(
-            "GET", f"{LCM}/vnf_instances", params=self._list_params(filter_)
-        )
-        return result
+        return self._all(f"{LCM}/vnf_instances", self._list_params(filter_))
 
     def get_vnf(self, vnf_id: str) -> dict[str, Any]:
         result: dict[str, Any] = self._json("GET", f"{LCM}/vnf_instances/{vnf_id}")
@@ -237,10 +240,7 @@ class VnfmClient:
 
     # --- operation occurrences ---
     def list_ops(self, filter_: str | None = None) -> list[dict[str, Any]]:
-        result: list[dict[str, Any]] = self._json(
-            "GET", f"{LCM}/vnf_lcm_op_occs", params=self._list_params(filter_)
-        )
-        return result
+        return self._all(f"{LCM}/vnf_lcm_op_occs", self._list_params(filter_))
 
     def get_op(self, op_id: str) -> dict[str, Any]:
         result: dict[str, Any] = self._json("GET", f"{LCM}/vnf_lcm_op_occs/{op_id}")
@@ -265,8 +265,7 @@ class VnfmClient:
         return result
 
     def list_subscriptions(self, *, packages: bool = False) -> list[dict[str, Any]]:
-        result: list[dict[str, Any]] = self._json("GET", f"{PKGM if packages else LCM}/subscriptions")
-        return result
+        return self._all(f"{PKGM if packages else LCM}/subscriptions")
 
     def get_subscription(self, sub_id: str, *, packages: bool = False) -> dict[str, Any]:
         result: dict[str, Any] = self._json("GET", f"{PKGM if packages else LCM}/subscriptions/{sub_id}")
