@@ -321,3 +321,28 @@ def test_cancel_a_running_operation_with_the_stock_client(cli: Cli, tmp_path: Pa
         other.http.close()
     finally:
         slow.stop()
+
+
+def test_lcm_subscriptions_with_the_stock_client(cli: Cli, tmp_path: Path) -> None:
+    """`openstack vnflcm subsc create / list / show / delete` (SOL003 5.4.18, 5.4.19)."""
+    made = []
+    for i in range(3):  # three: the server pages lists by two here
+        req = tmp_path / f"subsc{i}.json"
+        req.write_text(json.dumps({
+            "filter": {"notificationTypes": ["VnfLcmOperationOccurrenceNotification"],
+                       "operationStates": ["COMPLETED", "FAILED_TEMP"]},
+            "callbackUri": f"http://127.0.0.1:9/notify/{i}",
+            "authentication": {"authType": ["BASIC"], "paramsBasic": {"userName": "nfvo", "password": "subsc-pw"}},
+        }))
+        created = cli.json("vnflcm", "subsc", "create", str(req))
+        assert created["Callback URI"] == f"http://127.0.0.1:9/notify/{i}"
+        assert "subsc-pw" not in json.dumps(created)
+        made.append(created["ID"])
+    listed, shown = cli.many(("vnflcm", "subsc", "list"), ("vnflcm", "subsc", "show", made[1]))
+    assert sorted(r["ID"] for r in listed) == sorted(made)  # all pages
+    assert shown["Filter"]["operationStates"] == ["COMPLETED", "FAILED_TEMP"]
+    only = cli.json("vnflcm", "subsc", "list", "--filter", "(eq,callbackUri,http://127.0.0.1:9/notify/2)")
+    assert [r["ID"] for r in only] == [made[2]]
+    out = cli.run("vnflcm", "subsc", "delete", *made).stdout
+    assert "deleted successfully" in out, out
+    assert cli.json("vnflcm", "subsc", "list") == []
