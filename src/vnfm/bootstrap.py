@@ -169,8 +169,8 @@ def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Se
             pkg = u.packages.get(pkg_id)
         return views.package_info(pkg) if pkg is not None else None
 
-    return HttpNotifier(subs, instance_info=instance_info, package_info=package_info,
-                        outbox=_OutboxSource(uow, settings.worker_id, settings.notify_reclaim_after))
+    return HttpNotifier(subs, _OutboxSource(uow, settings.worker_id, settings.notify_reclaim_after),
+                        instance_info=instance_info, package_info=package_info)
 
 
 def _default_probe() -> Any:

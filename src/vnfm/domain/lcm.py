@@ -83,7 +83,6 @@ def transition(occ: OpOcc, new: OpState, *, error: dict[str, Any] | None = None)
 
 
 CANCELLABLE = frozenset({OpState.PROCESSING, OpState.ROLLING_BACK})
-CANCEL_MODES = ("GRACEFUL", "FORCEFUL")
 
 
 def check_can_cancel(occ: OpOcc) -> None:

@@ -105,7 +105,6 @@ class LcmEngine:
         self.infra_drivers = infra_drivers
         self.vim_of = vim_of
         self.mgmt = mgmt
-        self.notifier = notifier
         self.notes = Notifications(notifier, worker_id)
         self.vim_registry = vim_registry
         self.worker_id = worker_id

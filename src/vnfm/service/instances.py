@@ -43,7 +43,6 @@ class InstanceService:
         self.vims = vims
         self.mgmt = mgmt
         self.submit = submit  # None: another process's engine picks the occurrence up
-        self.notifier = notifier
         self.worker_id = worker_id
         self.notes = Notifications(notifier, worker_id)
         self.on_cancel = on_cancel  # tell this process's engine (another process's sees it itself)

@@ -233,13 +233,8 @@ class MgmtDriver:
 
 
 class Notifier(Protocol):
-    """Delivers notifications to subscribers (asynchronously, with retries).
-
-    Services store notifications in `uow.outbox` with the change they report, then call `wake()`
-    after the commit. `publish` hands one over directly (kept in memory only). `instance_info`: the
-    VnfInstance or VnfPkgInfo document subscription filters read, for one that is already deleted."""
-
-    def publish(self, notification: dict[str, Any], *, instance_info: dict[str, Any] | None = None) -> None: ...
+    """Delivers notifications to subscribers (asynchronously, with retries). Services store them in
+    `uow.outbox` with the change they report, then call `wake()` after the commit."""
 
     def wake(self) -> None:
         """Deliver what the outbox holds for this process now."""

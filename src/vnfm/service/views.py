@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from vnfm.domain import lcm
 from vnfm.domain.model import (
     InstantiationState,
     OpOcc,
@@ -318,7 +319,7 @@ def op_occ_info(occ: OpOcc) -> dict[str, Any]:
     if occ.operation_state == OpState.FAILED_TEMP:
         for task in ("retry", "rollback", "fail"):
             links[task] = {"href": f"{base}/{task}"}
-    if occ.operation_state in (OpState.PROCESSING, OpState.ROLLING_BACK):  # lcm.check_can_cancel
+    if occ.operation_state in lcm.CANCELLABLE:
         links["cancel"] = {"href": f"{base}/cancel"}
     body: dict[str, Any] = {
         "id": occ.id,

@@ -58,6 +58,46 @@ class RecordingSleep:
         self.delays.append(delay)
 
 
+class FakeOutbox:
+    """OutboxSource over a list: claim hands each entry out once; remove records."""
+
+    def __init__(self) -> None:
+        self.entries: list[OutboxEntry] = []
+        self.taken: set[str] = set()
+        self.removed: list[str] = []
+        self.fail_claims = 0
+        self.lock = threading.Lock()
+
+    def put(self, notification: dict[str, Any], info: dict[str, Any] | None = None) -> str:
+        entry = OutboxEntry(f"row-{len(self.entries)}", notification, info, "2026-11-24T10:00:00Z")
+        with self.lock:
+            self.entries.append(entry)
+        return entry.id
+
+    def claim(self, limit: int) -> list[OutboxEntry]:
+        with self.lock:
+            if self.fail_claims:
+                self.fail_claims -= 1
+                raise RuntimeError("database is down")
+            out = [e for e in self.entries if e.id not in self.taken][:limit]
+            self.taken.update(e.id for e in out)
+            return out
+
+    def remove(self, entry_id: str) -> None:
+        with self.lock:
+            self.removed.append(entry_id)
+
+
+_boxes: dict[HttpNotifier, FakeOutbox] = {}
+
+
+def send(n: HttpNotifier, notification: dict[str, Any], info: dict[str, Any] | None = None) -> str:
+    """What a service does: store the notification in the outbox, then wake the notifier."""
+    entry_id = _boxes[n].put(notification, info)
+    n.wake()
+    return entry_id
+
+
 @pytest.fixture
 def notifiers() -> Iterator[list[HttpNotifier]]:
     made: list[HttpNotifier] = []
@@ -66,10 +106,13 @@ def notifiers() -> Iterator[list[HttpNotifier]]:
         n.close(timeout=5)
 
 
-def make(notifiers: list[HttpNotifier], subs: list[Subscription], **kw: Any) -> HttpNotifier:
+def make(notifiers: list[HttpNotifier], subs: list[Subscription], box: FakeOutbox | None = None,
+         **kw: Any) -> HttpNotifier:
     kw.setdefault("base_delay", 0.01)
     kw.setdefault("timeout", 5.0)
-    n = HttpNotifier(lambda: list(subs), **kw)
+    box = box or FakeOutbox()
+    n = HttpNotifier(lambda: list(subs), box, **kw)
+    _boxes[n] = box
     notifiers.append(n)
     return n
 
@@ -82,7 +125,7 @@ def test_retries_until_delivered_once_with_basic_auth(
     sub = Subscription(callback_uri=f"{receiver.base}/notify", authentication=BASIC)
     sleep = RecordingSleep()
     n = make(notifiers, [sub], attempts=5, base_delay=0.5, max_delay=0.75, sleep=sleep, api_base="http://vnfm:9890")
-    n.publish(occ_notification())
+    send(n, occ_notification())
     assert n.drain(10)
     posts = receiver.posts()
     assert len(posts) == 3  # two failures, then the delivery
@@ -113,7 +156,7 @@ def test_gives_up_after_attempts(
     receiver.fail_status = 503
     sub = Subscription(callback_uri=f"{receiver.base}/notify", authentication=BASIC)
     n = make(notifiers, [sub], attempts=3)
-    n.publish(occ_notification())
+    send(n, occ_notification())
     assert n.drain(10)
     assert len(receiver.posts()) == 3
     assert n.delivered == 0 and n.failed == 1
@@ -128,7 +171,7 @@ def test_unreachable_subscriber_is_retried_and_logged_without_secrets(
     port = _free_port()
     sub = Subscription(callback_uri=f"http://bob:{PASSWORD}@127.0.0.1:{port}/cb?token={PASSWORD}", authentication=BASIC)
     n = make(notifiers, [sub], attempts=2)
-    n.publish(occ_notification())
+    send(n, occ_notification())
     assert n.drain(10)
     assert n.failed == 1
     assert "ConnectError" in caplog.text
@@ -148,8 +191,8 @@ def test_only_matching_subscriptions_receive(receiver: Receiver, notifiers: list
     )
     pkgm = Subscription(callback_uri=f"{receiver.base}/notify", kind="vnfpkgm")
     n = make(notifiers, [wanted, other_op, other_inst, pkgm])
-    n.publish(occ_notification("STARTING"))
-    n.publish(occ_notification("COMPLETED"))
+    send(n, occ_notification("STARTING"))
+    send(n, occ_notification("COMPLETED"))
     assert n.drain(10)
     bodies = [p.json() for p in receiver.posts()]
     assert [(b["subscriptionId"], b["operationState"]) for b in bodies] == [(wanted.id, "COMPLETED")]
@@ -167,13 +210,11 @@ def test_instance_info_lookup_for_vnfd_filters(receiver: Receiver, notifiers: li
         return {"vnfdId": "vnfd-A" if instance_id == "inst-a" else "vnfd-B"}
 
     n = make(notifiers, [by_vnfd], instance_info=info)
-    n.publish(occ_notification(inst="inst-a"))
-    n.publish(occ_notification(inst="inst-b"))
+    send(n, occ_notification(inst="inst-a"))
+    send(n, occ_notification(inst="inst-b"))
     # explicit info wins over the lookup (the instance may already be deleted)
-    n.publish(
-        {"notificationType": "VnfIdentifierDeletionNotification", "vnfInstanceId": "gone"},
-        instance_info={"vnfdId": "vnfd-A"},
-    )
+    send(n, {"notificationType": "VnfIdentifierDeletionNotification", "vnfInstanceId": "gone"},
+         {"vnfdId": "vnfd-A"})
     assert n.drain(10)
     assert [p.json()["vnfInstanceId"] for p in receiver.posts()] == ["inst-a", "gone"]
     assert lookups == ["inst-a", "inst-b"]
@@ -183,7 +224,7 @@ def test_pkgm_notifications_go_to_pkgm_subscriptions(receiver: Receiver, notifie
     lcm = Subscription(callback_uri=f"{receiver.base}/notify")
     pkg = Subscription(callback_uri=f"{receiver.base}/notify", kind="vnfpkgm", filter={"vnfdId": ["d1"]})
     n = make(notifiers, [lcm, pkg])
-    n.publish({"notificationType": "VnfPackageOnboardingNotification", "vnfPkgId": "p1", "vnfdId": "d1"})
+    send(n, {"notificationType": "VnfPackageOnboardingNotification", "vnfPkgId": "p1", "vnfdId": "d1"})
     assert n.drain(10)
     (post,) = receiver.posts()
     assert post.json()["subscriptionId"] == pkg.id
@@ -196,20 +237,18 @@ def test_order_is_kept_per_subscription_despite_retries(receiver: Receiver, noti
     n = make(notifiers, [sub])
     states = ["STARTING", "PROCESSING", "COMPLETED"]
     for s in states:
-        n.publish(occ_notification(s))
+        send(n, occ_notification(s))
     assert n.drain(10)
     delivered = [p.json()["operationState"] for p in receiver.posts()]
     assert delivered == ["STARTING", *states]  # first one failed once, then everything in order
 
 
-def test_publish_returns_before_delivery(receiver: Receiver, notifiers: list[HttpNotifier]) -> None:
-    import threading
-
+def test_wake_returns_before_delivery(receiver: Receiver, notifiers: list[HttpNotifier]) -> None:
     receiver.gate = threading.Event()
     sub = Subscription(callback_uri=f"{receiver.base}/notify")
     n = make(notifiers, [sub])
     started = time.monotonic()
-    n.publish(occ_notification())
+    send(n, occ_notification())
     assert time.monotonic() - started < 0.5
     assert n.pending == 1
     assert n.drain(0.05) is False  # still blocked in the receiver
@@ -224,8 +263,8 @@ def test_oauth2_token_is_fetched_once_and_cached(
     caplog.set_level(logging.DEBUG)
     sub = Subscription(callback_uri=f"{receiver.base}/notify", authentication=oauth(receiver))
     n = make(notifiers, [sub])
-    n.publish(occ_notification("STARTING"))
-    n.publish(occ_notification("COMPLETED"))
+    send(n, occ_notification("STARTING"))
+    send(n, occ_notification("COMPLETED"))
     assert n.drain(10)
     token_calls = receiver.posts("/token")
     assert len(token_calls) == 1
@@ -244,7 +283,7 @@ def test_oauth2_401_refreshes_the_token(receiver: Receiver, notifiers: list[Http
     receiver.fail_status = 401
     sub = Subscription(callback_uri=f"{receiver.base}/notify", authentication=oauth(receiver))
     n = make(notifiers, [sub])
-    n.publish(occ_notification())
+    send(n, occ_notification())
     assert n.drain(10)
     assert len(receiver.posts("/token")) == 2
     assert n.delivered == 1
@@ -277,14 +316,17 @@ async def test_auth_headers_variants() -> None:
             await auth_headers(client, {"authType": ["BASIC"]}, cache)
 
 
-def test_closed_notifier_drops(receiver: Receiver) -> None:
+def test_a_closed_notifier_leaves_new_rows_in_the_outbox(receiver: Receiver) -> None:
     sub = Subscription(callback_uri=f"{receiver.base}/notify")
-    n = HttpNotifier(lambda: [sub], base_delay=0.01)
-    n.publish(occ_notification())
+    box = FakeOutbox()
+    n = HttpNotifier(lambda: [sub], box, base_delay=0.01)
+    box.put(occ_notification())
+    n.wake()
     n.close(timeout=10)
-    assert len(receiver.posts()) == 1
-    n.publish(occ_notification())
-    assert n.pending == 0
+    assert len(receiver.posts()) == 1 and len(box.removed) == 1
+    late = box.put(occ_notification())
+    n.wake()  # closed: not read, stays for another process
+    assert n.pending == 0 and len(receiver.posts()) == 1 and late not in box.removed
 
 
 def test_safe_url() -> None:
@@ -340,42 +382,12 @@ async def test_probe_skip_sends_nothing(receiver: Receiver) -> None:
 
 
 # --------------------------------------------------------------------------- outbox
-class FakeOutbox:
-    """OutboxSource over a list: claim hands each entry out once; remove records."""
-
-    def __init__(self) -> None:
-        self.entries: list[OutboxEntry] = []
-        self.taken: set[str] = set()
-        self.removed: list[str] = []
-        self.fail_claims = 0
-        self.lock = threading.Lock()
-
-    def put(self, notification: dict[str, Any], info: dict[str, Any] | None = None) -> str:
-        entry = OutboxEntry(f"row-{len(self.entries)}", notification, info, "2026-11-24T10:00:00Z")
-        with self.lock:
-            self.entries.append(entry)
-        return entry.id
-
-    def claim(self, limit: int) -> list[OutboxEntry]:
-        with self.lock:
-            if self.fail_claims:
-                self.fail_claims -= 1
-                raise RuntimeError("database is down")
-            out = [e for e in self.entries if e.id not in self.taken][:limit]
-            self.taken.update(e.id for e in out)
-            return out
-
-    def remove(self, entry_id: str) -> None:
-        with self.lock:
-            self.removed.append(entry_id)
-
-
 def test_wake_delivers_the_outbox_and_removes_each_row_once_done(
     receiver: Receiver, notifiers: list[HttpNotifier]
 ) -> None:
     box = FakeOutbox()
     subs = [Subscription(callback_uri=f"{receiver.base}/notify", filter={"operationStates": ["STARTING"]})]
-    n = make(notifiers, subs, outbox=box, poll_interval=60)
+    n = make(notifiers, subs, box=box, poll_interval=60)
     first = box.put(occ_notification("STARTING"))
     nobody = box.put(occ_notification("COMPLETED"))  # selects no subscription: done at once
     n.wake()
@@ -396,7 +408,7 @@ def test_a_given_up_row_is_removed_and_a_failed_read_is_retried(
 ) -> None:
     receiver.fail_first = 100
     box = FakeOutbox()
-    n = make(notifiers, [Subscription(callback_uri=f"{receiver.base}/notify")], outbox=box, attempts=2,
+    n = make(notifiers, [Subscription(callback_uri=f"{receiver.base}/notify")], box=box, attempts=2,
              poll_interval=60)
     gone = box.put(occ_notification())
     box.fail_claims = 1
@@ -412,7 +424,7 @@ def test_a_given_up_row_is_removed_and_a_failed_read_is_retried(
 def test_a_row_still_in_delivery_at_close_is_kept(receiver: Receiver, notifiers: list[HttpNotifier]) -> None:
     receiver.gate = threading.Event()  # the subscriber hangs
     box = FakeOutbox()
-    n = make(notifiers, [Subscription(callback_uri=f"{receiver.base}/notify")], outbox=box, poll_interval=60)
+    n = make(notifiers, [Subscription(callback_uri=f"{receiver.base}/notify")], box=box, poll_interval=60)
     box.put(occ_notification())
     n.wake()
     deadline = time.monotonic() + 5

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from vnfm.service.subscriptions import PKGM_NOTIFICATION_TYPES
+
 LCM_OCC_NOTIFICATION = "VnfLcmOperationOccurrenceNotification"
 LCM_NOTIFICATION_TYPES = frozenset(
     {LCM_OCC_NOTIFICATION, "VnfIdentifierCreationNotification", "VnfIdentifierDeletionNotification"}
 )
-PKGM_NOTIFICATION_TYPES = frozenset({"VnfPackageOnboardingNotification", "VnfPackageChangeNotification"})
 
 # The keys of the instance filter that need the instance's data (not just its id).
 INSTANCE_DATA_KEYS = ("vnfdIds", "vnfProductsFromProviders", "vnfInstanceNames")

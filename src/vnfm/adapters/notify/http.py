@@ -1,11 +1,11 @@
 """HTTP delivery of notifications to subscribers (SOL003 5.4.20 / SOL005 9.4.10, SOL013 8.3.4 auth).
 
-Notifications come from the database outbox (services store them with the change they report and
+Notifications come from the database outbox: services store them with the change they report and
 call `wake()` after the commit; rows left by a process that died are taken over after
-`reclaim_after`) or, kept in memory only, from `publish`. A daemon thread running its own asyncio
-loop finds the subscriptions whose filter selects the notification and POSTs it to each
-callbackUri, in order per subscription, retrying with capped exponential backoff; an outbox row
-is deleted once every subscriber got it or was given up on (delivery is at least once).
+`reclaim_after`. A daemon thread running its own asyncio loop finds the subscriptions whose
+filter selects the notification and POSTs it to each callbackUri, in order per subscription,
+retrying with capped exponential backoff; an outbox row is deleted once every subscriber got it
+or was given up on (delivery is at least once).
 Authentication follows the subscription's SubscriptionAuthentication: BASIC, or
 OAUTH2_CLIENT_CREDENTIALS with a token fetched from the tokenEndpoint and cached until it expires.
 Nothing secret (passwords, tokens, Authorization headers) is ever logged or put in an exception
@@ -29,9 +29,9 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from vnfm.domain.errors import BadRequest
-from vnfm.domain.model import Subscription, new_id, utcnow
+from vnfm.domain.model import Subscription, new_id
 from vnfm.service.ports import OutboxEntry
-from vnfm.service.views import LCM, PKGM, scrub, secret_values, ts
+from vnfm.service.views import LCM, PKGM, scrub, secret_values
 
 from .filters import matches_pkgm_subscription, matches_subscription, needs_instance_info, notification_kind
 
@@ -211,40 +211,38 @@ class OutboxSource(Protocol):
 
 @dataclass
 class _Item:
-    notification: dict[str, Any]
-    instance_info: Mapping[str, Any] | None
-    published_at: str
-    entry_id: str | None = None  # outbox row, deleted when every delivery of it has ended
-    remaining: int = 0
+    entry: OutboxEntry
+    remaining: int = 0  # deliveries not ended yet; the outbox row is deleted at 0
 
 
 @dataclass
 class _Delivery:
     sub: Subscription
     body: dict[str, Any]
-    item: _Item | None = None
+    item: _Item
 
 
 _STOP = object()
 
 
 class HttpNotifier:
-    """Notifier port over HTTP. Thread-safe; `publish` never blocks on the network.
+    """Notifier port over HTTP. Thread-safe; `wake` never blocks on the network.
 
     subscriptions: returns the current subscriptions (called once per notification, off the
         caller's thread).
+    outbox / poll_interval: where `wake()` finds stored notifications, and how often it looks
+        without being woken (for rows other processes left behind).
     instance_info / package_info: look up by vnfInstanceId / vnfPkgId the data that instance or
-        product filters need (only called when a filter needs it). `publish(..., instance_info=)`
+        product filters need (only called when a filter needs it). An outbox entry's `info`
         overrides the lookup (e.g. for a deletion notification, when the instance is gone).
     attempts / base_delay / max_delay: retries; the n-th retry waits min(max_delay, base_delay*2**(n-1)).
     api_base: scheme://host:port prefixed to the notification's _links.subscription href.
-    outbox / poll_interval: where `wake()` finds stored notifications, and how often it looks
-        without being woken (for rows other processes left behind).
     """
 
     def __init__(
         self,
         subscriptions: Callable[[], list[Subscription]],
+        outbox: OutboxSource,
         *,
         instance_info: InfoLookup | None = None,
         package_info: InfoLookup | None = None,
@@ -256,7 +254,6 @@ class HttpNotifier:
         api_base: str = "",
         tokens: TokenCache | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        outbox: OutboxSource | None = None,
         poll_interval: float = 5.0,
     ) -> None:
         if attempts < 1:
@@ -278,7 +275,6 @@ class HttpNotifier:
         self._wake_event: asyncio.Event | None = None
         self._cond = threading.Condition()
         self._pending = 0
-        self._backlog: list[Any] = []  # items published before the loop is ready
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: asyncio.Queue[Any] | None = None
@@ -287,25 +283,8 @@ class HttpNotifier:
         self.failed = 0
 
     # ------------------------------------------------------------------ public API
-    def publish(self, notification: dict[str, Any], *, instance_info: Mapping[str, Any] | None = None) -> None:
-        item = _Item(dict(notification), instance_info, ts(utcnow()) or "")
-        with self._cond:
-            if self._closed:
-                log.warning("notifier closed: dropping %s", notification.get("notificationType"))
-                return
-            self._pending += 1
-            self._ensure_thread()
-            if self._loop is None:
-                self._backlog.append(item)
-                return
-            loop, queue = self._loop, self._queue
-        assert queue is not None
-        loop.call_soon_threadsafe(queue.put_nowait, item)
-
     def wake(self) -> None:
         """Deliver what the outbox holds for this process (called after a commit that stored some)."""
-        if self._outbox is None:
-            return
         with self._cond:
             if self._closed:
                 return
@@ -318,7 +297,7 @@ class HttpNotifier:
                 loop.call_soon_threadsafe(event.set)
 
     def drain(self, timeout: float | None = None) -> bool:
-        """Wait until everything published or woken for so far is delivered or given up. False on timeout."""
+        """Wait until everything woken for so far is delivered or given up. False on timeout."""
         with self._cond:
             return self._cond.wait_for(lambda: self._pending == 0, timeout)
 
@@ -376,7 +355,6 @@ class HttpNotifier:
         """Move outbox rows this process should deliver into the queue: when woken, and every
         poll_interval (rows of processes that died)."""
         outbox = self._outbox
-        assert outbox is not None
         batch = 100
         while True:
             event.clear()
@@ -388,7 +366,7 @@ class HttpNotifier:
                     with self._cond:
                         self._pending += len(entries)
                     for e in entries:
-                        queue.put_nowait(_Item(e.notification, e.info, e.published_at, entry_id=e.id))
+                        queue.put_nowait(_Item(e))
                     if len(entries) < batch:
                         break
             except Exception:
@@ -400,11 +378,10 @@ class HttpNotifier:
 
     async def _finish(self, item: _Item) -> None:
         """Every delivery of an outbox item has ended: delete its row."""
-        assert self._outbox is not None and item.entry_id is not None
         try:
-            await asyncio.to_thread(self._outbox.remove, item.entry_id)
+            await asyncio.to_thread(self._outbox.remove, item.entry.id)
         except Exception:  # it stays and is delivered again after reclaim_after: at least once
-            log.exception("removing delivered notification %s from the outbox failed", item.entry_id)
+            log.exception("removing delivered notification %s from the outbox failed", item.entry.id)
         finally:
             self._done()
 
@@ -415,12 +392,9 @@ class HttpNotifier:
             self._loop = asyncio.get_running_loop()
             self._queue = queue
             self._wake_event = event
-            for item in self._backlog:
-                queue.put_nowait(item)
-            self._backlog.clear()
         sub_queues: dict[str, asyncio.Queue[_Delivery]] = {}
         workers: set[asyncio.Task[None]] = set()
-        feeder = asyncio.create_task(self._feed(queue, event)) if self._outbox is not None else None
+        feeder = asyncio.create_task(self._feed(queue, event))
         async with httpx.AsyncClient(verify=self._verify, timeout=self.timeout) as client:
             while True:
                 item = await queue.get()
@@ -429,16 +403,14 @@ class HttpNotifier:
                 try:
                     deliveries = await self._route(item)
                 except Exception:
-                    log.exception("routing a %s notification failed", item.notification.get("notificationType"))
+                    log.exception("routing a %s notification failed", item.entry.notification.get("notificationType"))
                     deliveries = []
                 with self._cond:
                     self._pending += len(deliveries)
-                if item.entry_id is None:
-                    self._done()
-                elif not deliveries:
-                    await self._finish(item)
-                else:
+                if deliveries:
                     item.remaining = len(deliveries)
+                else:
+                    await self._finish(item)
                 for d in deliveries:
                     q = sub_queues.get(d.sub.id)
                     if q is None:
@@ -447,9 +419,7 @@ class HttpNotifier:
                         workers.add(task)
                         task.add_done_callback(workers.discard)
                     q.put_nowait(d)
-            if feeder is not None:
-                feeder.cancel()
-                workers.add(feeder)
+            workers.add(feeder)
             for task in list(workers):
                 task.cancel()
             if workers:
@@ -478,18 +448,16 @@ class HttpNotifier:
                 self.delivered += 1
             else:
                 self.failed += 1
-            item = d.item
-            if item is not None and item.entry_id is not None:
-                item.remaining -= 1
-                if item.remaining == 0:
-                    await self._finish(item)
+            d.item.remaining -= 1
+            if d.item.remaining == 0:
+                await self._finish(d.item)
             self._done()
 
     async def _route(self, item: _Item) -> list[_Delivery]:
-        n = item.notification
+        n = item.entry.notification
         kind = notification_kind(n)
         subs = [s for s in await asyncio.to_thread(self._subscriptions) if s.kind == kind]
-        info: Mapping[str, Any] | None = item.instance_info
+        info: Mapping[str, Any] | None = item.entry.info
         looked_up = info is not None
         out: list[_Delivery] = []
         for sub in subs:
@@ -505,7 +473,7 @@ class HttpNotifier:
                     looked_up = True
                 selected = matches_pkgm_subscription(flt, n, info)
             if selected:
-                out.append(_Delivery(sub, self._body_for(sub, n, item.published_at), item))
+                out.append(_Delivery(sub, self._body_for(sub, n, item.entry.published_at), item))
         return out
 
     def _body_for(self, sub: Subscription, n: Mapping[str, Any], published_at: str) -> dict[str, Any]:
