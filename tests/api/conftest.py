@@ -8,9 +8,11 @@ import asyncio
 import contextlib
 import copy
 import functools
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import httpx
 import pytest
@@ -99,6 +101,25 @@ def settings_for(tmp_path: Path, **overrides: Any) -> Settings:
                           "auth_token": ""}
     kw.update(overrides)
     return Settings(**kw)
+
+
+class LocalHttpServer:
+    """An HTTP server on 127.0.0.1 (a free port) served by a thread while the `with` block runs."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> Self:
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 class Api:

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
-from .conftest import MASTER_PW, Api, seed_body
+from .conftest import MASTER_PW, Api, LocalHttpServer, seed_body
 from .test_packages import assert_problem
 
 SUBS = "/vnflcm/v1/subscriptions"
@@ -65,7 +63,7 @@ async def test_subscription_bad_requests(api: Api) -> None:
 
 
 # --------------------------------------------------------------------------- delivery
-class Receiver:
+class Receiver(LocalHttpServer):
     """A notification endpoint on 127.0.0.1: answers 204 to GET (the probe) and records POSTs."""
 
     def __init__(self) -> None:
@@ -90,12 +88,11 @@ class Receiver:
                 self.send_response(204)
                 self.end_headers()
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        super().__init__(Handler)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/notifications"
+        return f"{self.base}/notifications"
 
     async def wait_for(self, pred: Any, timeout: float = 15.0) -> list[dict[str, Any]]:
         loop = asyncio.get_running_loop()
@@ -112,24 +109,13 @@ class Receiver:
 
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
-    rec = Receiver()
-    rec.thread.start()
-    try:
+    with Receiver() as rec:
         yield rec
-    finally:
-        rec.server.shutdown()
-        rec.server.server_close()
 
 
-def _notifier_available() -> bool:
-    return importlib.util.find_spec("vnfm.adapters.notify.http") is not None
-
-
-@pytest.mark.skipif(not _notifier_available(), reason="vnfm.adapters.notify.http (the HTTP notifier) is not there")
 async def test_notifications_reach_a_local_receiver(onboarded: tuple[Api, str, str], receiver: Receiver) -> None:
     api, _, vnfd_id = onboarded
-    if api.core.notifier is None:
-        pytest.skip("the application was built without a notifier")
+    assert api.core.notifier is not None  # the HTTP notifier is always built
     r = await api.c.post(SUBS, json={
         "callbackUri": receiver.url,
         "authentication": {"authType": ["BASIC"], "paramsBasic": {"userName": "nfvo", "password": "cb-pw-456"}},
@@ -170,7 +156,6 @@ async def test_notifications_reach_a_local_receiver(onboarded: tuple[Api, str, s
     assert [n.get("operation") for n in receiver.received if n.get("subscriptionId") == only_id] == ["TERMINATE"]
 
 
-@pytest.mark.skipif(not _notifier_available(), reason="vnfm.adapters.notify.http (the HTTP notifier) is not there")
 async def test_probe_tests_the_callback(api_factory: Any, receiver: Receiver) -> None:
     api = await api_factory(probe_callbacks=True)
     r = await api.c.post(SUBS, json={"callbackUri": receiver.url})

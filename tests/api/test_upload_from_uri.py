@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import base64
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
-from .conftest import Api, csar_bytes
+from .conftest import Api, LocalHttpServer, csar_bytes
 from .test_packages import assert_problem
 
 PKGS = "/vnfpkgm/v1/vnf_packages"
 USER, PASSWORD = "repo-user", "repo-PASSWORD-42"
 
 
-class PackageRepo:
+class PackageRepo(LocalHttpServer):
     """Serves /pkg.zip (BASIC auth required), /big.zip (over the limit), /moved -> /pkg.zip."""
 
     def __init__(self) -> None:
@@ -51,22 +50,16 @@ class PackageRepo:
                 self.end_headers()  # no Content-Length: the size limit must hold while streaming
                 self.wfile.write(body)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        super().__init__(Handler)
 
     def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
+        return self.base + path
 
 
 @pytest.fixture
 def repo() -> Iterator[PackageRepo]:
-    r = PackageRepo()
-    r.thread.start()
-    try:
+    with PackageRepo() as r:
         yield r
-    finally:
-        r.server.shutdown()
-        r.server.server_close()
 
 
 async def _upload(api: Api, pkg_id: str, body: dict[str, Any]) -> Any:

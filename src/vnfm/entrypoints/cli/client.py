@@ -255,24 +255,28 @@ class VnfmClient:
         return None
 
     # --- subscriptions ---
-    # packages=True: SOL005 package-management subscriptions (/vnfpkgm/v1), else SOL003 LCM ones
+    @staticmethod
+    def _subscriptions(packages: bool) -> str:
+        """SOL005 package-management subscriptions (/vnfpkgm/v1), else SOL003 LCM ones (/vnflcm/v1)."""
+        return f"{PKGM if packages else LCM}/subscriptions"
+
     def create_subscription(self, callback: str, filter_: dict[str, Any] | None = None, *,
                             packages: bool = False) -> dict[str, Any]:
         body: dict[str, Any] = {"callbackUri": callback}
         if filter_:
             body["filter"] = filter_
-        result: dict[str, Any] = self._json("POST", f"{PKGM if packages else LCM}/subscriptions", json=body)
+        result: dict[str, Any] = self._json("POST", self._subscriptions(packages), json=body)
         return result
 
     def list_subscriptions(self, *, packages: bool = False) -> list[dict[str, Any]]:
-        return self._all(f"{PKGM if packages else LCM}/subscriptions")
+        return self._all(self._subscriptions(packages))
 
     def get_subscription(self, sub_id: str, *, packages: bool = False) -> dict[str, Any]:
-        result: dict[str, Any] = self._json("GET", f"{PKGM if packages else LCM}/subscriptions/{sub_id}")
+        result: dict[str, Any] = self._json("GET", f"{self._subscriptions(packages)}/{sub_id}")
         return result
 
     def delete_subscription(self, sub_id: str, *, packages: bool = False) -> None:
-        self.request("DELETE", f"{PKGM if packages else LCM}/subscriptions/{sub_id}")
+        self.request("DELETE", f"{self._subscriptions(packages)}/{sub_id}")
 
     # --- VIM registry ---
     def list_vims(self) -> list[dict[str, Any]]:
