@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Any
 
 from vnfm.adapters.remote.ssh import RemoteError, SshExecutor, SshTarget
+from vnfm.domain.secrets import scrub
 from vnfm.nodesteps import render
 from vnfm.nodesteps.steps import (
     EtcdHealth,
@@ -36,7 +37,6 @@ from vnfm.nodesteps.steps import (
     StepResult,
     _EtcdClientStep,
 )
-from vnfm.service.views import scrub
 
 log = logging.getLogger(__name__)
 

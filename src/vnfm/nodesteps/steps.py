@@ -435,3 +435,17 @@ class StepExecutor(abc.ABC):
     async def run_all(self, host: str, steps: Sequence[NodeStep]) -> list[StepResult]:
         """Steps in order on one host."""
         return [await self.run(host, s) for s in steps]
+
+    async def verify_host_keys(self, hosts: Sequence[str]) -> None:
+        """Contact every host now: a first contact pins its host key, a later one must present the
+        pinned key. Raises before anything was changed anywhere when a key changed."""
+        return None
+
+    async def close(self) -> None:
+        """Release connections (the session is not used afterwards)."""
+        return None
+
+    def note(self, key: str, value: Any) -> None:
+        """A fact about the VNF worth showing to observers (e.g. the registered VIM, with no
+        secret); executors that keep a state view record it, the others ignore it."""
+        return None

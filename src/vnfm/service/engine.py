@@ -37,6 +37,7 @@ from vnfm.domain.model import (
 from vnfm.domain.patch import merge_patch
 from vnfm.domain.resources import Vnfc, VnfResources
 from vnfm.domain.scaling import initial_scale_levels, target_counts
+from vnfm.domain.secrets import scrub, secret_values
 from vnfm.domain.vnfd import Flavour, Vnfd
 from vnfm.service import views
 from vnfm.service.notifications import Notifications
@@ -266,7 +267,7 @@ class LcmEngine:
         self._persist(job, notify=True)
 
     def progress(self, job: Job, message: str) -> None:
-        message = views.scrub(message, job.secrets)
+        message = scrub(message, job.secrets)
         job.occ.events.append({"time": views.ts(utcnow()), "stage": job.current_stage, "message": message})
         del job.occ.events[:-200]
         log.info("op %s %s: %s", job.occ.id[:8], job.current_stage, message)
@@ -286,7 +287,7 @@ class LcmEngine:
         flavour = vnfd.flavour(flavour_id) if flavour_id else None
         vim = self.vim_of(inst.vim_id)
         infra = self.infra_drivers.get(vim.vim_type) if vim is not None else None
-        secrets = views.secret_values(inst.additional_params) | views.secret_values(occ.operation_params)
+        secrets = secret_values(inst.additional_params) | secret_values(occ.operation_params)
         return Job(occ=occ, inst=inst, vnfd=vnfd, flavour=flavour, package=self.files_of(inst.vnf_pkg_id),
                    vim=vim, infra=infra, secrets=secrets)
 
@@ -378,7 +379,7 @@ class LcmEngine:
             problem = OperationFailed(str(exc)).problem()
             detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         stage = "" if isinstance(exc, CancelRequested) else job.current_stage
-        problem["detail"] = views.scrub(f"{stage} failed: {detail}" if stage else detail, job.secrets)
+        problem["detail"] = scrub(f"{stage} failed: {detail}" if stage else detail, job.secrets)
         if problem.get("status", 500) < 500:
             problem["status"] = 500 if isinstance(exc, OperationFailed) else problem["status"]
         return problem

@@ -8,12 +8,12 @@ import io
 import shutil
 import threading
 import zipfile
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from vnfm.domain.errors import BadRequest, Conflict, NotFound, PayloadTooLarge, UnprocessableEntity, VnfmError
+from vnfm.domain.errors import BadRequest, Conflict, NotFound, UnprocessableEntity, VnfmError
 from vnfm.domain.model import OnboardingState, OperationalState, UsageState, VnfPackage
 from vnfm.domain.patch import merge_patch
 from vnfm.domain.vnfd import Vnfd
@@ -26,16 +26,6 @@ from vnfm.service.ports import Notifier, UowFactory
 
 # (uri, userName, password, max_bytes) -> the content
 PackageFetcher = Callable[[str, str | None, str | None, int], Awaitable[bytes]]
-
-
-async def read_limited(chunks: AsyncIterator[bytes], limit: int, what: str) -> bytes:
-    """Package content from a stream, refused (PayloadTooLarge) as soon as it passes `limit`."""
-    data = bytearray()
-    async for chunk in chunks:
-        data.extend(chunk)
-        if len(data) > limit:
-            raise PayloadTooLarge(f"{what} is over the limit of {limit} bytes")
-    return bytes(data)
 
 
 class PackageService:

@@ -1,7 +1,9 @@
 """Ports: the interfaces the service layer needs from the outside world.
 
 Adapters implement them: vnfm.adapters.db (unit of work), vnfm.adapters.infra (VIMs),
-vnfm.adapters.mgmt (management drivers), vnfm.adapters.notify (subscriptions' callbacks).
+vnfm.adapters.mgmt (management drivers), node access (SSH on real clouds, the simulated cloud's
+twin on the simulator), vnfm.adapters.notify (subscriptions' callbacks). The composition root
+(vnfm.bootstrap) binds them; nothing below it knows which adapter it was given.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from vnfm.domain.model import OpOcc, Subscription, Vim, VnfInstance, VnfPackage
 from vnfm.domain.resources import Vnfc, VnfResources
 from vnfm.domain.vnfd import Flavour, Vnfd
+from vnfm.nodesteps.steps import StepExecutor
 
 # ============================================================================= persistence
 T = TypeVar("T")
@@ -169,6 +172,58 @@ class InfraDriver(abc.ABC):
         """Is the VNFC's server up and reachable? None when it is, else the reason."""
         return None
 
+    async def reserve_address(self, ctx: InfraContext, cp_name: str, purpose: str) -> str:
+        """An address on the network of the VNF's connection point `cp_name` that no port uses, kept
+        for `purpose` (e.g. "control-plane-vip") until `release_address` or `undeploy`: a
+        virtual IP that moves between servers. Asking again for the same purpose gives the same
+        address (idempotent). On OpenStack this is a Neutron port; on the simulator an address the
+        simulated cloud records as taken."""
+        from vnfm.domain.errors import UnprocessableEntity
+
+        raise UnprocessableEntity(f"VIM type '{self.vim_type}' cannot reserve an address for {purpose}: "
+                                  "give it in the request instead")
+
+    async def release_address(self, ctx: InfraContext, purpose: str) -> None:
+        """Give back what `reserve_address` kept for `purpose` (no error when there is none)."""
+        return None
+
+
+# ============================================================================= node access
+@dataclass(frozen=True)
+class NodeLogin:
+    """How to log in to a host (from the request's additionalParams)."""
+
+    username: str
+    password: str | None = field(default=None, repr=False)
+    private_key: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class NodeHost:
+    """A host a management driver acts on. `vnfc_id` is None for a host outside the VNF (e.g. the
+    operator's Ansible server). Its SSH host key is pinned under `pin` (the VNFC id by default)."""
+
+    address: str  # where the VNFM reaches it
+    login: NodeLogin
+    vnfc_id: str | None = None
+    pin: str = ""
+
+    @property
+    def pin_key(self) -> str:
+        return self.pin or self.vnfc_id or f"host:{self.address}"
+
+
+class NodeAccess(abc.ABC):
+    """How management drivers reach hosts on one kind of VIM: real SSH for real clouds, the
+    simulated cloud's twin for the simulator. The composition root gives each hook the one that
+    fits the instance's VIM (`LcmContext.nodes`); a driver never asks which one it got."""
+
+    @abc.abstractmethod
+    def session(self, instance_id: str, hosts: Sequence[NodeHost], pins: dict[str, str]) -> StepExecutor:
+        """An executor for `hosts` (addressed by `NodeHost.address`). `pins` maps `pin_key` to a
+        pinned host key: a first contact records the key there, a later one must present it
+        (HostKeyChanged otherwise). The caller closes the session (`await ex.close()`)."""
+
 
 # ============================================================================= management drivers
 @dataclass
@@ -199,7 +254,8 @@ class LcmContext:
     vims: VimRegistry | None = None
     state: dict[str, Any] = field(default_factory=dict)  # driver-private, persisted per instance
     progress: Callable[[str], None] = lambda msg: None
-    services: dict[str, Any] = field(default_factory=dict)  # e.g. node-step executor factories
+    nodes: NodeAccess | None = None  # how to reach hosts on this instance's VIM
+    services: dict[str, Any] = field(default_factory=dict)  # transitional: removed once drivers use `nodes`
 
 
 class VimRegistry(Protocol):

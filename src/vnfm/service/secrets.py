@@ -14,7 +14,7 @@ from typing import Any
 from cryptography.fernet import Fernet, InvalidToken
 
 from vnfm.domain.errors import OperationFailed
-from vnfm.service.views import is_secret_key
+from vnfm.domain.secrets import is_secret_key
 
 PREFIX = "enc:v1:"
 

@@ -9,27 +9,21 @@ from urllib.parse import urlparse
 
 from vnfm.domain.errors import BadRequest, NotFound
 from vnfm.domain.model import Subscription
+from vnfm.domain.notifications import (
+    NOTIFICATION_TYPES,
+    OPERATION_STATES,
+    OPERATION_TYPES,
+    PKGM_NOTIFICATION_TYPES,
+)
 from vnfm.service import requests as rq
 from vnfm.service.ports import UowFactory
 from vnfm.service.secrets import SecretBox
 
-NOTIFICATION_TYPES = {
-    "VnfLcmOperationOccurrenceNotification",
-    "VnfIdentifierCreationNotification",
-    "VnfIdentifierDeletionNotification",
-}
-OPERATION_TYPES = {"INSTANTIATE", "SCALE", "SCALE_TO_LEVEL", "CHANGE_FLAVOUR", "TERMINATE", "HEAL", "OPERATE",
-                   "CHANGE_EXT_CONN", "MODIFY_INFO"}
-OPERATION_STATES = {"STARTING", "PROCESSING", "COMPLETED", "FAILED_TEMP", "FAILED", "ROLLING_BACK", "ROLLED_BACK"}
-
-
-# SOL005 v2.6.1 PkgmNotificationsFilter
-PKGM_NOTIFICATION_TYPES = {"VnfPackageOnboardingNotification", "VnfPackageChangeNotification"}
 PKGM_FILTER_KEYS = {"notificationTypes", "vnfProductsFromProviders", "vnfdId", "vnfPkgId", "operationalState",
                     "usageState"}
 
 
-def _check_enums(flt: dict[str, Any], enums: tuple[tuple[str, set[str]], ...]) -> None:
+def _check_enums(flt: dict[str, Any], enums: tuple[tuple[str, frozenset[str] | set[str]], ...]) -> None:
     for key, allowed in enums:
         values = flt.get(key)
         if values is None:

@@ -6,8 +6,6 @@ vimConnectionInfo.accessInfo passwords and subscription authentication never lea
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -21,66 +19,9 @@ from vnfm.domain.model import (
     VnfInstance,
     VnfPackage,
 )
+from vnfm.domain.notifications import LCM, PKGM
 from vnfm.domain.resources import CpResource, Vnfc
-
-LCM = "/vnflcm/v1"
-PKGM = "/vnfpkgm/v1"
-
-SECRET_KEYS = ("password", "secret", "token", "private_key", "privatekey", "bearer", "client_password")
-
-
-def is_secret_key(key: str, words: Iterable[str] = SECRET_KEYS) -> bool:
-    """True when the normalised key contains one of `words` (the CLI passes a longer list)."""
-    k = key.lower().replace("-", "_")
-    return any(s in k for s in words)
-
-
-def mask_secrets(value: Any) -> Any:
-    """A copy of `value` with the values of secret-looking keys replaced by '***'."""
-    if isinstance(value, dict):
-        return {
-            k: ("***" if is_secret_key(str(k)) and v not in (None, "") else mask_secrets(v)) for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [mask_secrets(v) for v in value]
-    return value
-
-
-def secret_values(value: Any) -> set[str]:
-    """Every string stored under a secret-looking key (to scrub from error texts)."""
-    found: set[str] = set()
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if is_secret_key(str(k)) and isinstance(v, str) and len(v) >= 3:
-                found.add(v)
-            else:
-                found |= secret_values(v)
-    elif isinstance(value, list):
-        for v in value:
-            found |= secret_values(v)
-    return found
-
-
-# "scheme://user:password@" in URLs (proxy settings such as http://user:pass@proxy:3128)
-URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:/@\s]*):(?P<pw>[^@/\s]+)@")
-
-
-def mask_url_credentials(text: str) -> str:
-    """`http://user:pass@proxy:3128` -> `http://***@proxy:3128`."""
-    return URL_USERINFO.sub(lambda m: f"{m['scheme']}***@", text)
-
-
-def scrub(text: str, secrets: Iterable[str] = ()) -> str:
-    """Error text fit to leave the VNFM: the credentials of URLs masked, then every known secret
-    value (and the password of a secret URL, should it appear on its own) replaced by '***'."""
-    values: set[str] = set()
-    for s in secrets:
-        values.add(s)
-        values.update(m["pw"] for m in URL_USERINFO.finditer(s))
-    text = mask_url_credentials(text)
-    for s in sorted((v for v in values if v), key=len, reverse=True):
-        text = text.replace(s, "***")
-    return text
+from vnfm.domain.secrets import mask_secrets
 
 
 def ts(value: datetime | None) -> str | None:

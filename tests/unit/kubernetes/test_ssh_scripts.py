@@ -13,8 +13,8 @@ import pytest
 from vnfm.adapters.mgmt.kubernetes.ssh import K8sSshExecutor
 from vnfm.adapters.mgmt.kubernetes.steps import KubeadmJoin, PrepareNode, VimToken
 from vnfm.adapters.remote.ssh import RemoteError, Result, SshTarget
+from vnfm.domain.secrets import scrub
 from vnfm.nodesteps import StepFailed
-from vnfm.service import views
 
 SCRIPTS = Path(__file__).resolve().parents[3] / "src/vnfm/adapters/mgmt/kubernetes/scripts"
 
@@ -136,10 +136,10 @@ async def test_remote_error_text_has_url_credentials_masked() -> None:
 
 
 def test_scrub_masks_url_credentials_and_secret_values() -> None:
-    assert views.scrub("via http://u:p%40ss@h:3128 and ftp://:x@y/") == "via http://***@h:3128 and ftp://***@y/"
-    assert views.scrub("http://h:8080/a@b ssh root@h") == "http://h:8080/a@b ssh root@h"  # no userinfo
-    assert views.scrub("tok s3cret and pw", {"s3cret", ""}) == "tok *** and pw"  # "" is not a secret
-    assert views.scrub("bare pw1234", ["http://u:pw1234@h"]) == "bare ***"
+    assert scrub("via http://u:p%40ss@h:3128 and ftp://:x@y/") == "via http://***@h:3128 and ftp://***@y/"
+    assert scrub("http://h:8080/a@b ssh root@h") == "http://h:8080/a@b ssh root@h"  # no userinfo
+    assert scrub("tok s3cret and pw", {"s3cret", ""}) == "tok *** and pw"  # "" is not a secret
+    assert scrub("bare pw1234", ["http://u:pw1234@h"]) == "bare ***"
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")

@@ -11,12 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vnfm.service.subscriptions import PKGM_NOTIFICATION_TYPES
-
-LCM_OCC_NOTIFICATION = "VnfLcmOperationOccurrenceNotification"
-LCM_NOTIFICATION_TYPES = frozenset(
-    {LCM_OCC_NOTIFICATION, "VnfIdentifierCreationNotification", "VnfIdentifierDeletionNotification"}
-)
+from vnfm.domain.notifications import LCM_OCC_NOTIFICATION, PKGM_NOTIFICATION_TYPES
 
 # The keys of the instance filter that need the instance's data (not just its id).
 INSTANCE_DATA_KEYS = ("vnfdIds", "vnfProductsFromProviders", "vnfInstanceNames")

@@ -30,8 +30,9 @@ import httpx
 
 from vnfm.domain.errors import BadRequest
 from vnfm.domain.model import Subscription, new_id
+from vnfm.domain.notifications import LCM, PKGM
+from vnfm.domain.secrets import scrub, secret_values
 from vnfm.service.ports import OutboxEntry
-from vnfm.service.views import LCM, PKGM, scrub, secret_values
 
 from .filters import matches_pkgm_subscription, matches_subscription, needs_instance_info, notification_kind
 

@@ -12,8 +12,8 @@ import httpx
 
 from vnfm.adapters.notify.http import safe_url
 from vnfm.domain.errors import PayloadTooLarge, UnprocessableEntity
-from vnfm.service.packages import read_limited
-from vnfm.service.views import scrub
+from vnfm.domain.secrets import scrub
+from vnfm.packaging.stream import read_limited
 
 
 async def fetch_package(uri: str, user: str | None, password: str | None, max_bytes: int, *,

@@ -8,8 +8,8 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from vnfm.domain.errors import BadRequest, NotAcceptable
 from vnfm.entrypoints.api.common import add_subscription_routes, app_of, json_body, listing
 from vnfm.entrypoints.api.query import VNF_PKG_INFO_DEFAULT_EXCLUDED
+from vnfm.packaging.stream import read_limited
 from vnfm.service import views
-from vnfm.service.packages import read_limited
 
 router = APIRouter(prefix="/vnfpkgm/v1")
 

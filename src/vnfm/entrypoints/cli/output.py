@@ -9,20 +9,20 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from vnfm.service import views
+from vnfm.domain import secrets
 
 MASK = "******"
 
 # A key is secret when its normalised name contains one of these words (password, ssh_password,
 # client_secret, token, private_key, ...).
-# The server's list (service/views.py) plus a few words only the CLI masks.
-_SECRET_WORDS = (*views.SECRET_KEYS, "passwd", "api_key", "apikey", "credential")
+# The server's list (domain/secrets.py) plus a few words only the CLI masks.
+_SECRET_WORDS = (*secrets.SECRET_KEYS, "passwd", "api_key", "apikey", "credential")
 # user:password@ in URLs (e.g. proxy settings "http://user1:password1@host1:port1"); the CLI keeps the user.
-_URL_USERINFO = views.URL_USERINFO
+_URL_USERINFO = secrets.URL_USERINFO
 
 
 def is_secret_key(key: str) -> bool:
-    return views.is_secret_key(key, _SECRET_WORDS)
+    return secrets.is_secret_key(key, _SECRET_WORDS)
 
 
 def mask_text(text: str) -> str:

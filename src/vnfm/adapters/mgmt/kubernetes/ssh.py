@@ -6,6 +6,7 @@ the target's known key; a first contact records it there."""
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -72,7 +73,7 @@ class K8sSshExecutor(SshStepExecutor):
     async def close(self) -> None:
         await self.ssh.close()
 
-    async def verify_host_keys(self, hosts: list[str]) -> None:
+    async def verify_host_keys(self, hosts: Sequence[str]) -> None:
         """Connect to every host: a first contact pins its key, a later one must present the pinned
         key (HostKeyChanged otherwise, before any credential is sent)."""
         await self.ssh.fan_out([self.target(h) for h in dict.fromkeys(hosts)], self.ssh.connect)

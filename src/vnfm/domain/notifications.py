@@ -1,0 +1,18 @@
+"""The notification and operation vocabulary of SOL003 / SOL005 v2.6.1, shared by every layer."""
+
+from __future__ import annotations
+
+LCM = "/vnflcm/v1"  # SOL003 VNF LCM API root
+PKGM = "/vnfpkgm/v1"  # SOL005 VNF package management API root
+
+LCM_OCC_NOTIFICATION = "VnfLcmOperationOccurrenceNotification"
+# SOL003 v2.6.1 LifecycleChangeNotificationsFilter.notificationTypes
+NOTIFICATION_TYPES = frozenset(
+    {LCM_OCC_NOTIFICATION, "VnfIdentifierCreationNotification", "VnfIdentifierDeletionNotification"}
+)
+OPERATION_TYPES = frozenset({"INSTANTIATE", "SCALE", "SCALE_TO_LEVEL", "CHANGE_FLAVOUR", "TERMINATE", "HEAL",
+                             "OPERATE", "CHANGE_EXT_CONN", "MODIFY_INFO"})
+OPERATION_STATES = frozenset({"STARTING", "PROCESSING", "COMPLETED", "FAILED_TEMP", "FAILED", "ROLLING_BACK",
+                              "ROLLED_BACK"})
+# SOL005 v2.6.1 PkgmNotificationsFilter.notificationTypes
+PKGM_NOTIFICATION_TYPES = frozenset({"VnfPackageOnboardingNotification", "VnfPackageChangeNotification"})
