@@ -28,8 +28,7 @@ import time
 from pathlib import Path
 
 from vnfm.adapters.infra.simulator import MemoryStateStore, SimCloud, SimConfig
-from vnfm.adapters.mgmt.kubernetes import KubernetesClusterDriver, TwinConfig
-from vnfm.adapters.mgmt.registry import MgmtRegistry
+from vnfm.adapters.infra.simulator.twin import TwinConfig
 from vnfm.bootstrap import build
 from vnfm.config import Settings
 from vnfm.domain.model import OpState
@@ -71,11 +70,9 @@ async def measure(join_time: float, n_max: int) -> dict[int, float]:
     with tempfile.TemporaryDirectory() as tmp:
         csar = variant_csar(Path(tmp), n_max)
         sim = SimCloud(MemoryStateStore(), SimConfig(boot_time=0.05, api_latency=0.001, delete_time=0.01))
-        driver = KubernetesClusterDriver(TwinConfig(join_time=join_time, poll=0.005))
-        reg = MgmtRegistry()
-        reg.register("kubernetes", lambda: driver)
+        twin = TwinConfig(join_time=join_time, poll=0.005)
         data = Path(tmp) / "data"
-        app = build(Settings(data_dir=data, probe_callbacks=False), sim=sim, mgmt=reg, notifier=None)
+        app = build(Settings(data_dir=data, probe_callbacks=False), sim=sim, twin=twin, notifier=None)
         await app.start()
         pkg = app.packages.upload(app.packages.create({}).id, csar)
 

@@ -11,10 +11,14 @@ from datetime import timedelta
 from typing import Any
 
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate
+from vnfm.adapters.infra.bindings import InfraDrivers
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
 from vnfm.adapters.infra.simulator import SimCloud, SimulatorInfraDriver
+from vnfm.adapters.infra.simulator.twin import TwinAccess, TwinConfig
 from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
-from vnfm.adapters.mgmt.registry import MgmtRegistry
+from vnfm.adapters.mgmt.bindings import MgmtDrivers
+from vnfm.adapters.mgmt.kubeadm import KubeadmDriver
+from vnfm.adapters.nodes.ssh import SshAccess
 from vnfm.adapters.remote.http_fetch import fetch_package
 from vnfm.config import Settings
 from vnfm.domain.model import utcnow
@@ -23,7 +27,7 @@ from vnfm.service import views
 from vnfm.service.engine import LcmEngine
 from vnfm.service.instances import InstanceService
 from vnfm.service.packages import PackageService
-from vnfm.service.ports import InfraDriver, Notifier, OutboxEntry, PackageFiles, UowFactory
+from vnfm.service.ports import Notifier, OutboxEntry, PackageFiles, UowFactory
 from vnfm.service.secrets import SecretBox
 from vnfm.service.subscriptions import SubscriptionService
 from vnfm.service.vims import VimService
@@ -40,9 +44,9 @@ class App:
     vims: VimService
     subscriptions: SubscriptionService
     engine: LcmEngine
-    mgmt: MgmtRegistry
+    mgmt: MgmtDrivers
     sim: SimCloud
-    infra_drivers: dict[str, InfraDriver]
+    infra_drivers: InfraDrivers
     notifier: Notifier | None = None
     extras: dict[str, Any] = field(default_factory=dict)
 
@@ -58,23 +62,29 @@ class App:
             self.notifier.close(5.0)
 
 
-def default_mgmt_registry(settings: Settings) -> MgmtRegistry:
-    reg = MgmtRegistry(MgmtRegistry.parse_bindings(settings.driver_bindings))
+def default_mgmt_drivers(settings: Settings) -> MgmtDrivers:
+    """The built-in management drivers, the operator's bindings, and installed plug-ins."""
+    reg = MgmtDrivers(MgmtDrivers.parse_bindings(settings.driver_bindings))
     reg.register("noop", NoopDriver)
     reg.register("vm-readiness", VmReadinessDriver)
-    try:  # the Kubernetes cluster driver, when installed
-        from vnfm.adapters.mgmt.kubernetes import KubernetesClusterDriver
-
-        reg.register("kubernetes", KubernetesClusterDriver)
-    except ImportError:
-        reg.bindings.setdefault("kubernetes", "vm-readiness")
-        reg.register("kubernetes", VmReadinessDriver)
+    reg.register("kubeadm", KubeadmDriver)
     reg.load_entry_points()
     return reg
 
 
+def default_infra_drivers(sim: SimCloud, vim_of: Any, twin: TwinConfig | None = None) -> InfraDrivers:
+    """The built-in VIM types (the simulated cloud, OpenStack/Heat) with their node access, and
+    installed plug-ins; any other VIM type's hosts are reached over SSH."""
+    infra = InfraDrivers(default_nodes=SshAccess(), vim_of=vim_of)
+    infra.register("simulator", lambda: SimulatorInfraDriver(sim))
+    infra.register_nodes("simulator", TwinAccess(sim, twin))
+    infra.register("openstack", HeatInfraDriver)
+    infra.load_entry_points()
+    return infra
+
+
 def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
-          sim: SimCloud | None = None, mgmt: MgmtRegistry | None = None) -> App:
+          sim: SimCloud | None = None, mgmt: MgmtDrivers | None = None, twin: TwinConfig | None = None) -> App:
     settings = settings or Settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     migrate(settings.database_url)
@@ -93,8 +103,8 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     vims.ensure_default()
     if sim is None:
         sim = SimCloud.from_settings(settings)
-    infra_drivers: dict[str, InfraDriver] = {"simulator": SimulatorInfraDriver(sim), "openstack": HeatInfraDriver()}
-    mgmt = mgmt or default_mgmt_registry(settings)
+    infra_drivers = default_infra_drivers(sim, vims.get, twin)
+    mgmt = mgmt or default_mgmt_drivers(settings)
 
     def vnfd_of(pkg_id: str) -> Vnfd:
         return packages.vnfd(pkg_id)
@@ -117,7 +127,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         vim_registry=vims,
         worker_id=settings.worker_id,
         orphan_after=settings.orphan_after,
-        services={"sim": sim},
+        nodes_of=infra_drivers.nodes_of,
     )
     instances = InstanceService(
         uow, packages, vims, mgmt,

@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from tests.integration.conftest import require
+from vnfm.adapters.nodes.ssh import SshStepExecutor
 from vnfm.adapters.remote.ssh import SshExecutor
 from vnfm.nodesteps import (
     EtcdHealth,
@@ -16,7 +17,6 @@ from vnfm.nodesteps import (
     EtcdStart,
     EtcdStop,
 )
-from vnfm.nodesteps.ssh_executor import SshStepExecutor
 
 pytestmark = pytest.mark.integration
 

@@ -11,9 +11,9 @@ import pytest
 
 from tests.integration.conftest import require
 from tests.integration.harness import TestHost
+from vnfm.adapters.nodes.ssh import SshStepExecutor
 from vnfm.adapters.remote.ssh import SshExecutor
 from vnfm.nodesteps import Backend, HaproxyApplyConfig, HaproxySetBackends, StepFailed
-from vnfm.nodesteps.ssh_executor import SshStepExecutor
 
 pytestmark = pytest.mark.integration
 PORT = 6443

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import require
+from vnfm.adapters.nodes.ssh import SshStepExecutor
+from vnfm.adapters.nodes.ssh.render import render_nfs_pv_manifest
 from vnfm.adapters.remote.ssh import SshExecutor
-from vnfm.nodesteps import NfsExport, render_nfs_pv_manifest
-from vnfm.nodesteps.ssh_executor import SshStepExecutor
+from vnfm.nodesteps import NfsExport
 
 pytestmark = pytest.mark.integration
 

@@ -22,9 +22,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from tests.integration.conftest import require
+from vnfm.adapters.nodes.ssh import SshStepExecutor
 from vnfm.adapters.remote.ssh import SshExecutor
 from vnfm.nodesteps import RegistryClientConfig, RegistryServe
-from vnfm.nodesteps.ssh_executor import SshStepExecutor
 
 pytestmark = pytest.mark.integration
 REG_NAME = "registry.vnfm.test"

@@ -1,9 +1,10 @@
-"""Typed node steps (etcd membership, HAProxy backends, /etc/hosts, NFS exports, registry) and
-the executors that carry them out on VNFC hosts."""
+"""The node-step language: typed, validated, idempotent steps a management driver asks hosts to
+carry out, grouped by family (etcd, load balancing, /etc/hosts, storage, registries, Kubernetes,
+kubeadm), and the executor contract. Executors are adapters: SSH (vnfm.adapters.nodes.ssh) and the
+simulated cloud's twin (vnfm.adapters.infra.simulator.twin)."""
 
-from vnfm.nodesteps.render import manifest_yaml, render_nfs_pv_manifest
-from vnfm.nodesteps.steps import (
-    Backend,
+from vnfm.nodesteps.base import HostKeyChanged, NodeStep, StepExecutor, StepFailed, StepResult, split_host_port
+from vnfm.nodesteps.etcd import (
     EtcdHealth,
     EtcdMemberAdd,
     EtcdMemberList,
@@ -11,20 +12,36 @@ from vnfm.nodesteps.steps import (
     EtcdStart,
     EtcdStop,
     EtcdTls,
-    HaproxyApplyConfig,
-    HaproxySetBackends,
-    NfsExport,
-    NodeStep,
+)
+from vnfm.nodesteps.hosts import SetHostsEntries
+from vnfm.nodesteps.kubeadm import JoinInfo, KubeadmInit, KubeadmJoin, PrepareNode
+from vnfm.nodesteps.kubernetes import (
+    ApplyPersistentVolume,
+    DeleteNode,
+    DeletePersistentVolumes,
+    DrainNode,
+    LabelNode,
+    VimToken,
+    WaitNodeReady,
+    node_name,
+)
+from vnfm.nodesteps.lb import Backend, HaproxyApplyConfig, HaproxySetBackends, KeepalivedVip
+from vnfm.nodesteps.registry import (
+    ContainerdRegistries,
+    NodeRegistryConfig,
+    RegistryAuthEntry,
     RegistryClientConfig,
     RegistryServe,
-    SetHostsEntries,
-    StepExecutor,
-    StepFailed,
-    StepResult,
 )
+from vnfm.nodesteps.storage import InstallNfsClient, NfsExport, NfsExports, PrepareVolume
 
 __all__ = [
+    "ApplyPersistentVolume",
     "Backend",
+    "ContainerdRegistries",
+    "DeleteNode",
+    "DeletePersistentVolumes",
+    "DrainNode",
     "EtcdHealth",
     "EtcdMemberAdd",
     "EtcdMemberList",
@@ -34,14 +51,28 @@ __all__ = [
     "EtcdTls",
     "HaproxyApplyConfig",
     "HaproxySetBackends",
+    "HostKeyChanged",
+    "InstallNfsClient",
+    "JoinInfo",
+    "KeepalivedVip",
+    "KubeadmInit",
+    "KubeadmJoin",
+    "LabelNode",
     "NfsExport",
+    "NfsExports",
+    "NodeRegistryConfig",
     "NodeStep",
+    "PrepareNode",
+    "PrepareVolume",
+    "RegistryAuthEntry",
     "RegistryClientConfig",
     "RegistryServe",
     "SetHostsEntries",
     "StepExecutor",
     "StepFailed",
     "StepResult",
-    "manifest_yaml",
-    "render_nfs_pv_manifest",
+    "VimToken",
+    "WaitNodeReady",
+    "node_name",
+    "split_host_port",
 ]

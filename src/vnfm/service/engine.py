@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -46,6 +46,7 @@ from vnfm.service.ports import (
     InfraContext,
     InfraDriver,
     LcmContext,
+    NodeAccess,
     Notifier,
     PackageFiles,
     UowFactory,
@@ -90,15 +91,16 @@ class LcmEngine:
         *,
         vnfd_of: Callable[[str], Vnfd],
         files_of: Callable[[str], PackageFiles | None],
-        infra_drivers: dict[str, InfraDriver],
+        infra_drivers: Mapping[str, InfraDriver],
         vim_of: Callable[[str | None], Vim | None],
-        mgmt: Any,  # vnfm.adapters.mgmt.registry.MgmtRegistry (duck-typed: for_hook)
+        mgmt: Any,  # vnfm.adapters.mgmt.bindings.MgmtDrivers (duck-typed: for_hook)
         notifier: Notifier | None = None,
         vim_registry: Any = None,
         worker_id: str = "engine",
         orphan_after: float = 30.0,
         poll_interval: float = 1.0,
         services: dict[str, Any] | None = None,
+        nodes_of: Callable[[Vim], NodeAccess | None] | None = None,
     ) -> None:
         self.uow = uow
         self.vnfd_of = vnfd_of
@@ -112,6 +114,7 @@ class LcmEngine:
         self.orphan_after = orphan_after
         self.poll_interval = poll_interval
         self.services = services or {}
+        self.nodes_of = nodes_of
         self.loop: asyncio.AbstractEventLoop | None = None
         self.running: dict[str, asyncio.Task[None]] = {}
         self._bg: list[asyncio.Task[None]] = []
@@ -441,6 +444,7 @@ class LcmEngine:
             state=job.inst.driver_state.setdefault(driver.name or type(driver).__name__, {}),
             progress=lambda m: self.progress(job, m),
             services=self.services,
+            nodes=self.nodes_of(job.vim) if self.nodes_of is not None and job.vim is not None else None,
             infra=job.infra,
             infra_ctx=infra_ctx,
             **kw,

@@ -17,7 +17,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from vnfm.domain.model import OpOcc, Subscription, Vim, VnfInstance, VnfPackage
 from vnfm.domain.resources import Vnfc, VnfResources
 from vnfm.domain.vnfd import Flavour, Vnfd
-from vnfm.nodesteps.steps import StepExecutor
+from vnfm.nodesteps.base import StepExecutor
 
 # ============================================================================= persistence
 T = TypeVar("T")
@@ -261,6 +261,7 @@ class LcmContext:
 class VimRegistry(Protocol):
     """What drivers may do with the VIM registry (register the Kubernetes cluster they built)."""
 
+    def list(self) -> list[Vim]: ...
     def register(self, vim: Vim) -> Vim: ...
     def update(self, vim: Vim) -> Vim: ...
     def get(self, vim_id: str) -> Vim | None: ...

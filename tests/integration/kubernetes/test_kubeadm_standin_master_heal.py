@@ -17,7 +17,8 @@ import pytest
 from tests.integration.conftest import require
 from tests.integration.harness import NET, TestHost
 from tests.integration.kubernetes import standins
-from vnfm.adapters.mgmt.kubernetes import KubernetesClusterDriver
+from vnfm.adapters.mgmt.kubeadm import KubeadmDriver
+from vnfm.adapters.nodes.ssh import SshAccess
 from vnfm.adapters.remote.ssh import HostKeyChanged, SshExecutor
 from vnfm.domain.model import LcmOperation, Vim, VnfInstance
 from vnfm.domain.resources import CpResource, Vnfc, VnfResources
@@ -39,6 +40,9 @@ class Vims:
 
     def __init__(self) -> None:
         self.vims: dict[str, Vim] = {}
+
+    def list(self) -> list[Vim]:
+        return list(self.vims.values())
 
     def register(self, vim: Vim) -> Vim:
         self.vims[vim.id] = vim
@@ -88,14 +92,15 @@ class Cluster:
         self.state: dict[str, Any] = {}
         self.vims = Vims()
         self.progress: list[str] = []
-        self.driver = KubernetesClusterDriver()
+        self.driver = KubeadmDriver()
 
     def ctx(self, hook: str, operation: LcmOperation, request: dict[str, Any],
             healed: Sequence[Vnfc] = ()) -> LcmContext:
         return LcmContext(hook=hook, operation=operation, op_id=str(uuid.uuid4()), instance=self.instance,
                           request=request, additional_params=copy.deepcopy(self.params), vnfd=self.vnfd,
                           flavour=self.flavour, package=None, resources=self.instance.resources,
-                          healed=list(healed), vims=self.vims, state=self.state, progress=self.progress.append)
+                          healed=list(healed), vims=self.vims, state=self.state, progress=self.progress.append,
+                          nodes=SshAccess())
 
     async def hook(self, hook: str, operation: LcmOperation, request: dict[str, Any],
                    healed: Sequence[Vnfc] = ()) -> None:

@@ -11,20 +11,21 @@ import pytest
 
 from tests.integration.conftest import require
 from tests.integration.kubernetes import standins
-from vnfm.adapters.mgmt.kubernetes.driver import ETCD_ENDPOINTS, ETCD_TLS
-from vnfm.adapters.mgmt.kubernetes.ssh import K8sSshExecutor
-from vnfm.adapters.mgmt.kubernetes.steps import (
+from vnfm.adapters.mgmt.cluster.etcd import ETCD_ENDPOINTS, ETCD_TLS
+from vnfm.adapters.nodes.ssh import SshStepExecutor
+from vnfm.adapters.remote.ssh import SshExecutor, SshTarget
+from vnfm.nodesteps import (
     DeleteNode,
     DrainNode,
+    EtcdMemberList,
     JoinInfo,
     KubeadmInit,
     KubeadmJoin,
     LabelNode,
     PrepareNode,
+    StepFailed,
     WaitNodeReady,
 )
-from vnfm.adapters.remote.ssh import SshExecutor, SshTarget
-from vnfm.nodesteps import EtcdMemberList, StepFailed
 
 pytestmark = pytest.mark.integration
 
@@ -51,7 +52,7 @@ async def test_kubeadm_standin_node_scripts_calls_order_idempotence_secrets(make
         w1.address: SshTarget(w1.address, username="root", private_key=bed.client_key_pem,
                               known_host_key=w1.host_key),
     }
-    ex = K8sSshExecutor(SshExecutor(command_timeout=120), targets, timeout=120)
+    ex = SshStepExecutor(SshExecutor(command_timeout=120), targets, timeout=120)
     names = {m1.address: "k8s-m1", m2.address: "k8s-m2", w1.address: "k8s-w1"}
     secrets: list[str] = [bed.root_password, PROXY_PW]
     try:

@@ -12,17 +12,17 @@ import pytest
 
 from tests.integration.conftest import require
 from tests.integration.kubernetes import standins
-from vnfm.adapters.mgmt.kubernetes.ssh import K8sSshExecutor
-from vnfm.adapters.mgmt.kubernetes.steps import (
+from vnfm.adapters.nodes.ssh import SshStepExecutor
+from vnfm.adapters.remote.ssh import SshExecutor
+from vnfm.examples import example_package_dir
+from vnfm.nodesteps import (
     ContainerdRegistries,
+    NfsExport,
     NfsExports,
     NodeRegistryConfig,
     PrepareVolume,
     RegistryAuthEntry,
 )
-from vnfm.adapters.remote.ssh import SshExecutor
-from vnfm.examples import example_package_dir
-from vnfm.nodesteps import NfsExport
 
 pytestmark = pytest.mark.integration
 
@@ -81,7 +81,7 @@ async def test_standin_registry_connection_on_a_node_is_written_once_and_idempot
     await ssh.put_file(t, "/usr/local/lib/vnfm-standin/common.sh", standins.COMMON, mode=0o644)
     await ssh.put_file(t, "/usr/local/sbin/systemctl", standins.SYSTEMCTL, mode=0o755)
     await ssh.put_file(t, "/etc/containerd/config.toml", CONTAINERD_DEFAULT, mode=0o644)
-    ex = K8sSshExecutor(ssh, {node.address: t}, timeout=60)
+    ex = SshStepExecutor(ssh, {node.address: t}, timeout=60)
     ca = (example_package_dir() / "Files/registries/ca.crt").read_text()
     steps = [
         ContainerdRegistries((RegistryAuthEntry("registry.example.com", "user01", REG_PW),)),
@@ -125,7 +125,7 @@ async def test_standin_storage_volume_formatted_once_mounted_in_fstab_and_remoun
     for name, text in VOLUME_STANDINS.items():
         await ssh.put_file(t, f"/usr/local/sbin/{name}", text, mode=0o755)
     await ssh.run(t, "mkdir -p /var/lib/vnfm-standin && touch /var/lib/vnfm-standin/disk", check=True)  # "device"
-    ex = K8sSshExecutor(ssh, {server.address: t}, timeout=60)
+    ex = SshStepExecutor(ssh, {server.address: t}, timeout=60)
     step = PrepareVolume("0e4f3b8a-5c2d-4d7e-9f10-2b3c4d5e6f70", "/volume", device="/var/lib/vnfm-standin/disk")
     first = await ex.run(server.address, step)
     assert first.changed and first.data["formatted"]
@@ -153,7 +153,7 @@ async def test_several_nfs_exports_served_together_by_ganesha(make_hosts, ssh: S
         pytest.skip("nfs-ganesha's VFS module is not installed (package nfs-ganesha-vfs)")
     server, client = make_hosts(2)
     await ssh.run(server.target(), "mkdir -p /volume && mount -t tmpfs -o size=16m tmpfs /volume", check=True)
-    ex = K8sSshExecutor(ssh, {server.address: server.target()}, timeout=60)
+    ex = SshStepExecutor(ssh, {server.address: server.target()}, timeout=60)
     step = NfsExports(tuple(NfsExport(f"/volume/nfs/pv{i}", (f"{client.address}/32",), export_id=i,
                                       bind_addr=server.address) for i in (1, 2, 3)))
     assert (await ex.run(server.address, step)).changed

@@ -11,9 +11,18 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
+from tests.unit.db import factories
 from tests.unit.db.conftest import fresh_database_url
 from tests.unit.db.pgcluster import PgCluster
-from vnfm.adapters.db import current_revision, head_revision, make_engine, metadata, migrate
+from vnfm.adapters.db import (
+    SqlAlchemyUnitOfWork,
+    current_revision,
+    head_revision,
+    make_engine,
+    make_session_factory,
+    metadata,
+    migrate,
+)
 
 
 def _diffs(url: str) -> list[object]:
@@ -41,9 +50,9 @@ def test_migrate_empty_database_matches_models(backend: str, tmp_path: Path,
     migrate(url)
     assert _tables(url) == set(metadata.tables) | {"alembic_version"}
     assert _diffs(url) == []
-    assert current_revision(url) == head_revision() == "0002"
+    assert current_revision(url) == head_revision() == "0003"
     migrate(url)  # idempotent
-    assert current_revision(url) == "0002"
+    assert current_revision(url) == "0003"
 
 
 def test_upgrade_from_the_first_schema(backend: str, tmp_path: Path, pg_cluster: PgCluster | None) -> None:
@@ -52,7 +61,7 @@ def test_upgrade_from_the_first_schema(backend: str, tmp_path: Path, pg_cluster:
     migrate(url, "0001")
     assert "notification_outbox" not in _tables(url)
     migrate(url)
-    assert current_revision(url) == "0002"
+    assert current_revision(url) == "0003"
     assert _diffs(url) == []
 
 
@@ -81,3 +90,20 @@ def test_concurrent_migrations_from_several_processes(backend: str, tmp_path: Pa
         assert p.returncode == 0, err.decode()[-2000:]
     assert current_revision(url) == head_revision()
     assert _diffs(url) == []
+
+
+def test_kubeadm_driver_state_is_carried_over(backend: str, tmp_path: Path, pg_cluster: PgCluster | None) -> None:
+    """0003: the Kubernetes cluster driver is now `kubeadm`; an instance built before keeps its state."""
+    url = fresh_database_url(backend, tmp_path, pg_cluster)
+    migrate(url, "0002")
+    inst = factories.instance(driver_state={"kubernetes": {"host_keys": {"vnfc-1": "ssh-ed25519 AAAA"}}})
+    factory = make_session_factory(url)
+    with SqlAlchemyUnitOfWork(factory) as uow:
+        uow.instances.add(inst)
+        uow.commit()
+    migrate(url)
+    with SqlAlchemyUnitOfWork(factory) as uow:
+        got = uow.instances.get(inst.id)
+    factory.kw["bind"].dispose()
+    assert got is not None
+    assert got.driver_state == {"kubeadm": {"host_keys": {"vnfc-1": "ssh-ed25519 AAAA"}}}

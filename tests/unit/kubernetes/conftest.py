@@ -1,4 +1,4 @@
-"""An embedded vnfm (SQLite + zero-latency simulated cloud) with the real Kubernetes driver."""
+"""An embedded vnfm (SQLite + zero-latency simulated cloud) with the real kubeadm driver."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 
 from vnfm.adapters.infra.simulator import MemoryStateStore, SimCloud, SimConfig
-from vnfm.adapters.mgmt.kubernetes import KubernetesClusterDriver, TwinConfig, TwinExecutor
-from vnfm.adapters.mgmt.kubernetes.twin import view
-from vnfm.adapters.mgmt.registry import MgmtRegistry
+from vnfm.adapters.infra.simulator.twin import TwinConfig, TwinExecutor, view
+from vnfm.adapters.mgmt.kubeadm import KubeadmDriver
 from vnfm.bootstrap import App, build
 from vnfm.config import Settings
 from vnfm.domain.model import OpOcc, OpState
@@ -69,9 +68,11 @@ def params(**changes: Any) -> dict[str, Any]:
 
 
 class K8s:
-    def __init__(self, app: App, driver: KubernetesClusterDriver) -> None:
+    def __init__(self, app: App, twin_config: TwinConfig) -> None:
         self.app = app
-        self.driver = driver
+        self.driver = app.mgmt.driver("kubeadm")
+        assert isinstance(self.driver, KubeadmDriver)
+        self.twin_config = twin_config
         self.vnfd_id = ""
 
     def onboard(self) -> None:
@@ -119,12 +120,10 @@ class K8s:
 async def k8s(tmp_path: Path) -> AsyncIterator[K8s]:
     settings = Settings(data_dir=tmp_path, probe_callbacks=False, orphan_after=5)
     sim = SimCloud(MemoryStateStore(), SimConfig(boot_time=0, api_latency=0, delete_time=0))
-    driver = KubernetesClusterDriver(TwinConfig(poll=0.002))
-    reg = MgmtRegistry()
-    reg.register("kubernetes", lambda: driver)
-    app = build(settings, sim=sim, mgmt=reg, notifier=None)
+    twin = TwinConfig(poll=0.002)
+    app = build(settings, sim=sim, notifier=None, twin=twin)
     await app.start()
-    h = K8s(app, driver)
+    h = K8s(app, twin)
     h.onboard()
     try:
         yield h

@@ -25,7 +25,7 @@ async def test_ha_cluster_full_lifecycle(k8s: K8s) -> None:
     # the seeds' pod_cidr with host bits is normalised, and said so
     assert any("192.168.3.0/16" in e["message"] and "192.168.0.0/16" in e["message"] for e in occ.events)
     # registered as a Kubernetes VIM, with its vimConnectionInfo entry
-    vim_id = inst.driver_state["kubernetes"]["vim_id"]
+    vim_id = inst.driver_state["kubeadm"]["vim_id"]
     vim = app.vims.get(vim_id)
     assert vim is not None and vim.vim_type == "kubernetes" and vim.name == "kubernetes_vim"
     assert vim.access_info["authUrl"] == f"https://{v['endpoint']}"
@@ -37,7 +37,7 @@ async def test_ha_cluster_full_lifecycle(k8s: K8s) -> None:
     for s in (MASTER_PW, WORKER_PW, vim.access_info["bearer_token"], "password1"):
         assert s not in text
     # host keys pinned per VNFC
-    assert set(inst.driver_state["kubernetes"]["host_keys"]) == inst.resources.ids()
+    assert set(inst.driver_state["kubeadm"]["host_keys"]) == inst.resources.ids()
 
     # ---- scale out by 2: exactly the added VNFCs join, hosts entries updated once everywhere
     before = app.instances.get(inst_id).resources.ids()
@@ -73,7 +73,7 @@ async def test_ha_cluster_full_lifecycle(k8s: K8s) -> None:
     v = k8s.view(inst_id)
     assert v["nodes"]["workernode-0"]["ready"]
     assert k8s.state(inst_id)["nodes"]["workernode-0"]["server_id"] == w0_now.server_id
-    pins = inst.driver_state["kubernetes"]["host_keys"]
+    pins = inst.driver_state["kubeadm"]["host_keys"]
     server = app.sim.server(w0_now.server_id)
     assert server is not None and pins[w0.id] == server["host_key"]["public_key"]
 
@@ -118,13 +118,13 @@ async def test_simple_flavour_single_master(k8s: K8s) -> None:
 async def test_parallel_joins_with_join_latency(k8s: K8s) -> None:
     """Concurrent joins each fetch a bootstrap token; all of them stay valid (as with kubeadm)."""
     inst_id, _ = await k8s.instantiate("simple")
-    k8s.driver.twin_config.join_time = 0.05
+    k8s.twin_config.join_time = 0.05
     occ = await k8s.done(k8s.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance",
                                                             "numberOfSteps": 3}))
     assert len(k8s.view(inst_id)["nodes"]) == 6
     assert occ.operation_state.value == "COMPLETED"
     # joined in parallel, not one after another (observed by the twin, not timed)
-    assert k8s.driver.twin_config.observed["max_joins_in_flight"] == 3
+    assert k8s.twin_config.observed["max_joins_in_flight"] == 3
 
 
 async def test_master_heal_removes_a_member_left_unstarted_by_a_failed_join(k8s: K8s) -> None:
@@ -138,7 +138,7 @@ async def test_master_heal_removes_a_member_left_unstarted_by_a_failed_join(k8s:
         st["etcd"]["members"][""] = {**m, "name": "", "healthy": False}
         return str(m["peer_url"])
 
-    peer_url = k8s.twin(inst_id)._tx(unstart)
+    peer_url = k8s.twin(inst_id).tx(unstart)
     m1 = app.instances.get(inst_id).resources.of_vdu("masterNode")[1]
     await k8s.done(app.instances.heal(inst_id, {"vnfcInstanceId": [m1.id]}))
     members = k8s.view(inst_id)["etcd_members"]

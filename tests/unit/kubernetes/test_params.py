@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vnfm.adapters.mgmt.kubernetes import params as P
+from vnfm.adapters.mgmt.cluster import params as P
 from vnfm.domain.errors import BadRequest
 
 from .conftest import PARAMS, K8s, params

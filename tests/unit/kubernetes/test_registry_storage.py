@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from vnfm.adapters.mgmt.kubernetes import params as P
+from vnfm.adapters.mgmt.cluster import params as P
 from vnfm.domain.errors import BadRequest
 from vnfm.domain.model import OpState
 
@@ -218,7 +218,7 @@ async def test_heal_storage_server_keeps_volume_remounts_reexports_and_re_regist
     addr = healed.address("storage_server_CP", floating_first=False)
     assert {p["nfs_server"] for p in v["pvs"].values()} == {addr} and sorted(v["pvs"]) == \
         ["nfs-pv1", "nfs-pv2", "nfs-pv3"]
-    assert "pvs_affected" not in app.instances.get(inst_id).driver_state["kubernetes"]
+    assert "pvs_affected" not in app.instances.get(inst_id).driver_state["kubeadm"]
     assert any("PersistentVolume(s) nfs-pv1, nfs-pv2, nfs-pv3 are affected" in e["message"] for e in occ.events)
     # the cluster nodes were not touched by this heal
     assert sorted(v["nodes"]) == ["masternode-0", "workernode-0", "workernode-1"]

@@ -10,13 +10,12 @@ from typing import Any
 
 import pytest
 
-from vnfm.adapters.mgmt.kubernetes.ssh import K8sSshExecutor
-from vnfm.adapters.mgmt.kubernetes.steps import KubeadmJoin, PrepareNode, VimToken
+from vnfm.adapters.nodes.ssh import SshStepExecutor
 from vnfm.adapters.remote.ssh import RemoteError, Result, SshTarget
 from vnfm.domain.secrets import scrub
-from vnfm.nodesteps import StepFailed
+from vnfm.nodesteps import KubeadmJoin, PrepareNode, StepFailed, VimToken
 
-SCRIPTS = Path(__file__).resolve().parents[3] / "src/vnfm/adapters/mgmt/kubernetes/scripts"
+SCRIPTS = Path(__file__).resolve().parents[3] / "src/vnfm/adapters/nodes/ssh/scripts"
 
 
 class RecordingSsh:
@@ -34,7 +33,7 @@ class RecordingSsh:
 
 async def test_secrets_travel_as_env_secrets_only() -> None:
     ssh = RecordingSsh()
-    ex = K8sSshExecutor(ssh, {"10.0.0.5": SshTarget("10.0.0.5", username="ubuntu", password="pw")})
+    ex = SshStepExecutor(ssh, {"10.0.0.5": SshTarget("10.0.0.5", username="ubuntu", password="pw")})
     step = KubeadmJoin("workernode-0", "10.0.0.5", "10.0.0.9:8383", False, "abcdef.0123456789abcdef",
                        "sha256:" + "0" * 64)
     assert "abcdef.0123456789abcdef" not in repr(step)
@@ -51,24 +50,16 @@ async def test_secrets_travel_as_env_secrets_only() -> None:
 
 async def test_vim_token_output_is_decoded() -> None:
     ssh = RecordingSsh("@@ token=tok\n@@ ca_pem_b64=LS0tLS1CRUdJTg==\n@@ changed=false\n")
-    ex = K8sSshExecutor(ssh, {"h": SshTarget("h", username="u", password="p")})
+    ex = SshStepExecutor(ssh, {"h": SshTarget("h", username="u", password="p")})
     res = await ex.run("h", VimToken())
     assert res.data == {"token": "tok", "ca_pem": "-----BEGIN"} and not res.changed
 
 
-@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed")
-def test_scripts_pass_shellcheck() -> None:
-    scripts = sorted(str(p) for p in SCRIPTS.glob("*.sh"))
-    assert len(scripts) == 15
-    out = subprocess.run(["shellcheck", *scripts], capture_output=True, text=True)
-    assert out.returncode == 0, out.stdout
-
-
 async def test_registry_credentials_travel_as_env_secrets_only() -> None:
-    from vnfm.adapters.mgmt.kubernetes.steps import ContainerdRegistries, RegistryAuthEntry
+    from vnfm.nodesteps import ContainerdRegistries, RegistryAuthEntry
 
     ssh = RecordingSsh()
-    ex = K8sSshExecutor(ssh, {"h": SshTarget("h", username="u", password="p")})  # type: ignore[arg-type]
+    ex = SshStepExecutor(ssh, {"h": SshTarget("h", username="u", password="p")})  # type: ignore[arg-type]
     step = ContainerdRegistries((RegistryAuthEntry("registry.example.com", "user01", "regpw-s3cret"),))
     assert "regpw-s3cret" not in repr(step) and "regpw-s3cret" not in step.describe()
     assert (await ex.run("h", step)).changed
@@ -95,8 +86,8 @@ class FailingSsh(RecordingSsh):
         return Result(100, "", self.stderr)
 
 
-def executor(ssh: Any) -> K8sSshExecutor:
-    return K8sSshExecutor(ssh, {"h": SshTarget("h", username="u", password="p")})
+def executor(ssh: Any) -> SshStepExecutor:
+    return SshStepExecutor(ssh, {"h": SshTarget("h", username="u", password="p")})
 
 
 async def test_step_error_text_has_url_credentials_and_given_secrets_masked() -> None:

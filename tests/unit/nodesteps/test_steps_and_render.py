@@ -7,6 +7,14 @@ import tomllib
 import pytest
 import yaml
 
+from vnfm.adapters.nodes.ssh.render import (
+    manifest_yaml,
+    render_containerd_hosts_toml,
+    render_ganesha_conf,
+    render_haproxy_cfg,
+    render_nfs_pv_manifest,
+    render_registry_config,
+)
 from vnfm.nodesteps import (
     Backend,
     EtcdMemberAdd,
@@ -16,14 +24,6 @@ from vnfm.nodesteps import (
     RegistryClientConfig,
     RegistryServe,
     SetHostsEntries,
-    manifest_yaml,
-    render_nfs_pv_manifest,
-)
-from vnfm.nodesteps.render import (
-    render_containerd_hosts_toml,
-    render_ganesha_conf,
-    render_haproxy_cfg,
-    render_registry_config,
 )
 
 

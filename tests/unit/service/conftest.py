@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from vnfm.adapters.infra.simulator import MemoryStateStore, SimCloud, SimConfig
-from vnfm.adapters.mgmt.registry import MgmtRegistry
+from vnfm.adapters.mgmt.bindings import MgmtDrivers
 from vnfm.bootstrap import App, build
 from vnfm.config import Settings
 from vnfm.domain.model import OpOcc, OpState
@@ -100,8 +100,8 @@ async def h(tmp_path: Path) -> AsyncIterator[Harness]:
     settings = Settings(data_dir=tmp_path, probe_callbacks=False, orphan_after=0.5)
     sim = SimCloud(MemoryStateStore(), SimConfig(boot_time=0, api_latency=0, delete_time=0))
     rec = Recorder()
-    reg = MgmtRegistry()
-    reg.register("kubernetes", lambda: rec)
+    reg = MgmtDrivers()
+    reg.register("kubeadm", lambda: rec)
     app = build(settings, sim=sim, mgmt=reg, notifier=None)
     await app.start()
     harness = Harness(app, rec)

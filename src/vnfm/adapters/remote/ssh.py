@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 import asyncssh
 
+from vnfm import nodesteps
 from vnfm.domain.errors import OperationFailed
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ class SshTimeout(RemoteError):
     pass
 
 
-class HostKeyChanged(RemoteError):
+class HostKeyChanged(RemoteError, nodesteps.HostKeyChanged):
     def __init__(self, host: str, port: int, expected: str, got: str) -> None:
         super().__init__(
             f"host key of {host}:{port} changed: expected {expected}, got {got}; refusing to connect "

@@ -9,6 +9,7 @@ calling it again after a failure or a crash completes what is missing and duplic
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import time
 from collections.abc import Awaitable, Sequence
 from typing import Any
@@ -107,6 +108,29 @@ class SimulatorInfraDriver(InfraDriver):
         if not server.get("ssh_reachable", True):
             return f"server {server.get('name', vnfc.server_id)} does not answer on SSH"
         return None
+
+    async def reserve_address(self, ctx: InfraContext, cp_name: str, purpose: str) -> str:
+        """A free address at the top of the subnet of CP `cp_name` (the cloud allocates ports from the
+        bottom), kept per (instance, purpose) in the deployment's extras."""
+        key = f"reserved:{purpose}"
+        kept = self.cloud.extras(ctx.instance_id).get(key)
+        if kept:
+            return str(kept)
+        state = self.cloud.state()
+        cpr = next((c for v in ctx.resources.vnfcs for c in v.cps if c.cpd_id == cp_name), None)
+        net = state["networks"].get(cpr.network_id or "") if cpr is not None else None
+        if net is None:
+            raise UnprocessableEntity(f"CP '{cp_name}' has no network in the simulated cloud to reserve an "
+                                      f"address on for {purpose}")
+        used = {f["ip_address"] for p in state["ports"].values() for f in p["fixed_ips"]}
+        for h in reversed(list(ipaddress.ip_network(net["cidr"]).hosts())):
+            if str(h) not in used:
+                def keep(extras: dict[str, Any], addr: str = str(h)) -> None:
+                    extras[key] = addr
+
+                self.cloud.update_extras(ctx.instance_id, keep)
+                return str(h)
+        raise UnprocessableEntity(f"no free address for {purpose} in {net['cidr']}")
 
     async def _api(self) -> None:
         if self.cloud.config.api_latency > 0:

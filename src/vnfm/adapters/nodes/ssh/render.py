@@ -9,7 +9,9 @@ from typing import Any
 
 import yaml
 
-from vnfm.nodesteps.steps import HaproxySetBackends, NfsExport, RegistryClientConfig, RegistryServe
+from vnfm.nodesteps.lb import HaproxySetBackends
+from vnfm.nodesteps.registry import RegistryClientConfig, RegistryServe
+from vnfm.nodesteps.storage import NfsExport
 
 
 def render_haproxy_cfg(step: HaproxySetBackends) -> str:

@@ -1,41 +1,44 @@
-"""Binding of Vnflcm hooks to management drivers.
+"""Binding of Vnflcm hooks to management drivers (the plug-in mechanics are in vnfm.adapters.plugins).
 
 A package's VNFD says, per hook, which implementation runs it (e.g. `instantiate_end:
 mgmt-drivers-kubernetes`), and that implementation is an artifact (a Python file in the reference
 system). Python from a package is never executed here: the implementation *name* selects a driver
 that ships with vnfm, or one installed as a Python entry point in the group `vnfm.mgmt_drivers`.
-Operators can add bindings: VNFM_DRIVER_BINDINGS="my-artifact=kubernetes,other=noop".
+Operators can add bindings: VNFM_DRIVER_BINDINGS="my-artifact=kubeadm,other=noop".
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
-from importlib.metadata import entry_points
 
+from vnfm.adapters.plugins import DriverFactories
 from vnfm.domain.errors import UnprocessableEntity
 from vnfm.domain.vnfd import Flavour
 from vnfm.service.ports import MgmtDriver
-
-log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "vnfm.mgmt_drivers"
 
 # implementation / artifact name a package declares -> built-in driver name
 DEFAULT_BINDINGS: dict[str, str] = {
-    "mgmt-drivers-kubernetes": "kubernetes",
-    "mgmt-drivers-kubespray": "kubernetes",
+    "mgmt-drivers-kubernetes": "kubeadm",
     "mgmt-drivers-noop": "noop",
     "vnflcm_noop": "noop",
 }
+# former driver names, still accepted in VNFM_DRIVER_BINDINGS
+ALIASES: dict[str, str] = {"kubernetes": "kubeadm"}
 
 
-class MgmtRegistry:
+class MgmtDrivers:
+    """Which management driver runs a hook: package implementation names bound to drivers."""
+
     def __init__(self, bindings: dict[str, str] | None = None) -> None:
-        self.factories: dict[str, Callable[[], MgmtDriver]] = {}
-        self.instances: dict[str, MgmtDriver] = {}
+        self.drivers: DriverFactories[MgmtDriver] = DriverFactories("management driver", ENTRY_POINT_GROUP)
         self.bindings = dict(DEFAULT_BINDINGS)
-        self.bindings.update(bindings or {})
+        self.bindings.update({k: ALIASES.get(v, v) for k, v in (bindings or {}).items()})
+
+    @property
+    def factories(self) -> dict[str, Callable[[], MgmtDriver]]:
+        return self.drivers.factories
 
     @staticmethod
     def parse_bindings(text: str) -> dict[str, str]:
@@ -48,20 +51,13 @@ class MgmtRegistry:
         return out
 
     def register(self, name: str, factory: Callable[[], MgmtDriver]) -> None:
-        self.factories[name] = factory
-        self.instances.pop(name, None)
+        self.drivers.register(name, factory)
 
     def load_entry_points(self) -> None:
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            try:
-                self.register(ep.name, ep.load())
-            except Exception as exc:  # a broken plug-in must not stop the server
-                log.error("management driver entry point %s failed to load: %s", ep.name, exc)
+        self.drivers.load_entry_points()
 
     def driver(self, name: str) -> MgmtDriver:
-        if name not in self.instances:
-            self.instances[name] = self.factories[name]()
-        return self.instances[name]
+        return self.drivers[ALIASES.get(name, name)]
 
     def resolve(self, flavour: Flavour, implementation: str) -> str:
         """The driver name for a hook's implementation (artifact name, then artifact file name)."""
@@ -71,6 +67,7 @@ class MgmtRegistry:
             candidates.append(artifact.file.rsplit("/", 1)[-1])
         for cand in candidates:
             name = self.bindings.get(cand, cand)
+            name = ALIASES.get(name, name)
             if name in self.factories:
                 return name
         known = ", ".join(sorted(set(self.bindings) | set(self.factories)))

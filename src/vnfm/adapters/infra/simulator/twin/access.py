@@ -1,0 +1,20 @@
+"""Node access on the simulated cloud: what the composition root gives management drivers there."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from vnfm.adapters.infra.simulator.twin.base import TwinConfig
+from vnfm.adapters.infra.simulator.twin.executor import TwinExecutor
+from vnfm.service.ports import NodeAccess, NodeHost
+
+
+class TwinAccess(NodeAccess):
+    def __init__(self, sim: Any, config: TwinConfig | None = None) -> None:
+        self.sim = sim
+        self.config = config or TwinConfig()
+
+    def session(self, instance_id: str, hosts: Sequence[NodeHost], pins: dict[str, str]) -> TwinExecutor:
+        return TwinExecutor(self.sim, instance_id, self.config, pins=pins,
+                            pin_keys={h.address: h.pin_key for h in hosts})

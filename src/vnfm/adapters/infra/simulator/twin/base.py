@@ -1,0 +1,63 @@
+"""What the simulated cloud's node-step twin keeps and shares: its state layout (per VNF instance,
+in the SimCloud extras under "k8s"), its latencies, and the contract its step handlers use."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+KEY = "k8s"
+
+
+@dataclass
+class TwinConfig:
+    """Latencies (seconds) of the twin. `step_latency` is keyed by step kind."""
+
+    join_time: float = 0.0  # kubeadm join of one node
+    # What the twin observed while running (e.g. how many joins ran at once): makes parallelism
+    # checkable without timing assertions.
+    observed: dict[str, int] = field(default_factory=dict)
+    ready_delay: float = 0.0  # from join until the node reports Ready
+    step_latency: dict[str, float] = field(default_factory=dict)
+    poll: float = 0.01
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def fake_ca() -> tuple[str, str]:
+    body = base64.b64encode(secrets.token_bytes(96)).decode()
+    pem = "-----BEGIN CERTIFICATE-----\n" + "\n".join(body[i:i + 64] for i in range(0, len(body), 64)) \
+        + "\n-----END CERTIFICATE-----\n"
+    return pem, "sha256:" + sha(pem)
+
+
+def empty() -> dict[str, Any]:
+    return {"cluster": {}, "nodes": {}, "pods": {}, "pdbs": {}, "etcd": {"members": {}},
+            "hosts": {}, "service_accounts": {}, "vim": None, "faults": {}, "volumes": {}, "pvs": {}}
+
+
+class TwinHost(Protocol):
+    """What a twin step handler may use: the simulated cloud, the instance, latencies, state."""
+
+    sim: Any
+    instance_id: str
+    config: TwinConfig
+
+    def tx(self, fn: Callable[[dict[str, Any]], Any]) -> Any:
+        """Run `fn` on the instance's twin state inside one simulated-cloud transaction."""
+        ...
+
+    def state(self) -> dict[str, Any]: ...
+
+
+def node_on(st: dict[str, Any], sid: str, role: str | None = None) -> dict[str, Any] | None:
+    for n in st["nodes"].values():
+        if n.get("server_id") == sid and (role is None or n["role"] == role):
+            return dict(n)
+    return None

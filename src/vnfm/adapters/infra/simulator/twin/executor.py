@@ -1,0 +1,136 @@
+"""The simulated cloud's node access: a twin that carries out the same typed steps as the SSH
+executor, on state kept in the SimCloud extras of the instance (key "k8s").
+
+State (JSON): cluster (endpoint, CA, bootstrap token hash), nodes (role, ready, addresses, labels,
+cordoned), pods and pdbs, etcd members (name, peer URL, healthy), per-host HAProxy backends,
+keepalived and /etc/hosts blocks (host-local state is keyed by server id, so a healed VM starts
+clean), service accounts (token hashes only), notes such as the registered VIM (no secrets), faults.
+
+Faults (set in the state's "faults" or through `set_faults`): `never_ready` node names, a pod
+disruption budget that blocks a drain (`add_pdb`), and an unreachable host (the server's
+`ssh_reachable`, from the simulator's fault injection).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from vnfm.adapters.infra.simulator.twin.base import KEY, TwinConfig, empty
+from vnfm.adapters.infra.simulator.twin.handlers import ALL_HANDLERS
+from vnfm.nodesteps.base import HostKeyChanged, NodeStep, StepExecutor, StepFailed, StepResult
+from vnfm.nodesteps.kubeadm import KubeadmJoin
+
+TwinHandler = Callable[..., Any]
+
+
+class TwinExecutor(StepExecutor):
+    """Hosts are addresses (fixed or floating) of VNFC servers of the simulated cloud. `pins` and
+    `pin_keys` (address -> pin key) follow the NodeAccess contract for host keys."""
+
+    def __init__(self, sim: Any, instance_id: str, config: TwinConfig | None = None, *,
+                 pins: dict[str, str] | None = None, pin_keys: Mapping[str, str] | None = None,
+                 handlers: Mapping[type[NodeStep], TwinHandler] | None = None) -> None:
+        self.sim = sim
+        self.instance_id = instance_id
+        self.config = config or TwinConfig()
+        self.pins = pins if pins is not None else {}
+        self.pin_keys = dict(pin_keys or {})
+        self._handlers = dict(ALL_HANDLERS if handlers is None else handlers)
+
+    # ------------------------------------------------------------------ state helpers
+    def state(self) -> dict[str, Any]:
+        return dict(self.sim.extras(self.instance_id).get(KEY) or empty())
+
+    def tx(self, fn: Callable[[dict[str, Any]], Any]) -> Any:
+        def wrap(extras: dict[str, Any]) -> Any:
+            st = extras.setdefault(KEY, empty())
+            for k, v in empty().items():
+                st.setdefault(k, v)
+            return fn(st)
+
+        return self.sim.update_extras(self.instance_id, wrap)
+
+    def _server(self, host: str, step: NodeStep) -> dict[str, Any]:
+        server = self.sim.server_by_address(host)
+        if server is None:
+            raise StepFailed(host, step, "no server has this address (unreachable)")
+        if server.get("status") != "ACTIVE" or not server.get("ssh_reachable", True):
+            raise StepFailed(host, step, f"host unreachable: server {server['name']} does not answer on SSH")
+        return dict(server)
+
+    # ------------------------------------------------------------------ the executor contract
+    async def verify_host_keys(self, hosts: Sequence[str]) -> None:
+        for host in dict.fromkeys(hosts):
+            server = self.sim.server_by_address(host)
+            if server is None or not server.get("ssh_reachable", True) or server.get("status") != "ACTIVE":
+                raise StepFailed(host, NodeStep(), "host unreachable: cannot read its SSH host key")
+            key = str(server["host_key"]["public_key"])
+            pin = self.pin_keys.get(host, f"host:{host}")
+            if pin not in self.pins:
+                self.pins[pin] = key
+            elif self.pins[pin] != key:
+                raise HostKeyChanged(f"host key of {server['name']} ({host}) changed since it was pinned; refusing "
+                                     "to use it (heal the VNFC if it was legitimately rebuilt)")
+
+    def note(self, key: str, value: Any) -> None:
+        def fn(st: dict[str, Any]) -> None:
+            st[key] = value
+
+        self.tx(fn)
+
+    async def run(self, host: str, step: NodeStep) -> StepResult:
+        handler = self._handlers.get(type(step))
+        if handler is None:
+            raise StepFailed(host, step, f"step {type(step).__name__} is not supported by the twin")
+        server = self._server(host, step)
+        delay = self.config.step_latency.get(step.kind, 0.0)
+        joining = isinstance(step, KubeadmJoin)
+        if joining:
+            delay += self.config.join_time
+            seen = self.config.observed
+            seen["joins_in_flight"] = seen.get("joins_in_flight", 0) + 1
+            seen["max_joins_in_flight"] = max(seen.get("max_joins_in_flight", 0), seen["joins_in_flight"])
+        try:
+            if delay > 0:
+                await asyncio.sleep(delay)
+                server = self._server(host, step)
+        finally:
+            if joining:
+                self.config.observed["joins_in_flight"] -= 1
+        result = handler(self, host, server["id"], step)
+        if asyncio.iscoroutine(result):
+            result = await result
+        assert isinstance(result, StepResult)
+        return result
+
+    # ------------------------------------------------------------------ test and demo helpers
+    def set_faults(self, **faults: Any) -> None:
+        def fn(st: dict[str, Any]) -> None:
+            st["faults"].update(faults)
+
+        self.tx(fn)
+
+    def add_pod(self, name: str, node: str, *, namespace: str = "default", labels: dict[str, str] | None = None,
+                daemonset: bool = False, mirror: bool = False) -> None:
+        def fn(st: dict[str, Any]) -> None:
+            st["pods"][f"{namespace}/{name}"] = {"name": name, "namespace": namespace, "node": node,
+                                                 "labels": dict(labels or {}), "daemonset": daemonset,
+                                                 "mirror": mirror}
+
+        self.tx(fn)
+
+    def add_pdb(self, name: str, selector: dict[str, str], max_unavailable: int = 0) -> None:
+        def fn(st: dict[str, Any]) -> None:
+            st["pdbs"][name] = {"selector": dict(selector), "max_unavailable": max_unavailable}
+
+        self.tx(fn)
+
+    def bind_pv(self, name: str, claim: str | None) -> None:
+        """A claim binds (or, None, releases) a PersistentVolume."""
+        def fn(st: dict[str, Any]) -> None:
+            pv = st["pvs"][name]
+            pv["phase"], pv["claim"] = ("Bound", claim) if claim else ("Available", None)
+
+        self.tx(fn)

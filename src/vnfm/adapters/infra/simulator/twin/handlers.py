@@ -1,0 +1,16 @@
+"""Every step family's twin handlers: a new family adds its module here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vnfm.adapters.infra.simulator.twin import cluster, etcd, hosts, registry, storage
+
+ALL_HANDLERS: Mapping[type, Any] = {
+    **cluster.HANDLERS,
+    **etcd.HANDLERS,
+    **hosts.HANDLERS,
+    **registry.HANDLERS,
+    **storage.HANDLERS,
+}

@@ -1,0 +1,91 @@
+"""What the simulated cloud shows of a VNF's node-side state (`vnfm sim state`, GET /sim/v1/state/{id}):
+readable summaries of the twin, with nothing secret (token and key hashes only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vnfm.adapters.infra.simulator.twin.base import KEY, empty
+
+
+def view(extras: dict[str, Any]) -> dict[str, Any]:
+    """A readable summary of the twin (for the CLI, the simulator API and tests)."""
+    st = extras.get(KEY) or empty()
+    hosts = st.get("hosts", {})
+    names = {n["server_id"]: n["name"] for n in st.get("nodes", {}).values()}
+    return {
+        "endpoint": st.get("cluster", {}).get("endpoint"),
+        "nodes": {n: {"role": v["role"], "ready": v["ready"], "cordoned": v["cordoned"],
+                      "addresses": v["addresses"], "labels": v["labels"]}
+                  for n, v in sorted(st.get("nodes", {}).items())},
+        "etcd_members": sorted(st.get("etcd", {}).get("members", {}).values(), key=lambda m: m["name"]),
+        "haproxy": {h["haproxy"]["address"]: [b[0] for b in h["haproxy"]["backends"]]
+                    for h in hosts.values() if "haproxy" in h},
+        "pods": st.get("pods", {}),
+        "vim": st.get("vim"),
+        "registries": {names.get(sid, sid): {"registries": h["registries"], "containerd": h.get("containerd")}
+                       for sid, h in sorted(hosts.items()) if "registries" in h and sid in names},
+        "storage": {sid: {"mounts": h.get("mounts", {}), "fstab": h.get("fstab", {}), "nfs": h.get("nfs")}
+                    for sid, h in sorted(hosts.items()) if "mounts" in h or "nfs" in h},
+        "nfs_clients": sorted(names[sid] for sid, h in hosts.items() if h.get("nfs_client") and sid in names),
+        "volumes": st.get("volumes", {}),
+        "pvs": st.get("pvs", {}),
+    }
+
+
+def kubernetes_view(extras: dict[str, Any], live_servers: set[str] | None = None) -> dict[str, Any] | None:
+    """The Kubernetes twin's cluster (if the instance has one), for operators: nodes with readiness,
+    etcd members and their health, each master's HAProxy backends, the registered VIM. Nothing
+    secret is in the twin's state (token and key hashes only) and only listed keys are copied.
+    `live_servers`: ids of the instance's servers; host state the twin still keeps for servers that
+    are gone (a healed VM's predecessor) is left out."""
+    st = extras.get(KEY)
+    if not isinstance(st, dict) or not (st.get("nodes") or st.get("cluster") or st.get("vim")):
+        return None
+    v = view(extras)
+    raw_nodes: dict[str, Any] = st.get("nodes") or {}
+    by_server = {n.get("server_id"): name for name, n in raw_nodes.items()}
+    nodes = [{"name": name, "role": n["role"], "ready": bool(n["ready"]), "cordoned": bool(n["cordoned"]),
+              "addresses": list(n.get("addresses") or [])}
+             for name, n in v["nodes"].items()]
+    members = [{"name": m.get("name"), "peer_url": m.get("peer_url"), "healthy": bool(m.get("healthy"))}
+               for m in v["etcd_members"]]
+    haproxy = []
+    for sid, h in sorted((st.get("hosts") or {}).items()):
+        lb = h.get("haproxy") if isinstance(h, dict) else None
+        if not lb or (live_servers is not None and sid not in live_servers):
+            continue
+        backends = [{"name": b[0], "address": b[1], "port": b[2]} for b in lb.get("backends") or []]
+        haproxy.append({"master": by_server.get(sid), "address": lb.get("address"),
+                        "frontend_port": lb.get("frontend_port"), "backend_count": len(backends),
+                        "backends": backends})
+    haproxy.sort(key=lambda h: (h["master"] is None, h["master"] or "", h["address"] or ""))
+    vim = v.get("vim")
+    vim_out: dict[str, Any] | None = None
+    if isinstance(vim, dict):
+        vim_out = {k: vim.get(k) for k in ("id", "name", "endpoint", "ca_sha256")}
+        # a short digest of the ServiceAccount token's hash (a rotation is visible); never the token
+        hashes = sorted(str(sa.get("token_sha256") or "")
+                        for sa in (st.get("service_accounts") or {}).values() if isinstance(sa, dict))
+        vim_out["auth_digest"] = ",".join(h[:12] for h in hashes if h) or None
+    return {
+        "endpoint": v.get("endpoint"),
+        "nodes": nodes,
+        "ready_nodes": sum(1 for n in nodes if n["ready"]),
+        "etcd": {"member_count": len(members), "healthy": bool(members) and all(m["healthy"] for m in members),
+                 "members": members},
+        "haproxy": haproxy,
+        "vim": vim_out,
+    }
+
+
+def instance_state(sim: Any, instance_id: str) -> dict[str, Any] | None:
+    """The simulated cloud's resources of one VNF instance, with its cluster when it has one."""
+    snap = sim.snapshot(instance_id)
+    if not snap:
+        return None
+    live = {str(srv.get("id")) for srv in snap.get("servers") or []}
+    cluster = kubernetes_view(sim.extras(instance_id), live)
+    if cluster is not None:
+        snap["kubernetes"] = cluster
+    return dict(snap)

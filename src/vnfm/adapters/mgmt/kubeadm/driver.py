@@ -1,0 +1,126 @@
+"""The kubeadm cluster management driver (`mgmt-drivers-kubernetes`): turns the VMs of a VNF
+instance into a kubeadm Kubernetes cluster and keeps it whole through scale and heal (seeds 000,
+004; cluster parts of 001/003).
+
+Every hook is a sequence of idempotent typed node steps, so a retry re-runs the hook and converges.
+Hosts are reached through the node access the composition root gives (`ctx.nodes`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vnfm.adapters.mgmt.cluster import endpoint, etcd, nodes, vim
+from vnfm.adapters.mgmt.cluster import params as P
+from vnfm.adapters.mgmt.cluster.topology import gather, open_cluster, pin
+from vnfm.adapters.mgmt.kubeadm import heal
+from vnfm.adapters.mgmt.kubeadm.install import add_workers, install
+from vnfm.domain.errors import BadRequest, OperationFailed
+from vnfm.domain.model import LcmOperation, VnfInstance
+from vnfm.service.ports import LcmContext, MgmtDriver
+
+
+class KubeadmDriver(MgmtDriver):
+    name = "kubeadm"
+
+    # ------------------------------------------------------------------ request-time validation
+    def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance) -> None:
+        op = str(operation)
+        extra = request.get("additionalParams") or {}
+        if op == LcmOperation.INSTANTIATE:
+            P.parse(extra)
+            return
+        if op not in (LcmOperation.SCALE, LcmOperation.HEAL):
+            return
+        cp = P.parse(P.override(instance.additional_params, extra))
+        if op == LcmOperation.SCALE:
+            if cp.master.aspect_id is not None and request.get("aspectId") == cp.master.aspect_id:
+                raise BadRequest(f"aspectId '{cp.master.aspect_id}' is the master_node aspect: scaling control "
+                                 "planes is not supported (it would change etcd membership); scale the worker "
+                                 "aspect, or heal a master to replace it")
+            return
+        ids = request.get("vnfcInstanceId")
+        if not ids:
+            return  # entire cluster
+        ids = [ids] if isinstance(ids, str) else list(ids)
+        state = instance.driver_state.get(self.name) or {}
+        master_vdus = set(state.get("master_vdus") or [])
+        if not master_vdus:
+            return  # unknown yet: decided in heal_start
+        masters = [v for v in instance.resources.vnfcs if v.vdu_id in master_vdus]
+        healed = [v for v in masters if v.id in ids]
+        if healed:
+            etcd.check_quorum(len(masters), healed)
+
+    # ------------------------------------------------------------------ hooks
+    async def instantiate_end(self, ctx: LcmContext) -> None:
+        c = open_cluster(ctx)
+        try:
+            await install(c)
+        finally:
+            await c.close()
+
+    async def terminate_end(self, ctx: LcmContext) -> None:
+        vim.deregister(ctx)  # the VIP, if one was reserved, went with the VNF's resources
+
+    async def scale_start(self, ctx: LcmContext) -> None:
+        if not ctx.removed:
+            return
+        c = open_cluster(ctx)
+        try:
+            removed = c.of(ctx.removed)
+            if any(n.master for n in removed):
+                raise OperationFailed("scale-in would remove master node(s) "
+                                      f"{', '.join(n.name for n in removed if n.master)}: not supported")
+            admin = c.admin(exclude=removed)
+            verb = "rolling back: removing the joined" if ctx.rollback else "draining and removing"
+            ctx.progress(f"{verb} node(s) {', '.join(n.name for n in removed)}")
+            await gather([nodes.remove_worker(c, admin, n) for n in removed])
+        finally:
+            await c.close()
+
+    async def scale_end(self, ctx: LcmContext) -> None:
+        c = open_cluster(ctx)
+        try:
+            added = [] if ctx.rollback else c.of(ctx.added)
+            if any(n.master for n in added):
+                raise OperationFailed("scale-out added master node(s): not supported")
+            admin = c.admin(exclude=added)
+            cp_endpoint, _ = await endpoint.endpoint(c)
+            await pin(c, [admin, *added])
+            if added:
+                await add_workers(c, admin, added, cp_endpoint)
+                ctx.progress(f"node(s) {', '.join(n.name for n in added)} joined and Ready")
+            await nodes.hosts(c, c.nodes)
+        finally:
+            await c.close()
+
+    async def heal_start(self, ctx: LcmContext) -> None:
+        if ctx.heal_entire:
+            ctx.state["heal_entire_vim_id"] = ctx.state.get("vim_id")
+            ctx.state.pop("host_keys", None)
+            ctx.state.pop("vip", None)
+            ctx.progress("healing the entire cluster: its VIM registration is kept and updated afterwards")
+            return
+        c = open_cluster(ctx)
+        try:
+            await heal.before(c)
+        finally:
+            await c.close()
+
+    async def heal_end(self, ctx: LcmContext) -> None:
+        if ctx.heal_entire:
+            vim_id = ctx.state.get("heal_entire_vim_id") or ctx.state.get("vim_id")
+            ctx.state.pop("host_keys", None)
+            ctx.state.pop("vip", None)
+            if vim_id:
+                ctx.state["vim_id"] = vim_id
+            await self.instantiate_end(ctx)
+            ctx.state.pop("heal_entire_vim_id", None)
+            return
+        c = open_cluster(ctx)
+        try:
+            await heal.after(c)
+        finally:
+            await c.close()
+

@@ -1,0 +1,18 @@
+"""Every step family's SSH handlers: a new family adds its module here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from vnfm.adapters.nodes.ssh import etcd, hosts, kubeadm, kubernetes, lb, registry, storage
+from vnfm.adapters.nodes.ssh.base import Handler
+
+ALL_HANDLERS: Mapping[type, Handler] = {
+    **etcd.HANDLERS,
+    **lb.HANDLERS,
+    **hosts.HANDLERS,
+    **storage.HANDLERS,
+    **registry.HANDLERS,
+    **kubernetes.HANDLERS,
+    **kubeadm.HANDLERS,
+}

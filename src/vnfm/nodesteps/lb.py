@@ -1,0 +1,87 @@
+"""Load balancing on a host: HAProxy configuration and backends, keepalived holding a VIP.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, NamedTuple
+
+from vnfm.nodesteps.base import NodeStep, _check_host, _check_ip, _check_name, _check_path, _check_port
+
+
+class Backend(NamedTuple):
+    name: str
+    addr: str
+    port: int
+
+
+@dataclass(frozen=True)
+class HaproxyApplyConfig(NodeStep):
+    """Install a complete HAProxy configuration: validated with `haproxy -c` first (a broken one is
+    refused and the running one stays), then swapped in and reloaded without dropping
+    connections (master-worker mode, USR2), or HAProxy is started if it is not running."""
+
+    kind: ClassVar[str] = "haproxy-apply-config"
+    config: str
+    config_path: str = "/etc/haproxy/haproxy.cfg"
+    pidfile: str = "/run/haproxy.pid"
+    deadline_s: float = 15.0
+
+    def __post_init__(self) -> None:
+        _check_path("config path", self.config_path)
+        _check_path("pid file", self.pidfile)
+
+
+@dataclass(frozen=True)
+class HaproxySetBackends(NodeStep):
+    """TCP load balancing of `frontend_port` over `backends` (e.g. the Kubernetes API servers)."""
+
+    kind: ClassVar[str] = "haproxy-set-backends"
+    backends: tuple[Backend, ...]
+    frontend_port: int = 6443
+    bind_addr: str = "*"
+    check_interval_ms: int = 2000
+    config_path: str = "/etc/haproxy/haproxy.cfg"
+    pidfile: str = "/run/haproxy.pid"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "backends", tuple(Backend(*b) for b in self.backends))
+        _check_port("frontend port", self.frontend_port)
+        if self.bind_addr != "*":
+            _check_host("bind address", self.bind_addr)
+        seen = set()
+        for b in self.backends:
+            _check_name("backend name", b.name)
+            _check_host("backend address", b.addr)
+            _check_port("backend port", b.port)
+            if b.name in seen:
+                raise ValueError(f"duplicate backend name {b.name!r}")
+            seen.add(b.name)
+        if not 100 <= self.check_interval_ms <= 600_000:
+            raise ValueError("check_interval_ms must be within 100..600000")
+
+    def describe(self) -> str:
+        return f"{self.kind} [{', '.join(b.name for b in self.backends)}]"
+
+
+@dataclass(frozen=True)
+class KeepalivedVip(NodeStep):
+    """keepalived VRRP instance holding `vip` on the interface that has `local_address`, tracking
+    the local HAProxy; `peers` are the other masters (unicast)."""
+
+    kind: ClassVar[str] = "k8s-keepalived-vip"
+    vip: str
+    local_address: str
+    priority: int
+    peers: tuple[str, ...] = ()
+    router_id: int = 51
+
+    def __post_init__(self) -> None:
+        _check_ip("VIP", self.vip)
+        _check_ip("local address", self.local_address)
+        for p in self.peers:
+            _check_ip("peer", p)
+        if not 1 <= self.priority <= 254:
+            raise ValueError("priority must be within 1..254")
+        if not 1 <= self.router_id <= 255:
+            raise ValueError("router_id must be within 1..255")
