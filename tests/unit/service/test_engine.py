@@ -177,7 +177,7 @@ async def test_crash_mid_operation_becomes_failed_temp_and_retry_completes(h: Ha
     assert app.instances.op_get(occ.id).operation_state == OpState.PROCESSING
     app.sim.config.boot_time = 0
     # A new engine (as after a restart) finds the orphan once its heartbeat is stale.
-    from vnfm.service.engine import LcmEngine
+    from vnfm.service.lcm.scheduler import LcmEngine
 
     eng = app.engine
     fresh = LcmEngine(eng.uow, vnfd_of=eng.vnfd_of, files_of=eng.files_of, infra_drivers=eng.infra_drivers,
