@@ -24,8 +24,8 @@ from vnfm.config import Settings
 from vnfm.domain.model import utcnow
 from vnfm.domain.vnfd import Vnfd
 from vnfm.service import views
-from vnfm.service.engine import LcmEngine
 from vnfm.service.instances import InstanceService
+from vnfm.service.lcm.scheduler import LcmEngine
 from vnfm.service.packages import PackageService
 from vnfm.service.ports import Notifier, OutboxEntry, PackageFiles, UowFactory
 from vnfm.service.secrets import SecretBox

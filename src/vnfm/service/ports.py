@@ -255,7 +255,6 @@ class LcmContext:
     state: dict[str, Any] = field(default_factory=dict)  # driver-private, persisted per instance
     progress: Callable[[str], None] = lambda msg: None
     nodes: NodeAccess | None = None  # how to reach hosts on this instance's VIM
-    services: dict[str, Any] = field(default_factory=dict)  # transitional: removed once drivers use `nodes`
 
 
 class VimRegistry(Protocol):

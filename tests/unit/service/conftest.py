@@ -15,6 +15,7 @@ from vnfm.bootstrap import App, build
 from vnfm.config import Settings
 from vnfm.domain.model import OpOcc, OpState
 from vnfm.examples import example_csar
+from vnfm.service.lcm.scheduler import LcmEngine
 from vnfm.service.ports import LcmContext, MgmtDriver
 
 SEED_PARAMS = {
@@ -93,6 +94,25 @@ class Harness:
         occ = await self.wait(self.app.instances.instantiate(inst.id, body))
         assert occ.operation_state == OpState.COMPLETED, occ.error
         return inst.id
+
+
+async def restart_engine(app: App, **changes: Any) -> LcmEngine:
+    """Stop the app's engine and start one built like it, with `changes` to its constructor's
+    arguments; the instance service then hands its occurrences to the new one."""
+    old = app.engine
+    await old.stop()
+    kw: dict[str, Any] = dict(vnfd_of=old.vnfd_of, files_of=old.files_of, infra_drivers=old.infra_drivers,
+                              vim_of=old.vim_of, mgmt=old.mgmt, notifier=old.notes.notifier,
+                              vim_registry=old.vim_registry, worker_id=old.worker_id,
+                              orphan_after=old.orphan_after, poll_interval=old.poll_interval,
+                              nodes_of=old.nodes_of)
+    kw.update(changes)
+    fresh = LcmEngine(old.uow, **kw)
+    app.engine = fresh
+    app.instances.submit = lambda op_id, rb: fresh.submit(op_id, rollback=rb)
+    app.instances.on_cancel = fresh.request_cancel
+    await fresh.start()
+    return fresh
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 from vnfm.adapters.infra.simulator.driver import resources_of
 from vnfm.domain.model import OpState
 
-from .conftest import Harness
+from ...conftest import Harness
 
 
 def _status(h: Harness, server_id: str) -> str:

@@ -10,7 +10,7 @@ import pytest
 from vnfm.domain.errors import BadRequest, Conflict, NotFound
 from vnfm.domain.model import OpOcc, OpState
 
-from .conftest import Harness
+from ..conftest import Harness
 
 SCALE_OUT = {"type": "SCALE_OUT", "aspectId": "worker_instance"}
 

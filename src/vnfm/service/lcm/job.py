@@ -1,0 +1,200 @@
+"""A job (one occurrence being run, with everything its operation reads) and the one path through
+which runners write occurrences and instances (`JobStore`)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from vnfm.domain import lcm
+from vnfm.domain.errors import OperationFailed
+from vnfm.domain.model import OpOcc, OpState, Vim, VnfInstance, utcnow
+from vnfm.domain.resources import Vnfc, VnfResources
+from vnfm.domain.secrets import scrub, secret_values
+from vnfm.domain.vnfd import Flavour, Vnfd
+from vnfm.service import views
+from vnfm.service.notifications import Notifications
+from vnfm.service.ports import AbstractUnitOfWork, InfraContext, InfraDriver, PackageFiles, UowFactory
+
+log = logging.getLogger(__name__)
+
+# The notificationStatus of an occurrence's state: START while it runs, RESULT once it stopped.
+START_STATES = {OpState.STARTING: "START", OpState.PROCESSING: "START", OpState.ROLLING_BACK: "START"}
+FINAL_STATES = (OpState.COMPLETED, OpState.FAILED, OpState.ROLLED_BACK)
+KEPT_EVENTS = 200  # the progress log keeps this many newest lines
+
+
+@dataclass
+class Job:
+    """One occurrence being run: the occurrence, its instance and what they refer to."""
+
+    occ: OpOcc
+    inst: VnfInstance
+    vnfd: Vnfd
+    flavour: Flavour | None
+    package: PackageFiles | None
+    vim: Vim | None
+    infra: InfraDriver | None
+    secrets: set[str] = field(default_factory=set)
+    current_stage: str = ""
+
+    @property
+    def plan(self) -> dict[str, Any]:
+        return self.occ.plan
+
+    def done(self, stage: str) -> bool:
+        return stage in self.plan.setdefault("done", [])
+
+    def rb_done(self, stage: str) -> bool:
+        return stage in self.plan.setdefault("rb_done", [])
+
+    def require_infra(self) -> InfraDriver:
+        if self.infra is None:
+            vt = self.vim.vim_type if self.vim else "none"
+            raise OperationFailed(f"no infrastructure driver for VIM type '{vt}'")
+        return self.infra
+
+    def infra_context(self, progress: Callable[[str], None]) -> InfraContext:
+        if self.flavour is None or self.vim is None:
+            raise OperationFailed("the instance has no flavour or VIM")
+        return InfraContext(
+            instance_id=self.inst.id,
+            op_id=self.occ.id,
+            vnfd=self.vnfd,
+            flavour=self.flavour,
+            package=self.package,
+            vim=self.vim,
+            ext_virtual_links=self.inst.ext_virtual_links,
+            additional_params=self.inst.additional_params,
+            resources=self.inst.resources,
+            progress=progress,
+        )
+
+
+def plan_vnfcs(stored: Iterable[dict[str, Any]]) -> list[Vnfc]:
+    """VNFCs the plan stored as dicts (decided once when the request arrived)."""
+    return list(VnfResources.from_dict({"vnfcs": list(stored)}).vnfcs)
+
+
+def load_job(
+    uow: UowFactory,
+    op_id: str,
+    *,
+    vnfd_of: Callable[[str], Vnfd],
+    files_of: Callable[[str], PackageFiles | None],
+    vim_of: Callable[[str | None], Vim | None],
+    infra_drivers: Mapping[str, InfraDriver],
+) -> Job:
+    """Read the occurrence `op_id` and its instance, and resolve what they refer to."""
+    with uow() as u:
+        occ = u.op_occs.get(op_id)
+        if occ is None:
+            raise LookupError(op_id)
+        inst = u.instances.get(occ.vnf_instance_id)
+    if inst is None:
+        raise LookupError(occ.vnf_instance_id)
+    vnfd = vnfd_of(inst.vnf_pkg_id)
+    flavour_id = inst.flavour_id or occ.operation_params.get("flavourId")
+    flavour = vnfd.flavour(flavour_id) if flavour_id else None
+    vim = vim_of(inst.vim_id)
+    infra = infra_drivers.get(vim.vim_type) if vim is not None else None
+    secrets = secret_values(inst.additional_params) | secret_values(occ.operation_params)
+    return Job(occ=occ, inst=inst, vnfd=vnfd, flavour=flavour, package=files_of(inst.vnf_pkg_id),
+               vim=vim, infra=infra, secrets=secrets)
+
+
+class JobStore:
+    """The one path through which the engine writes occurrences and instances while it runs them.
+
+    Checkpoints, state changes, progress lines, the failure of an occurrence that cannot be loaded
+    and the takeover of an orphan all end in `_write`. That is the place where a write becomes
+    conditional on still owning the occurrence (fencing: an owner epoch checked in the UPDATE, so a
+    runner that lost its occurrence to another process touches nothing).
+    """
+
+    def __init__(self, uow: UowFactory, notes: Notifications) -> None:
+        self.uow = uow
+        self.notes = notes
+
+    # ------------------------------------------------------------------ a running job
+    def persist(self, job: Job, *, instance: bool = True, notify: bool = False) -> None:
+        """Store the occurrence (and the instance); with `notify`, the state's notification too."""
+        job.occ.heartbeat = utcnow()
+        with self.uow() as uow:
+            if job.occ.operation_state in lcm.CANCELLABLE:
+                self._keep_cancel(uow, job.occ)
+            self._write(uow, job.occ, job.inst if instance else None)
+            if notify:
+                self._stage_notification(uow, job.occ)
+            uow.commit()
+        if notify:
+            self.notes.wake()
+
+    def set_state(self, job: Job, new: OpState, error: dict[str, Any] | None = None) -> None:
+        """Move the occurrence to `new`; a final state releases the occurrence and the instance."""
+        lcm.transition(job.occ, new, error=error)
+        if new in FINAL_STATES:
+            job.occ.owner = None
+            if job.inst.lock_op_id == job.occ.id:
+                job.inst.lock_op_id = None
+        self.persist(job, notify=True)
+
+    def progress(self, job: Job, message: str) -> None:
+        """Append a line (secrets scrubbed) to the occurrence's progress log."""
+        message = scrub(message, job.secrets)
+        job.occ.events.append({"time": views.ts(utcnow()), "stage": job.current_stage, "message": message})
+        del job.occ.events[:-KEPT_EVENTS]
+        log.info("op %s %s: %s", job.occ.id[:8], job.current_stage, message)
+        self.persist(job, instance=False)
+
+    # ------------------------------------------------------------------ no job (yet)
+    def fail_unloadable(self, op_id: str, exc: Exception) -> None:
+        """The occurrence could not be loaded into a job: a STARTING / PROCESSING one ends FAILED_TEMP."""
+        with self.uow() as uow:
+            occ = uow.op_occs.get(op_id)
+            if occ is not None and occ.operation_state in (OpState.STARTING, OpState.PROCESSING):
+                if occ.operation_state == OpState.STARTING:
+                    lcm.transition(occ, OpState.PROCESSING)
+                lcm.transition(occ, OpState.FAILED_TEMP, error=OperationFailed(str(exc)).problem())
+                self._write(uow, occ, None)
+                uow.commit()
+
+    def mark_interrupted(self, op_id: str) -> None:
+        """A taken-over occurrence whose process died mid-operation becomes FAILED_TEMP."""
+        with self.uow() as uow:
+            occ = uow.op_occs.get(op_id)
+            if occ is None or occ.operation_state not in (OpState.PROCESSING, OpState.ROLLING_BACK):
+                return
+            stage = occ.plan.get("current", "")
+            problem = OperationFailed(
+                "the VNFM process running this operation stopped"
+                + (f" during stage '{stage}'" if stage else "")
+                + "; retry resumes it, rollback undoes it, fail ends it"
+            ).problem()
+            lcm.transition(occ, OpState.FAILED_TEMP, error=problem)
+            occ.owner = None
+            self._write(uow, occ, None)
+            self._stage_notification(uow, occ)
+            uow.commit()
+        self.notes.wake()
+
+    # ------------------------------------------------------------------ the one write
+    @staticmethod
+    def _write(uow: AbstractUnitOfWork, occ: OpOcc, inst: VnfInstance | None) -> None:
+        """Every write of an occurrence (and its instance) by the engine. Fencing goes here."""
+        uow.op_occs.save(occ)
+        if inst is not None:
+            uow.instances.save(inst)
+
+    @staticmethod
+    def _keep_cancel(uow: AbstractUnitOfWork, occ: OpOcc) -> None:
+        """A cancel recorded (by the API) since the job read its occurrence is kept, not overwritten."""
+        stored = uow.op_occs.get_for_update(occ.id)
+        if stored is not None and stored.is_cancel_pending and not occ.is_cancel_pending:
+            occ.is_cancel_pending, occ.cancel_mode = True, stored.cancel_mode
+
+    def _stage_notification(self, uow: AbstractUnitOfWork, occ: OpOcc) -> None:
+        status = START_STATES.get(occ.operation_state, "RESULT")
+        self.notes.stage(uow, views.lcm_notification(occ, status))

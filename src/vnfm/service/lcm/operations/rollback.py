@@ -1,0 +1,65 @@
+"""Rollback (SOL003 5.4.15) of a failed instantiate (its resources deleted, the instance back to
+NOT_INSTANTIATED) or scale-out (the VNFCs it added removed, the old scale level back). Rollback
+stages are checkpointed like forward ones (`plan["rb_done"]`), so a failed rollback is retried."""
+
+from __future__ import annotations
+
+from vnfm.domain.errors import UnprocessableEntity
+from vnfm.domain.model import LcmOperation
+from vnfm.domain.resources import VnfResources
+from vnfm.service.lcm.job import Job
+from vnfm.service.lcm.operations.terminate import clear_instantiated
+from vnfm.service.lcm.stages import Stages
+from vnfm.service.ports import InfraDriver
+
+
+async def rollback(st: Stages, job: Job) -> None:
+    op = job.occ.operation
+    infra = job.require_infra()
+    if op == LcmOperation.INSTANTIATE:
+        await _rollback_instantiate(st, job, infra)
+    elif op == LcmOperation.SCALE:
+        await _rollback_scale(st, job, infra)
+    else:
+        raise UnprocessableEntity(f"rollback of {op.value} is not supported")
+
+
+def finish_rollback(job: Job) -> None:
+    """After the last rollback stage: a rolled back instantiate leaves a NOT_INSTANTIATED instance."""
+    if job.occ.operation == LcmOperation.INSTANTIATE:
+        clear_instantiated(job.inst)
+        job.occ.resource_changes = {}
+
+
+async def _rollback_instantiate(st: Stages, job: Job, infra: InfraDriver) -> None:
+    await st.rollback_stage(job, "terminate_start",
+                            lambda: st.hook(job, "terminate_start", rollback=True,
+                                            removed=list(job.inst.resources.vnfcs)))
+
+    async def undeploy() -> None:
+        st.progress(job, "rolling back: deleting the VNF's resources")
+        await infra.undeploy(st.infra_ctx(job))
+        job.inst.resources = VnfResources()
+
+    await st.rollback_stage(job, "infra_undeploy", undeploy)
+    await st.rollback_stage(job, "terminate_end", lambda: st.hook(job, "terminate_end", rollback=True))
+
+
+async def _rollback_scale(st: Stages, job: Job, infra: InfraDriver) -> None:
+    plan = job.plan
+    before = set(plan["before_ids"])
+    if not job.done("infra_update"):
+        # The infrastructure step may have partly run: look at what exists now.
+        job.inst.resources = await infra.current(st.infra_ctx(job))
+    added = [v for v in job.inst.resources.vnfcs if v.id not in before]
+    await st.rollback_stage(job, "scale_start",
+                            lambda: st.hook(job, "scale_start", rollback=True, removed=added))
+
+    async def shrink() -> None:
+        st.progress(job, f"rolling back: removing {len(added)} added VNFC(s)")
+        job.inst.resources = await infra.update(st.infra_ctx(job), plan["counts_before"], [v.id for v in added])
+        job.occ.resource_changes = {}
+        job.inst.scale_levels = dict(plan["old_levels"])
+
+    await st.rollback_stage(job, "infra_update", shrink)
+    await st.rollback_stage(job, "scale_end", lambda: st.hook(job, "scale_end", rollback=True, removed=added))

@@ -1,0 +1,239 @@
+"""`LcmEngine`, the engine's public face: which occurrences this process runs, and when.
+
+It starts the occurrences it is given (`submit`) or takes over (`recover`: orphans whose owner
+stopped heart-beating), heart-beats those it runs, acts on FORCEFUL cancels (GRACEFUL ones are seen
+at the next stage boundary), and keeps the table of running tasks. Running one occurrence is
+loading its job and handing it to its operation (`operations/`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import timedelta
+from typing import Any
+
+from vnfm.domain.errors import OperationFailed, UnprocessableEntity
+from vnfm.domain.model import LcmOperation, OpState, Vim, utcnow
+from vnfm.domain.vnfd import Vnfd
+from vnfm.service.lcm.job import Job, JobStore, load_job
+from vnfm.service.lcm.operations.heal import heal
+from vnfm.service.lcm.operations.instantiate import instantiate
+from vnfm.service.lcm.operations.modify_info import modify_info
+from vnfm.service.lcm.operations.rollback import finish_rollback, rollback
+from vnfm.service.lcm.operations.scale import scale
+from vnfm.service.lcm.operations.terminate import terminate
+from vnfm.service.lcm.stages import Stages, failure_problem
+from vnfm.service.notifications import Notifications
+from vnfm.service.ports import InfraDriver, NodeAccess, Notifier, PackageFiles, UowFactory
+
+log = logging.getLogger(__name__)
+
+Operation = Callable[[Stages, Job], Awaitable[None]]
+OPERATIONS: dict[LcmOperation, Operation] = {
+    LcmOperation.INSTANTIATE: instantiate,
+    LcmOperation.SCALE: scale,
+    LcmOperation.HEAL: heal,
+    LcmOperation.TERMINATE: terminate,
+    LcmOperation.MODIFY_INFO: modify_info,
+}
+
+
+class LcmEngine:
+    def __init__(
+        self,
+        uow: UowFactory,
+        *,
+        vnfd_of: Callable[[str], Vnfd],
+        files_of: Callable[[str], PackageFiles | None],
+        infra_drivers: Mapping[str, InfraDriver],
+        vim_of: Callable[[str | None], Vim | None],
+        mgmt: Any,  # vnfm.adapters.mgmt.registry.MgmtRegistry (duck-typed: for_hook)
+        notifier: Notifier | None = None,
+        vim_registry: Any = None,
+        worker_id: str = "engine",
+        orphan_after: float = 30.0,
+        poll_interval: float = 1.0,
+        nodes_of: Callable[[Vim], NodeAccess | None] | None = None,
+    ) -> None:
+        self.uow = uow
+        self.vnfd_of = vnfd_of
+        self.files_of = files_of
+        self.infra_drivers = infra_drivers
+        self.vim_of = vim_of
+        self.mgmt = mgmt
+        self.notes = Notifications(notifier, worker_id)
+        self.vim_registry = vim_registry
+        self.worker_id = worker_id
+        self.orphan_after = orphan_after
+        self.poll_interval = poll_interval
+        self.nodes_of = nodes_of  # the node access of a VIM, for hooks (None: hooks get none)
+        self.store = JobStore(uow, self.notes)
+        self.stages = Stages(self.store, mgmt=mgmt, vim_registry=vim_registry, nodes_of=nodes_of)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.running: dict[str, asyncio.Task[None]] = {}
+        self._bg: list[asyncio.Task[None]] = []
+        self._stopping = False
+        self._wakeup: asyncio.Event | None = None
+        self.on_idle: list[Callable[[], None]] = []
+        self._forced: set[str] = set()  # occurrences being cancelled FORCEFUL (their task is cancelled)
+
+    # ================================================================ lifecycle
+    async def start(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self._wakeup = asyncio.Event()
+        await self.recover()
+        self._bg.append(asyncio.create_task(self._heartbeat_loop(), name="lcm-heartbeat"))
+        self._bg.append(asyncio.create_task(self._poll_loop(), name="lcm-poll"))
+
+    async def stop(self) -> None:
+        """Stop without finishing running operations: they stay PROCESSING and are recovered later."""
+        self._stopping = True
+        for t in list(self.running.values()) + self._bg:
+            t.cancel()
+        for t in list(self.running.values()) + self._bg:
+            with contextlib.suppress(BaseException):
+                await t
+        self._bg.clear()
+
+    async def recover(self) -> list[str]:
+        """Take over occurrences whose owner stopped heart-beating: start STARTING ones, and turn
+        PROCESSING / ROLLING_BACK ones into FAILED_TEMP (their process died mid-operation)."""
+        stale_before = utcnow() - timedelta(seconds=self.orphan_after)
+        with self.uow() as uow:
+            claimed = uow.op_occs.claim_orphans(self.worker_id, stale_before)
+            uow.commit()
+        started = []
+        for occ in claimed:
+            if occ.id in self.running:
+                continue
+            if occ.operation_state == OpState.STARTING:
+                self._spawn(occ.id, rollback=False)
+                started.append(occ.id)
+            else:
+                self.store.mark_interrupted(occ.id)
+        return started
+
+    async def _heartbeat_loop(self) -> None:
+        interval = max(self.orphan_after / 3, 0.05)
+        while True:
+            await asyncio.sleep(interval)
+            if self.running:
+                now = utcnow()
+                with self.uow() as uow:
+                    for op_id in list(self.running):
+                        uow.op_occs.heartbeat(op_id, self.worker_id, now)
+                    uow.commit()
+                for op_id in list(self.running):  # FORCEFUL cancels asked of another process
+                    self.check_cancel(op_id)
+
+    async def _poll_loop(self) -> None:
+        assert self._wakeup is not None
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wakeup.wait(), self.poll_interval)
+            self._wakeup.clear()
+            try:
+                await self.recover()
+            except Exception:  # keep polling; the database may be briefly unavailable
+                log.exception("recovering orphaned operations failed")
+
+    # ================================================================ cancel (SOL003 5.4.17)
+    def request_cancel(self, op_id: str) -> None:
+        """A cancel was recorded for `op_id` (thread-safe): act on it now if this process runs it."""
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self.check_cancel, op_id)
+
+    def check_cancel(self, op_id: str) -> None:
+        """FORCEFUL: cancel the running task now. GRACEFUL is seen at the next stage boundary."""
+        task = self.running.get(op_id)
+        if task is None or op_id in self._forced:
+            return
+        with self.uow() as uow:
+            occ = uow.op_occs.get(op_id)
+        if occ is not None and occ.is_cancel_pending and occ.cancel_mode == "FORCEFUL":
+            self._forced.add(op_id)
+            task.cancel()
+
+    # ================================================================ submission
+    def submit(self, op_id: str, *, rollback: bool = False) -> None:
+        """Schedule an occurrence this process has claimed (thread-safe)."""
+        if self.loop is None:
+            raise RuntimeError("LCM engine is not started")
+        self.loop.call_soon_threadsafe(self._spawn, op_id, rollback)
+
+    def _spawn(self, op_id: str, rollback: bool) -> None:
+        if op_id in self.running or self._stopping:
+            return
+        task = asyncio.get_running_loop().create_task(self._run(op_id, rollback), name=f"lcm-{op_id}")
+        self.running[op_id] = task
+
+        def _done(_: asyncio.Task[None]) -> None:
+            self.running.pop(op_id, None)
+            if not self.running:
+                for cb in self.on_idle:
+                    cb()
+
+        task.add_done_callback(_done)
+
+    # ================================================================ running one occurrence
+    async def _run(self, op_id: str, rollback: bool) -> None:
+        try:
+            job = load_job(self.uow, op_id, vnfd_of=self.vnfd_of, files_of=self.files_of, vim_of=self.vim_of,
+                           infra_drivers=self.infra_drivers)
+        except Exception as exc:
+            log.exception("cannot load occurrence %s", op_id)
+            self.store.fail_unloadable(op_id, exc)
+            return
+        try:
+            if rollback:
+                await self._roll_back(job)
+            else:
+                await self._forward(job)
+        except asyncio.CancelledError:
+            if op_id not in self._forced or self._stopping:
+                # Shutting down: leave the occurrence as it is; recovery turns it into FAILED_TEMP.
+                raise
+            self._forced.discard(op_id)
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            stage = job.current_stage
+            problem = OperationFailed(
+                "cancelled (FORCEFUL) on request" + (f" during stage '{stage}'" if stage else "")
+                + "; retry resumes it, rollback undoes it, fail ends it").problem()
+            log.warning("op %s cancelled in %s", job.occ.id[:8], stage)
+            self._failed_temp(job, problem)
+        except Exception as exc:
+            problem = failure_problem(job, exc)
+            log.warning("op %s failed in %s: %s", job.occ.id[:8], job.current_stage, problem["detail"])
+            self._failed_temp(job, problem)
+
+    async def _forward(self, job: Job) -> None:
+        if job.occ.operation_state == OpState.STARTING:
+            self.store.set_state(job, OpState.PROCESSING)
+        elif job.occ.operation_state != OpState.PROCESSING:
+            return
+        operation = OPERATIONS.get(job.occ.operation)
+        if operation is None:
+            raise UnprocessableEntity(f"operation {job.occ.operation.value} is not supported")
+        await operation(self.stages, job)
+        job.current_stage = ""
+        job.plan.pop("current", None)
+        self.store.set_state(job, OpState.COMPLETED)
+
+    async def _roll_back(self, job: Job) -> None:
+        if job.occ.operation_state != OpState.ROLLING_BACK:
+            return
+        await rollback(self.stages, job)
+        job.current_stage = ""
+        finish_rollback(job)
+        self.store.set_state(job, OpState.ROLLED_BACK)
+
+    def _failed_temp(self, job: Job, problem: dict[str, Any]) -> None:
+        try:
+            self.store.set_state(job, OpState.FAILED_TEMP, error=problem)
+        except Exception:
+            log.exception("recording FAILED_TEMP for %s failed", job.occ.id)

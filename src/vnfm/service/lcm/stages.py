@@ -1,0 +1,156 @@
+"""Durable stages: what every operation runs through.
+
+A stage runs once: it is checkpointed in the occurrence before it starts (`plan["current"]`) and
+after it ends (`plan["done"]`), so a retry skips the stages already done and resumes at the one
+that failed. Between stages sits a cancel point (SOL003 GRACEFUL cancel). A hook stage calls the
+management driver bound to the hook with an `LcmContext` built here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from vnfm.domain.errors import OperationFailed, VnfmError
+from vnfm.domain.model import LcmOperation, Vim
+from vnfm.domain.secrets import scrub
+from vnfm.service.lcm.job import Job, JobStore
+from vnfm.service.ports import InfraContext, LcmContext, NodeAccess, VimRegistry
+
+StageFn = Callable[[], Awaitable[None]]
+
+
+class CancelRequested(OperationFailed):
+    """The occurrence was asked to stop (SOL003 cancel); it ends FAILED_TEMP."""
+
+
+class Stages:
+    """Runs an operation's stages and hooks for one engine; operations get it with their job."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        *,
+        mgmt: Any,  # vnfm.adapters.mgmt.registry.MgmtRegistry (duck-typed: for_hook)
+        vim_registry: VimRegistry | None = None,
+        nodes_of: Callable[[Vim], NodeAccess | None] | None = None,
+    ) -> None:
+        self.store = store
+        self.mgmt = mgmt
+        self.vim_registry = vim_registry
+        self.nodes_of = nodes_of
+
+    # ------------------------------------------------------------------ for operations
+    def progress(self, job: Job, message: str) -> None:
+        self.store.progress(job, message)
+
+    def persist(self, job: Job, *, instance: bool = True) -> None:
+        self.store.persist(job, instance=instance)
+
+    def infra_ctx(self, job: Job) -> InfraContext:
+        return job.infra_context(lambda m: self.progress(job, m))
+
+    async def stage(self, job: Job, name: str, fn: StageFn) -> None:
+        """Run `fn` as the stage `name` unless an earlier attempt completed it."""
+        if job.done(name):
+            return
+        job.current_stage = name
+        job.plan["current"] = name
+        self.store.persist(job, instance=False)
+        cancel_point(job)
+        started = time.monotonic()
+        await fn()
+        job.plan["done"].append(name)
+        job.plan.setdefault("timings", {})[name] = round(time.monotonic() - started, 4)
+        self.store.persist(job)
+
+    async def rollback_stage(self, job: Job, name: str, fn: StageFn) -> None:
+        """Run `fn` as the rollback stage `name` unless an earlier rollback attempt completed it."""
+        if job.rb_done(name):
+            return
+        job.current_stage = f"rollback:{name}"
+        job.plan["current"] = job.current_stage
+        self.store.persist(job, instance=False)
+        cancel_point(job)
+        await fn()
+        job.plan["rb_done"].append(name)
+        self.store.persist(job)
+
+    async def hook(self, job: Job, hook: str, **kw: Any) -> None:
+        """Call the management driver bound to `hook` (none bound: nothing to do)."""
+        if job.flavour is None:
+            return
+        driver = self.mgmt.for_hook(job.flavour, hook)
+        if driver is None:
+            return
+        ctx = self.context(job, hook, driver, **kw)
+        self.progress(job, f"{hook}: management driver '{driver.name}'")
+        try:
+            await driver.handle(hook, ctx)
+        finally:
+            self.store.persist(job)
+
+    def context(self, job: Job, hook: str, driver: Any, **kw: Any) -> LcmContext:
+        """The `LcmContext` of `hook` for `driver` (its private state lives in the instance)."""
+        assert job.flavour is not None
+        infra_ctx = self.infra_ctx(job) if job.infra is not None else None
+        extra_params = job.occ.operation_params.get("additionalParams") or {}
+        params = dict(job.inst.additional_params)
+        if job.occ.operation != LcmOperation.INSTANTIATE:
+            params = override_params(params, extra_params)
+        return LcmContext(
+            hook=hook,
+            operation=job.occ.operation.value,
+            op_id=job.occ.id,
+            instance=job.inst,
+            request=job.occ.operation_params,
+            additional_params=params,
+            vnfd=job.vnfd,
+            flavour=job.flavour,
+            package=job.package,
+            resources=job.inst.resources,
+            vims=self.vim_registry,
+            state=job.inst.driver_state.setdefault(driver.name or type(driver).__name__, {}),
+            progress=lambda m: self.progress(job, m),
+            nodes=self.nodes_of(job.vim) if self.nodes_of and job.vim else None,
+            infra=job.infra,
+            infra_ctx=infra_ctx,
+            **kw,
+        )
+
+
+def cancel_point(job: Job) -> None:
+    """Between stages: a GRACEFUL (or not yet acted on FORCEFUL) cancel stops the operation here."""
+    if job.occ.is_cancel_pending:
+        raise CancelRequested(
+            f"cancelled ({job.occ.cancel_mode}) on request before stage '{job.current_stage}'; "
+            "retry resumes it, rollback undoes it, fail ends it")
+
+
+def failure_problem(job: Job, exc: Exception) -> dict[str, Any]:
+    """The ProblemDetails a failed job records (naming the stage; the job's secrets scrubbed)."""
+    if isinstance(exc, VnfmError):
+        problem = exc.problem()
+        detail = exc.detail
+    else:
+        problem = OperationFailed(str(exc)).problem()
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    stage = "" if isinstance(exc, CancelRequested) else job.current_stage
+    problem["detail"] = scrub(f"{stage} failed: {detail}" if stage else detail, job.secrets)
+    if problem.get("status", 500) < 500:
+        problem["status"] = 500 if isinstance(exc, OperationFailed) else problem["status"]
+    return problem
+
+
+def override_params(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """A request's additionalParams override the stored ones, one dict level deep per key."""
+    out = dict(base)
+    for k, v in extra.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            merged = dict(out[k])
+            merged.update(v)
+            out[k] = merged
+        else:
+            out[k] = v
+    return out

@@ -1,0 +1,48 @@
+"""The instance service's side of LCM requests: bad requests are refused before any occurrence
+exists; an unknown OpenStack VIM falls back to the default one (and says so) until one is registered."""
+
+from __future__ import annotations
+
+import pytest
+
+from vnfm.domain.errors import BadRequest, Conflict, UnprocessableEntity
+from vnfm.domain.model import OpState
+
+from .conftest import SEED_PARAMS, Harness
+
+
+async def test_bad_requests_are_rejected_before_anything_starts(h: Harness) -> None:
+    app = h.app
+    inst = app.instances.create({"vnfdId": h.vnfd_id})
+    with pytest.raises(UnprocessableEntity, match="flavourId 'nope'"):
+        app.instances.instantiate(inst.id, {"flavourId": "nope"})
+    with pytest.raises(BadRequest, match="bogus: not an attribute"):
+        app.instances.instantiate(inst.id, {"flavourId": "simple", "bogus": 1})
+    with pytest.raises(Conflict, match="NOT_INSTANTIATED"):
+        app.instances.scale(inst.id, {"type": "SCALE_OUT", "aspectId": "worker_instance"})
+    assert app.instances.op_list() == []
+    inst_id = await h.instantiated()
+    with pytest.raises(UnprocessableEntity, match="max_scale_level"):
+        app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance", "numberOfSteps": 99})
+    with pytest.raises(BadRequest, match="numberOfSteps"):
+        app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance", "numberOfSteps": "x"})
+    with pytest.raises(UnprocessableEntity, match="not a VNFC"):
+        app.instances.heal(inst_id, {"vnfcInstanceId": ["no-such-vnfc"]})
+
+
+async def test_unknown_openstack_vim_runs_on_the_default_and_says_so(h: Harness) -> None:
+    app = h.app
+    inst = app.instances.create({"vnfdId": h.vnfd_id})
+    body = {"flavourId": "simple", "additionalParams": SEED_PARAMS,
+            "vimConnectionInfo": [{"id": "v1", "vimId": "c3369b54-e376-4423-bb61-afd255900fea",
+                                   "vimType": "openstack"}]}
+    occ = await h.wait(app.instances.instantiate(inst.id, body))
+    assert occ.operation_state == OpState.COMPLETED
+    assert any("not registered" in e["message"] and "simulated cloud" in e["message"] for e in occ.events)
+    assert app.instances.get(inst.id).vim_connection_info[0]["vimId"] == "c3369b54-e376-4423-bb61-afd255900fea"
+    # A registered OpenStack VIM makes an unknown vimId an error instead of a silent fallback.
+    app.vims.register_body({"name": "os", "vimType": "openstack", "accessInfo": {"authUrl": "http://x/v3"}})
+    inst2 = app.instances.create({"vnfdId": h.vnfd_id})
+    with pytest.raises(UnprocessableEntity, match="VIM nope is not registered"):
+        app.instances.instantiate(inst2.id, {"flavourId": "simple", "vimConnectionInfo": [
+            {"id": "v2", "vimId": "nope", "vimType": "openstack"}]})
