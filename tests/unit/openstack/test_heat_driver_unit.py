@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from tests.unit.openstack.fake_cloud import FakeCloud
+from vnfm.adapters.infra.openstack import stacks
 from vnfm.adapters.infra.openstack.cloud import auth_args
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver, HeatStackError, pick_flavor
 from vnfm.adapters.infra.openstack.hot import VduChoice, build_parameters, load_base_hot, vnfd_node_extras
@@ -244,7 +245,8 @@ async def test_await_ignores_a_stale_status(
         return got
 
     cloud.find_stack = find  # type: ignore[method-assign]
-    await driver._await(ctx, cloud, {"id": stack["id"], "stack_name": stack["stack_name"]}, "UPDATE", since="old")
+    await stacks.wait(ctx, cloud, {"id": stack["id"], "stack_name": stack["stack_name"]}, "UPDATE", driver.timing,
+                      since="old")
     assert seen[:2] == ["UPDATE_COMPLETE", "UPDATE_COMPLETE"] and "UPDATE_IN_PROGRESS" in seen
 
 
@@ -252,9 +254,9 @@ async def test_deadline(driver: HeatInfraDriver, cloud: FakeCloud, k8s: tuple[Vn
     ctx = _ctx(k8s)
     sid = cloud.create_stack("vnf-x", {"resources": {}}, {}, {}, 1)
     cloud.stacks[sid].pop("pending")
-    driver.timeout = 0.05
+    driver.timing.timeout = 0.05
     with pytest.raises(HeatStackError, match="not CREATE_COMPLETE after 0 s"):
-        await driver._await(ctx, cloud, {"id": sid, "stack_name": "vnf-x"}, "CREATE")
+        await stacks.wait(ctx, cloud, {"id": sid, "stack_name": "vnf-x"}, "CREATE", driver.timing)
 
 
 # ====================================================================== a package with an image file
