@@ -10,6 +10,8 @@ flavour. This module holds the verbs; each concern has a module of its own:
   VNF's resources;
 * `scale`: scale in by name; `heal`: servers replaced in place (ids, ports, kept volumes);
 * `images`: flavors and images (uploaded from the package when Glance lacks them);
+* `addresses`: addresses kept for a purpose (a VIP): the BaseHOT's own port, or a Neutron port
+  of vnfm's on a VDU CP's network allowed on that CP's ports;
 * `cloud`: the few OpenStack calls, behind one interface (openstacksdk; a fake in unit tests).
 """
 
@@ -18,14 +20,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
+from vnfm.adapters.infra.openstack import addresses, scale, stacks
 from vnfm.adapters.infra.openstack import heal as healing
-from vnfm.adapters.infra.openstack import scale, stacks
 from vnfm.adapters.infra.openstack.cloud import Cloud, SdkCloud
 from vnfm.adapters.infra.openstack.hot import load_base_hot
 from vnfm.adapters.infra.openstack.images import pick_flavor
 from vnfm.adapters.infra.openstack.readback import read_resources
 from vnfm.adapters.infra.openstack.stacks import HeatStackError, Timing, stack_name_of
 from vnfm.adapters.infra.openstack.tree import walk
+from vnfm.domain.errors import UnprocessableEntity
 from vnfm.domain.model import Vim
 from vnfm.domain.resources import Vnfc, VnfResources
 from vnfm.service.ports import InfraContext, InfraDriver
@@ -61,7 +64,7 @@ class HeatInfraDriver(InfraDriver):
         else:
             ctx.progress(f"stack {stack['stack_name']} ({stack['id']}) exists ({stack['stack_status']}): updating it")
             await stacks.update(ctx, cloud, stack, template, files, params, self.timing)
-        return await self.current(ctx)
+        return await self._synced(ctx, cloud)
 
     async def update(self, ctx: InfraContext, counts: dict[str, int], remove: Sequence[str]) -> VnfResources:
         stacks.check_vdus(ctx.flavour, counts)
@@ -74,7 +77,7 @@ class HeatInfraDriver(InfraDriver):
         await scale.mark_removals(ctx, cloud, tree, to_remove)
         template, files, params = await stacks.compose(ctx, cloud, hot, full)
         await stacks.update(ctx, cloud, stack, template, files, params, self.timing)
-        after = await self.current(ctx)
+        after = await self._synced(ctx, cloud)
         scale.check_removed(after, to_remove)
         return after
 
@@ -92,13 +95,14 @@ class HeatInfraDriver(InfraDriver):
         full = stacks.full_counts(hot, ctx.flavour, {}, tree)
         template, files, params = await stacks.compose(ctx, cloud, hot, full)
         await stacks.update(ctx, cloud, stack, template, files, params, self.timing)
-        after = await self.current(ctx)
+        after = await self._synced(ctx, cloud)
         healing.check_healed(after, before)
         return after
 
     async def undeploy(self, ctx: InfraContext) -> None:
         cloud = await self._cloud(ctx.vim)
         await stacks.delete(ctx, cloud, self.timing)
+        await addresses.release_all(ctx, cloud)
 
     async def current(self, ctx: InfraContext) -> VnfResources:
         cloud = await self._cloud(ctx.vim)
@@ -117,6 +121,35 @@ class HeatInfraDriver(InfraDriver):
         if server.get("status") != "ACTIVE":
             return f"server {server.get('name', vnfc.server_id)} is {server.get('status')}"
         return None
+
+    async def reserve_address(self, ctx: InfraContext, cp_name: str, purpose: str) -> str:
+        """The BaseHOT's own port `cp_name` (e.g. `vip_CP`) gives its address; for a VDU CP a port of
+        vnfm's keeps one on that CP's network (see `addresses`)."""
+        addresses.check_purpose(purpose)
+        cloud = await self._cloud(ctx.vim)
+        hot = load_base_hot(ctx.package, ctx.flavour)
+        if cp_name in hot.standalone_ports(ctx.flavour):
+            return await addresses.package_port_address(ctx, cloud, hot, cp_name, self.timing)
+        if cp_name not in ctx.flavour.cps:
+            known = sorted({*ctx.flavour.cps, *hot.standalone_ports(ctx.flavour)})
+            raise UnprocessableEntity(
+                f"CP {cp_name} is neither a CP of a VDU of flavour '{ctx.flavour.id}' nor a port of its own in "
+                f"{hot.top_path}: cannot keep an address on its network (known: {', '.join(known) or 'none'})"
+            )
+        return await addresses.reserve(ctx, cloud, cp_name, purpose, await self.current(ctx))
+
+    async def release_address(self, ctx: InfraContext, purpose: str) -> None:
+        addresses.check_purpose(purpose)
+        cloud = await self._cloud(ctx.vim)
+        kept = await addresses.kept_for(cloud, ctx.instance_id, purpose)
+        if kept:  # else nothing was kept (or it is the BaseHOT's own port, which goes with the stack)
+            await addresses.release(ctx, cloud, purpose, kept, await self.current(ctx))
+
+    async def _synced(self, ctx: InfraContext, cloud: Cloud) -> VnfResources:
+        """The resources now, with the kept addresses allowed on the ports of VNFCs added since."""
+        res = await self.current(ctx)
+        await addresses.sync(ctx, cloud, res)
+        return res
 
     # ================================================================== connections
     async def _cloud(self, vim: Vim) -> Cloud:
