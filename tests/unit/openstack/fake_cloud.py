@@ -4,7 +4,9 @@ It plays just enough of Heat to check the driver: AutoScalingGroups of nested se
 templates, `desired_capacity` from the template sent, members marked unhealthy removed first on
 shrink (as Heat does), a server marked unhealthy replaced on update with its port kept, stack
 status going through *_IN_PROGRESS (one poll) to *_COMPLETE, and an image that Glance lacks making
-the create fail with a Heat-like reason.
+the create fail with a Heat-like reason. Neutron: ports on networks that appear on first use (one
+subnet each; `networks[id]` sets port security or makes it full), allowed_address_pairs refused
+on a port without port security, as Neutron does.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from vnfm.adapters.infra.openstack.cloud import Cloud
+from vnfm.adapters.infra.openstack.cloud import Cloud, OpenStackApiError
 
 SERVER = "OS::Nova::Server"
 PORT = "OS::Neutron::Port"
@@ -28,6 +30,7 @@ class FakeCloud(Cloud):
         self.servers: dict[str, dict[str, Any]] = {}
         self.ports: dict[str, dict[str, Any]] = {}
         self.images: dict[str, dict[str, Any]] = {}
+        self.networks: dict[str, dict[str, Any]] = {}  # id -> {"subnet_id", "port_security_enabled", "full"}
         self.flavors = [
             {"id": "f1", "name": "m1.tiny", "vcpus": 1, "ram": 512, "disk": 1},
             {"id": "f2", "name": "m1.small", "vcpus": 1, "ram": 2048, "disk": 20},
@@ -164,10 +167,7 @@ class FakeCloud(Cloud):
 
         for rname, res in resources.items():
             if res["type"] == PORT and rname not in have:
-                pid = str(uuid.uuid4())
-                self.ports[pid] = {"id": pid, "network_id": value(res["properties"]["network"]), "device_id": "",
-                                   "mac_address": "fa:16:3e:00:00:01",
-                                   "fixed_ips": [{"ip_address": f"10.0.0.{next(self._ip)}"}]}
+                pid = self._new_port(str(value(res["properties"]["network"])), name=rname)["id"]
                 have[rname] = self._res(rname, PORT, pid)
                 self.resources[mid].append(have[rname])
         for rname, res in resources.items():
@@ -207,6 +207,61 @@ class FakeCloud(Cloud):
         if st is not None and st.get("nested"):
             del self.stacks[sid]
 
+    # ------------------------------------------------------------------ Neutron
+    def network(self, network_id: str) -> dict[str, Any]:
+        return self.networks.setdefault(
+            network_id, {"subnet_id": f"subnet-of-{network_id}", "port_security_enabled": True, "full": False}
+        )
+
+    def _new_port(self, network_id: str, **attrs: Any) -> dict[str, Any]:
+        net = self.network(network_id)
+        if net["full"]:
+            raise OpenStackApiError(f"Neutron create port: No more IP addresses available on network {network_id}.")
+        pid = str(uuid.uuid4())
+        port = {"id": pid, "name": "", "description": "", "network_id": network_id, "device_id": "",
+                "device_owner": "", "mac_address": "fa:16:3e:00:00:01",
+                "fixed_ips": [{"ip_address": f"10.0.0.{next(self._ip)}", "subnet_id": net["subnet_id"]}],
+                "port_security_enabled": net["port_security_enabled"], "allowed_address_pairs": [],
+                "created_at": f"2026-01-01T00:00:{next(self._clock):02d}Z"}
+        port.update(attrs)
+        self.ports[pid] = port
+        return port
+
+    def list_ports(self, *, device_id: str, device_owner: str) -> list[dict[str, Any]]:
+        return [
+            dict(p) for p in self.ports.values() if p["device_id"] == device_id and p["device_owner"] == device_owner
+        ]
+
+    def create_port(
+        self,
+        network_id: str,
+        *,
+        name: str,
+        description: str,
+        device_id: str,
+        device_owner: str,
+        subnet_id: str | None = None,
+    ) -> dict[str, Any]:
+        self.calls.append(("create_port", network_id, name))
+        if subnet_id not in (None, self.network(network_id)["subnet_id"]):
+            raise OpenStackApiError(f"Neutron create port: subnet {subnet_id} is not on network {network_id}")
+        return dict(self._new_port(network_id, name=name, description=description, device_id=device_id,
+                                   device_owner=device_owner))
+
+    def set_allowed_address_pairs(self, port_id: str, pairs: list[dict[str, Any]]) -> None:
+        self.calls.append(("set_allowed_address_pairs", port_id, [p["ip_address"] for p in pairs]))
+        port = self.ports.get(port_id)
+        if port is None:
+            return
+        if pairs and not port["port_security_enabled"]:
+            raise OpenStackApiError("Neutron update port: Port Security must be enabled in order to have allowed "
+                                    "address pairs on a port.")
+        port["allowed_address_pairs"] = [{"mac_address": port["mac_address"], **p} for p in pairs]
+
+    def delete_port(self, port_id: str) -> None:
+        self.calls.append(("delete_port", port_id))
+        self.ports.pop(port_id, None)
+
     # ------------------------------------------------------------------ the other services
     def get_server(self, server_id: str) -> dict[str, Any] | None:
         return self.servers.get(server_id)
@@ -215,7 +270,8 @@ class FakeCloud(Cloud):
         return [p for p in self.ports.values() if p["device_id"] == server_id]
 
     def get_port(self, port_id: str) -> dict[str, Any] | None:
-        return self.ports.get(port_id)
+        port = self.ports.get(port_id)
+        return None if port is None else {**port, "allowed_address_pairs": list(port["allowed_address_pairs"])}
 
     def port_floating_ips(self, port_id: str) -> list[str]:
         return []

@@ -4,69 +4,23 @@ call sequences (scale in marks exactly the VNFCs to remove, heal marks the serve
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
 from tests.unit.openstack.fake_cloud import FakeCloud
+from vnfm.adapters.infra.openstack import stacks
 from vnfm.adapters.infra.openstack.cloud import auth_args
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver, HeatStackError, pick_flavor
 from vnfm.adapters.infra.openstack.hot import VduChoice, build_parameters, load_base_hot, vnfd_node_extras
 from vnfm.domain.errors import UnprocessableEntity
 from vnfm.domain.model import Vim
 from vnfm.domain.vnfd import Cp, Flavour, Vdu, Vnfd
-from vnfm.packaging.csar import ExtractedPackage, build_csar, read_csar
-from vnfm.packaging.tosca import parse_vnfd
+from vnfm.packaging.csar import ExtractedPackage
 from vnfm.service.ports import InfraContext
 
-K8S = Path(__file__).resolve().parents[3] / "src" / "vnfm" / "examples" / "packages" / "k8s_cluster"
-IMAGE = "ubuntu-20.04-server-cloudimg-amd64"
-EXT = [
-    {
-        "id": "evl-1",
-        "resourceId": "net-1",
-        "extCps": [
-            {"cpdId": "masterNode_CP1", "cpConfig": [{"cpProtocolData": [
-                {"layerProtocol": "IP_OVER_ETHERNET",
-                 "ipOverEthernet": {"ipAddresses": [{"type": "IPV4", "fixedAddresses": ["10.0.0.99"]}]}}]}]},
-            {"cpdId": "workerNode_CP2", "cpConfig": [{"cpProtocolData": []}]},
-        ],
-    }
-]
-
-
-@pytest.fixture(scope="module")
-def k8s() -> tuple[Vnfd, ExtractedPackage]:
-    return parse_vnfd(read_csar(build_csar(K8S))), ExtractedPackage(K8S)
-
-
-@pytest.fixture
-def cloud() -> FakeCloud:
-    c = FakeCloud()
-    c.add_image(IMAGE)
-    return c
-
-
-@pytest.fixture
-def driver(cloud: FakeCloud) -> HeatInfraDriver:
-    return HeatInfraDriver(lambda vim: cloud, timeout=5, poll_initial=0.001, poll_max=0.002)
-
-
-def _ctx(k8s: tuple[Vnfd, ExtractedPackage], **kw: Any) -> InfraContext:
-    vnfd, pkg = k8s
-    ctx = InfraContext(
-        instance_id=str(uuid.uuid4()),
-        op_id="op-1",
-        vnfd=vnfd,
-        flavour=vnfd.flavour("simple"),
-        package=pkg,
-        vim=Vim(vim_type="openstack", name="os", access_info={"authUrl": "http://keystone"}),
-        ext_virtual_links=EXT,
-        **kw,
-    )
-    return ctx
+from .conftest import EXT, IMAGE, DictPackage, make_ctx
 
 
 # ====================================================================== templates and parameters
@@ -145,7 +99,7 @@ def test_auth_args_from_access_info() -> None:
 async def test_deploy_maps_stack_resources(
     driver: HeatInfraDriver, cloud: FakeCloud, k8s: tuple[Vnfd, ExtractedPackage]
 ) -> None:
-    ctx = _ctx(k8s)
+    ctx = make_ctx(k8s)
     res = await driver.deploy(ctx, {"masterNode": 1, "workerNode": 2})
     assert res.counts() == {"masterNode": 1, "workerNode": 2}
     assert [c[0] for c in cloud.calls] == ["create_stack"]
@@ -169,7 +123,7 @@ async def test_deploy_maps_stack_resources(
 async def test_scale_out_then_in_removes_exactly_the_named(
     driver: HeatInfraDriver, cloud: FakeCloud, k8s: tuple[Vnfd, ExtractedPackage]
 ) -> None:
-    ctx = _ctx(k8s)
+    ctx = make_ctx(k8s)
     ctx.resources = await driver.deploy(ctx, {"masterNode": 1, "workerNode": 2})
     ctx.resources = out = await driver.update(ctx, {"masterNode": 1, "workerNode": 4}, [])
     update = [c for c in cloud.calls if c[0] == "update_stack"][-1]
@@ -193,7 +147,7 @@ async def test_scale_out_then_in_removes_exactly_the_named(
 async def test_heal_one_keeps_id_and_port(
     driver: HeatInfraDriver, cloud: FakeCloud, k8s: tuple[Vnfd, ExtractedPackage]
 ) -> None:
-    ctx = _ctx(k8s)
+    ctx = make_ctx(k8s)
     ctx.resources = res = await driver.deploy(ctx, {"masterNode": 1, "workerNode": 3})
     target = res.of_vdu("workerNode")[1]
     healed = await driver.heal(ctx, [target.id])
@@ -212,7 +166,7 @@ async def test_heal_one_keeps_id_and_port(
 async def test_failure_carries_heats_reason_and_undeploy_is_idempotent(
     driver: HeatInfraDriver, cloud: FakeCloud, k8s: tuple[Vnfd, ExtractedPackage]
 ) -> None:
-    ctx = _ctx(k8s, additional_params={"nfv": {"VDU": {"workerNode": {"image": "no-such-image"}}}})
+    ctx = make_ctx(k8s, additional_params={"nfv": {"VDU": {"workerNode": {"image": "no-such-image"}}}})
     with pytest.raises(HeatStackError) as err:
         await driver.deploy(ctx, {"masterNode": 1, "workerNode": 2})
     assert err.value.stack_status == "CREATE_FAILED"
@@ -227,7 +181,7 @@ async def test_await_ignores_a_stale_status(
     driver: HeatInfraDriver, cloud: FakeCloud, k8s: tuple[Vnfd, ExtractedPackage]
 ) -> None:
     """Right after an update request an old UPDATE_COMPLETE (same updated_time) is not the answer."""
-    ctx = _ctx(k8s)
+    ctx = make_ctx(k8s)
     ctx.resources = await driver.deploy(ctx, {"masterNode": 1, "workerNode": 2})
     stack = cloud.find_stack(f"vnf-{ctx.instance_id}")
     assert stack is not None
@@ -244,35 +198,21 @@ async def test_await_ignores_a_stale_status(
         return got
 
     cloud.find_stack = find  # type: ignore[method-assign]
-    await driver._await(ctx, cloud, {"id": stack["id"], "stack_name": stack["stack_name"]}, "UPDATE", since="old")
+    await stacks.wait(ctx, cloud, {"id": stack["id"], "stack_name": stack["stack_name"]}, "UPDATE", driver.timing,
+                      since="old")
     assert seen[:2] == ["UPDATE_COMPLETE", "UPDATE_COMPLETE"] and "UPDATE_IN_PROGRESS" in seen
 
 
 async def test_deadline(driver: HeatInfraDriver, cloud: FakeCloud, k8s: tuple[Vnfd, ExtractedPackage]) -> None:
-    ctx = _ctx(k8s)
+    ctx = make_ctx(k8s)
     sid = cloud.create_stack("vnf-x", {"resources": {}}, {}, {}, 1)
     cloud.stacks[sid].pop("pending")
-    driver.timeout = 0.05
+    driver.timing.timeout = 0.05
     with pytest.raises(HeatStackError, match="not CREATE_COMPLETE after 0 s"):
-        await driver._await(ctx, cloud, {"id": sid, "stack_name": "vnf-x"}, "CREATE")
+        await stacks.wait(ctx, cloud, {"id": sid, "stack_name": "vnf-x"}, "CREATE", driver.timing)
 
 
 # ====================================================================== a package with an image file
-class DictPackage:
-    def __init__(self, files: dict[str, bytes]) -> None:
-        self.files = files
-        self.root = Path("/nonexistent")
-
-    def read(self, path: str) -> bytes:
-        return self.files[path]
-
-    def exists(self, path: str) -> bool:
-        return path in self.files
-
-    def listing(self) -> list[str]:
-        return sorted(self.files)
-
-
 async def test_single_server_vdu_and_image_uploaded_from_the_package(
     driver: HeatInfraDriver, cloud: FakeCloud
 ) -> None:

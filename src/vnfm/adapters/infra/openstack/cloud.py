@@ -61,7 +61,34 @@ class Cloud(abc.ABC):
 
     @abc.abstractmethod
     def get_port(self, port_id: str) -> dict[str, Any] | None:
-        """{"id", "network_id", "fixed_ips": [{"ip_address"...}], "mac_address", "device_id"}."""
+        """{"id", "name", "network_id", "fixed_ips": [{"ip_address", "subnet_id"}], "mac_address",
+        "device_id", "device_owner", "description", "port_security_enabled", "allowed_address_pairs":
+        [{"ip_address", "mac_address"}], "created_at"}."""
+
+    @abc.abstractmethod
+    def list_ports(self, *, device_id: str, device_owner: str) -> list[dict[str, Any]]:
+        """The ports with that device_id and device_owner (as `get_port` gives them)."""
+
+    @abc.abstractmethod
+    def create_port(
+        self,
+        network_id: str,
+        *,
+        name: str,
+        description: str,
+        device_id: str,
+        device_owner: str,
+        subnet_id: str | None = None,
+    ) -> dict[str, Any]:
+        """A port on the network (an address of `subnet_id` when given, else of each subnet)."""
+
+    @abc.abstractmethod
+    def set_allowed_address_pairs(self, port_id: str, pairs: list[dict[str, Any]]) -> None:
+        """Replace the port's allowed_address_pairs (no-op when the port is gone)."""
+
+    @abc.abstractmethod
+    def delete_port(self, port_id: str) -> None:
+        """Delete the port (no error when it is gone)."""
 
     @abc.abstractmethod
     def port_floating_ips(self, port_id: str) -> list[str]: ...
@@ -149,6 +176,14 @@ def _d(obj: Any) -> dict[str, Any]:
     if isinstance(obj, dict):
         return obj
     return dict(obj.to_dict(computed=True)) if hasattr(obj, "to_dict") else dict(obj)
+
+
+def _port(obj: Any) -> dict[str, Any]:
+    """A port with the API's names for the attributes the SDK renames."""
+    d = _d(obj)
+    if "port_security_enabled" not in d and "is_port_security_enabled" in d:
+        d["port_security_enabled"] = d["is_port_security_enabled"]
+    return d
 
 
 class SdkCloud(Cloud):
@@ -257,7 +292,44 @@ class SdkCloud(Cloud):
 
     def get_port(self, port_id: str) -> dict[str, Any] | None:
         p = self._call("Neutron get port", self.conn.network.get_port, port_id)
-        return _d(p) if p is not None else None
+        return _port(p) if p is not None else None
+
+    def list_ports(self, *, device_id: str, device_owner: str) -> list[dict[str, Any]]:
+        ports = self._call(
+            "Neutron list ports",
+            lambda: list(self.conn.network.ports(device_id=device_id, device_owner=device_owner)),
+        )
+        return [_port(p) for p in ports or []]
+
+    def create_port(
+        self,
+        network_id: str,
+        *,
+        name: str,
+        description: str,
+        device_id: str,
+        device_owner: str,
+        subnet_id: str | None = None,
+    ) -> dict[str, Any]:
+        attrs: dict[str, Any] = {
+            "network_id": network_id,
+            "name": name,
+            "description": description,
+            "device_id": device_id,
+            "device_owner": device_owner,
+        }
+        if subnet_id:
+            attrs["fixed_ips"] = [{"subnet_id": subnet_id}]
+        p = self._call("Neutron create port", self.conn.network.create_port, **attrs)
+        if p is None:  # the SDK's NotFound: the network (or subnet) does not exist
+            raise OpenStackApiError(f"Neutron create port: network {network_id} not found")
+        return _port(p)
+
+    def set_allowed_address_pairs(self, port_id: str, pairs: list[dict[str, Any]]) -> None:
+        self._call("Neutron update port", self.conn.network.update_port, port_id, allowed_address_pairs=pairs)
+
+    def delete_port(self, port_id: str) -> None:
+        self._call("Neutron delete port", self.conn.network.delete_port, port_id, ignore_missing=True)
 
     def port_floating_ips(self, port_id: str) -> list[str]:
         ips = self._call("Neutron list floating IPs", lambda: list(self.conn.network.ips(port_id=port_id))) or []

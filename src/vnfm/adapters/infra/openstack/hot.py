@@ -70,6 +70,23 @@ class BaseHot:
             _walk_get_param(tpl, found)
         return found
 
+    def standalone_ports(self, flavour: Flavour) -> list[str]:
+        """Ports of the top template that belong to no VDU: not a CP of the flavour, not a NIC of a
+        server of the top template (e.g. the `vip_CP` port of a keepalived VIP)."""
+        resources = self.template.get("resources") or {}
+        nics: set[str] = set()
+        for res in resources.values():
+            if isinstance(res, dict) and res.get("type") == SERVER_TYPE:
+                for net in (res.get("properties") or {}).get("networks") or []:
+                    port = net.get("port") if isinstance(net, dict) else None
+                    if isinstance(port, dict) and isinstance(port.get("get_resource"), str):
+                        nics.add(port["get_resource"])
+        return [
+            name
+            for name, res in resources.items()
+            if isinstance(res, dict) and res.get("type") == PORT_TYPE and name not in flavour.cps and name not in nics
+        ]
+
     def with_capacities(self, counts: dict[str, int]) -> dict[str, Any]:
         """The top template with each group's desired_capacity set from the VDU counts."""
         tpl = copy.deepcopy(self.template)
