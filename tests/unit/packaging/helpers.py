@@ -9,8 +9,10 @@ import warnings
 import zipfile
 from functools import cache
 
+from vnfm.domain.vnfd import Vnfd
 from vnfm.examples import example_csar
 from vnfm.packaging.csar import read_csar
+from vnfm.packaging.tosca import parse_vnfd
 
 SIMPLE_DF = "Definitions/sample_kubernetes_df_simple.yaml"
 TOP = "Definitions/sample_kubernetes_top.vnfd.yaml"
@@ -24,6 +26,11 @@ def _example_bytes() -> bytes:
 def example_files() -> dict[str, bytes]:
     """The example package's files (a fresh, mutable copy)."""
     return dict(read_csar(_example_bytes()).files)
+
+
+def parse_files(files: dict[str, bytes]) -> Vnfd:
+    """The VNFD of a package made of `files`."""
+    return parse_vnfd(read_csar(zip_files(files)))
 
 
 def zip_files(files: dict[str, bytes], *, mode: int = 0o644) -> bytes:
