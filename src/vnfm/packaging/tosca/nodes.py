@@ -65,7 +65,10 @@ def _virtual_link(name: str, props: dict[str, Any], where: str) -> VirtualLink:
         protos = tuple(str(p) for p in ct["layer_protocols"])
     cidr = None
     profile = mapping(props.get("vl_profile"), f"{where} vl_profile")
-    for pd in profile.get("virtual_link_protocol_data") or []:
+    protocol_data = profile.get("virtual_link_protocol_data") or []
+    if not isinstance(protocol_data, list):
+        raise UnprocessableEntity(f"{where} virtual_link_protocol_data must be a list")
+    for pd in protocol_data:
         l3 = pd.get("l3_protocol_data") if isinstance(pd, dict) else None
         if isinstance(l3, dict) and l3.get("cidr"):
             cidr = str(l3["cidr"])

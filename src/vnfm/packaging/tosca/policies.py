@@ -36,9 +36,12 @@ def _targets(body: dict[str, Any], groups: dict[str, Any], vdus: dict[str, Vdu],
         raise UnprocessableEntity(f"{where}: targets must be a list")
     out: list[str] = []
     for t in raw:
-        members = groups.get(t, {}).get("members") if isinstance(groups.get(t), dict) else None
+        if isinstance(t, list | dict):
+            raise UnprocessableEntity(f"{where}: target {t!r} must name a VDU or a group")
+        group = groups.get(t)
+        members = group.get("members") if isinstance(group, dict) else None
         for name in members if isinstance(members, list) else [t]:
-            if name not in vdus:
+            if isinstance(name, list | dict) or name not in vdus:
                 raise UnprocessableEntity(f"{where} targets unknown VDU {name!r}")
             out.append(str(name))
     return out
