@@ -48,7 +48,12 @@ def vnf_property(key: str, nodes: list[VnfNode], tree: Tree, type_name: str | No
             continue
         if pdef.get("default") is not None:
             return pdef["default"]
-        for c in pdef.get("constraints") or []:
+        constraints = pdef.get("constraints") or []
+        if not isinstance(constraints, list):
+            raise UnprocessableEntity(
+                f"{tdef.file}: node type {tdef.name} property {key!r} constraints must be a list"
+            )
+        for c in constraints:
             if isinstance(c, dict):
                 if "equal" in c:
                     return c["equal"]

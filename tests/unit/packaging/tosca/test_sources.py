@@ -44,3 +44,21 @@ def test_two_vnf_node_templates_in_one_file() -> None:
     )
     with pytest.raises(UnprocessableEntity, match=f"{TOP}: more than one VNF node template \\(VNF2, VNF\\)"):
         parse_files(files)
+
+
+@pytest.mark.parametrize("constraints", ["7", "true"])
+def test_vnf_type_property_constraints_not_a_list(constraints: str) -> None:
+    # Before: TypeError ('int' object is not iterable) out of the parser: a 500 on upload.
+    types = "Definitions/sample_kubernetes_types.yaml"
+    files = edit(
+        example_files(),
+        types,
+        "    properties:\n",
+        f"    properties:\n      product_info_name:\n        type: string\n        constraints: {constraints}\n",
+    )
+    with pytest.raises(
+        UnprocessableEntity,
+        match=f"{types}: node type company.provider.K8sClusterVNF property 'product_info_name' constraints "
+        "must be a list",
+    ):
+        parse_files(files)
