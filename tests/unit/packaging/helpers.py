@@ -9,8 +9,10 @@ import warnings
 import zipfile
 from functools import cache
 
+from vnfm.domain.vnfd import Vnfd
 from vnfm.examples import example_csar
-from vnfm.packaging.csar import read_csar
+from vnfm.packaging.csar import TOSCA_META, read_csar
+from vnfm.packaging.tosca import parse_vnfd
 
 SIMPLE_DF = "Definitions/sample_kubernetes_df_simple.yaml"
 TOP = "Definitions/sample_kubernetes_top.vnfd.yaml"
@@ -21,9 +23,97 @@ def _example_bytes() -> bytes:
     return example_csar()
 
 
+SINGLE = "Definitions/vnfd.yaml"
+SINGLE_VNFD = """
+tosca_definitions_version: tosca_simple_yaml_1_2
+imports:
+  - etsi_nfv_sol001_common_types.yaml
+  - etsi_nfv_sol001_vnfd_types.yaml
+node_types:
+  acme.Vnf:
+    derived_from: tosca.nodes.nfv.VNF
+  acme.Server:
+    derived_from: tosca.nodes.nfv.Vdu.Compute
+topology_template:
+  node_templates:
+    VNF:
+      type: acme.Vnf
+      properties:
+        descriptor_id: d-1
+        descriptor_version: '2.0'
+        provider: Acme
+        product_name: One File
+        software_version: 3.1
+        flavour_id: only
+      interfaces:
+        Vnflcm:
+          instantiate_start: []
+          instantiate_end: noop-driver
+          heal_end:
+            implementation: ../Scripts/driver.py
+      artifacts:
+        noop-driver:
+          type: tosca.artifacts.Implementation.Python
+          file: ../Scripts/driver.py
+    VDU1:
+      type: acme.Server
+      properties:
+        name: vdu-one
+        vdu_profile: {min_number_of_instances: 1, max_number_of_instances: 3}
+      capabilities:
+        virtual_compute:
+          properties:
+            virtual_memory: {virtual_mem_size: 512 MB}
+            virtual_cpu: {num_virtual_cpu: 1}
+      requirements:
+        - virtual_storage: VOL1
+    VOL1:
+      type: tosca.nodes.nfv.Vdu.VirtualBlockStorage
+      properties:
+        virtual_block_storage_data: {size_of_storage: 512 MiB}
+    CP1:
+      type: tosca.nodes.nfv.VduCp
+      properties: {layer_protocols: [ipv4], order: 1}
+      requirements:
+        - virtual_binding: VDU1
+        - virtual_link: VL1
+    VL1:
+      type: tosca.nodes.nfv.VnfVirtualLink
+      properties:
+        connectivity_type: {layer_protocols: [ipv4]}
+        vl_profile:
+          virtual_link_protocol_data:
+            - layer_protocol: ipv4
+              l3_protocol_data: {ip_version: ipv4, cidr: 10.0.0.0/24}
+  policies:
+    - aspects:
+        type: tosca.policies.nfv.ScalingAspects
+        properties:
+          aspects:
+            vdu1_aspect: {name: a, max_scale_level: 2, step_deltas: [d1]}
+    - deltas:
+        type: tosca.policies.nfv.VduScalingAspectDeltas
+        properties:
+          aspect: vdu1_aspect
+          deltas: {d1: {number_of_instances: 1}}
+        targets: [VDU1]
+"""
+
+
+def single_files(vnfd: str = SINGLE_VNFD) -> dict[str, bytes]:
+    """A single-file package (the layout (b) of the parser): Definitions/vnfd.yaml + a script."""
+    meta = f"TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nEntry-Definitions: {SINGLE}\n"
+    return {TOSCA_META: meta.encode(), SINGLE: vnfd.encode(), "Scripts/driver.py": b"# never run\n"}
+
+
 def example_files() -> dict[str, bytes]:
     """The example package's files (a fresh, mutable copy)."""
     return dict(read_csar(_example_bytes()).files)
+
+
+def parse_files(files: dict[str, bytes]) -> Vnfd:
+    """The VNFD of a package made of `files`."""
+    return parse_vnfd(read_csar(zip_files(files)))
 
 
 def zip_files(files: dict[str, bytes], *, mode: int = 0o644) -> bytes:
