@@ -12,7 +12,7 @@ from typing import Any
 
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
-from vnfm.adapters.infra.simulator import SimCloud, SimulatorInfraDriver
+from vnfm.adapters.infra.simulator import SimCloud, SimConfig, SimulatorInfraDriver
 from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
 from vnfm.adapters.mgmt.registry import MgmtRegistry
 from vnfm.adapters.remote.http_fetch import fetch_package
@@ -73,6 +73,12 @@ def default_mgmt_registry(settings: Settings) -> MgmtRegistry:
     return reg
 
 
+def default_sim_cloud(settings: Settings) -> SimCloud:
+    """The simulated cloud of the data dir, with the latencies of the settings."""
+    config = SimConfig(boot_time=settings.sim_boot_time, api_latency=settings.sim_step_time)
+    return SimCloud.at(settings.sim_state_file, config)
+
+
 def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
           sim: SimCloud | None = None, mgmt: MgmtRegistry | None = None) -> App:
     settings = settings or Settings()
@@ -92,7 +98,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     vims = VimService(uow, box)
     vims.ensure_default()
     if sim is None:
-        sim = SimCloud.from_settings(settings)
+        sim = default_sim_cloud(settings)
     infra_drivers: dict[str, InfraDriver] = {"simulator": SimulatorInfraDriver(sim), "openstack": HeatInfraDriver()}
     mgmt = mgmt or default_mgmt_registry(settings)
 

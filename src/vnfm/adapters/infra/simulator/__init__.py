@@ -1,16 +1,16 @@
 """The embedded default VIM: a simulated OpenStack-like cloud and its InfraDriver."""
 
-from vnfm.adapters.infra.simulator.cloud import (
+from vnfm.adapters.infra.simulator.cloud import SimCloud
+from vnfm.adapters.infra.simulator.driver import SimulatorInfraDriver
+from vnfm.adapters.infra.simulator.model import (
     MGMT_NETWORK_ID,
     PUBLIC_NETWORK_ID,
     ServerBuildError,
     ServerDeleteError,
-    SimCloud,
     SimCloudError,
     SimConfig,
     SimFaults,
 )
-from vnfm.adapters.infra.simulator.driver import SimulatorInfraDriver
 from vnfm.adapters.infra.simulator.store import JsonFileStateStore, MemoryStateStore, StateStore
 
 __all__ = [

@@ -13,12 +13,12 @@ import time
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
-from vnfm.adapters.infra.simulator.cloud import (
+from vnfm.adapters.infra.simulator.cloud import SimCloud
+from vnfm.adapters.infra.simulator.model import (
     MGMT_NETWORK_ID,
     CpSpec,
     ServerBuildError,
     ServerSpec,
-    SimCloud,
     SimCloudError,
     StorageSpec,
 )

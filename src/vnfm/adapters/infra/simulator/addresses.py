@@ -1,0 +1,51 @@
+"""Address, subnet and MAC allocation. Addresses are unique across the whole cloud (every network,
+fixed and floating), so an address always names one port."""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+from typing import Any
+
+from vnfm.adapters.infra.simulator.model import SimCloudError
+
+# Neutron gives the first addresses of a subnet to the gateway and DHCP agents.
+FIRST_HOST_OFFSET = 10
+
+
+def used_addresses(state: dict[str, Any]) -> set[str]:
+    used: set[str] = set()
+    for port in state["ports"].values():
+        used.update(f["ip_address"] for f in port["fixed_ips"])
+    used.update(f["floating_ip_address"] for f in state["floating_ips"].values())
+    for net in state["networks"].values():
+        if net.get("gateway_ip"):
+            used.add(net["gateway_ip"])
+    return used
+
+
+def allocate_address(cidr: str, used: set[str], what: str) -> str:
+    net = ipaddress.ip_network(cidr, strict=False)
+    offset = FIRST_HOST_OFFSET if net.num_addresses > 4 * FIRST_HOST_OFFSET else 2
+    for i, host in enumerate(net.hosts()):
+        if i + 1 < offset:
+            continue
+        if str(host) not in used:
+            return str(host)
+    raise SimCloudError(f"no free address left in {what} ({cidr})")
+
+
+def free_subnet(pool: str, state: dict[str, Any]) -> str:
+    taken = [ipaddress.ip_network(n["cidr"]) for n in state["networks"].values() if n.get("cidr")]
+    for candidate in ipaddress.ip_network(pool).subnets(new_prefix=24):
+        if not any(candidate.overlaps(t) for t in taken):
+            return str(candidate)
+    raise SimCloudError(f"no free /24 left in pool {pool}")
+
+
+def new_mac(state: dict[str, Any]) -> str:
+    used = {p["mac_address"] for p in state["ports"].values()}
+    while True:
+        mac = "fa:16:3e:" + ":".join(f"{b:02x}" for b in secrets.token_bytes(3))
+        if mac not in used:
+            return mac

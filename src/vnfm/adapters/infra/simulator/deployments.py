@@ -1,0 +1,165 @@
+"""Deployments (the twin of Heat stacks, one per VNF instance) and the VNFCs they record."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from typing import Any
+
+from vnfm.adapters.infra.simulator.base import CloudBase
+from vnfm.adapters.infra.simulator.compute import drop_volume
+from vnfm.adapters.infra.simulator.model import CpSpec, ServerSpec, StorageSpec, now_iso
+from vnfm.adapters.infra.simulator.networks import drop_port
+from vnfm.domain.errors import Conflict
+from vnfm.domain.model import new_id
+
+
+class DeploymentOps(CloudBase):
+    def deployment(self, instance_id: str) -> dict[str, Any] | None:
+        dep = self.store.read()["deployments"].get(instance_id)
+        return dep
+
+    def ensure_deployment(self, instance_id: str, flavour_id: str, vnfd_id: str) -> dict[str, Any]:
+        with self._tx() as state:
+            dep = state["deployments"].get(instance_id)
+            if dep is None:
+                stack_id = new_id()
+                dep = {
+                    "instance_id": instance_id,
+                    "stack_id": stack_id,
+                    "stack_name": f"vnflcm_{instance_id}",
+                    "status": "CREATE_IN_PROGRESS",
+                    "status_reason": "",
+                    "flavour_id": flavour_id,
+                    "vnfd_id": vnfd_id,
+                    "created_at": now_iso(),
+                    "updated_at": now_iso(),
+                    "next_seq": 0,
+                    "next_index": {},
+                    "virtual_links": {},
+                    "vnfcs": {},
+                    "removed": {},
+                }
+                state["deployments"][instance_id] = dep
+            return copy.deepcopy(dep)
+
+    def set_deployment_status(self, instance_id: str, status: str, reason: str = "") -> None:
+        with self._tx() as state:
+            dep = state["deployments"].get(instance_id)
+            if dep is not None:
+                dep["status"] = status
+                dep["status_reason"] = reason
+                dep["updated_at"] = now_iso()
+
+    def add_vnfcs(
+        self,
+        instance_id: str,
+        vdu_id: str,
+        count: int,
+        cps: Iterable[CpSpec],
+        storages: Iterable[StorageSpec],
+        server: ServerSpec,
+    ) -> list[str]:
+        """Record `count` new VNFCs of a VDU (ids, seq numbers, names); resources come later."""
+        cps = list(cps)
+        storages = list(storages)
+        ids: list[str] = []
+        with self._tx() as state:
+            dep = self._deployment(state, instance_id)
+            for _ in range(count):
+                index = dep["next_index"].get(vdu_id, 0)
+                dep["next_index"][vdu_id] = index + 1
+                seq = dep["next_seq"]
+                dep["next_seq"] = seq + 1
+                vnfc = _vnfc_record(vdu_id, seq, index, cps, storages, server)
+                dep["vnfcs"][vnfc["id"]] = vnfc
+                ids.append(vnfc["id"])
+            dep["updated_at"] = now_iso()
+        return ids
+
+    # ------------------------------------------------------------------ VNFC / deployment removal
+    def remove_vnfc(self, instance_id: str, vnfc_id: str) -> None:
+        """Delete the ports, floating IPs and volumes of a VNFC (its server must be gone)."""
+        with self._tx() as state:
+            dep = state["deployments"].get(instance_id)
+            if dep is None or vnfc_id not in dep["vnfcs"]:
+                return
+            vnfc = dep["vnfcs"][vnfc_id]
+            if vnfc["server_id"] in state["servers"]:
+                raise Conflict(f"VNFC {vnfc_id} still has server {vnfc['server_id']}")
+            for cp in vnfc["cps"].values():
+                drop_port(state, cp["port_id"])
+            for st in vnfc["storages"].values():
+                if st["volume_id"]:
+                    drop_volume(state, st["volume_id"])
+            del dep["vnfcs"][vnfc_id]
+            dep["removed"][vnfc_id] = vnfc["vdu_id"]
+            dep["updated_at"] = now_iso()
+
+    def drop_deployment(self, instance_id: str) -> None:
+        """Delete what remains of a deployment: ports, volumes, internal networks, extras."""
+        with self._tx() as state:
+            dep = state["deployments"].pop(instance_id, None)
+            state["extras"].pop(instance_id, None)
+            if dep is None:
+                return
+            for pid in [p["id"] for p in state["ports"].values() if p.get("instance_id") == instance_id]:
+                drop_port(state, pid)
+            for vid in [v["id"] for v in state["volumes"].values() if v.get("instance_id") == instance_id]:
+                drop_volume(state, vid)
+            for fid in [
+                f["id"] for f in state["floating_ips"].values() if f.get("instance_id") == instance_id
+            ]:
+                state["floating_ips"].pop(fid, None)
+            in_use = {p["network_id"] for p in state["ports"].values()}
+            for nid in [
+                n["id"]
+                for n in state["networks"].values()
+                if n.get("instance_id") == instance_id and n["id"] not in in_use
+            ]:
+                del state["networks"][nid]
+
+
+def _vnfc_record(
+    vdu_id: str, seq: int, index: int, cps: list[CpSpec], storages: list[StorageSpec], server: ServerSpec
+) -> dict[str, Any]:
+    return {
+        "id": new_id(),
+        "vdu_id": vdu_id,
+        "seq": seq,
+        "index": index,
+        "name": f"{vdu_id}-{index}",
+        "created_at": now_iso(),
+        "server_id": None,
+        "server_spec": {
+            "image": server.image,
+            "flavor": server.flavor,
+            "vcpus": server.vcpus,
+            "ram_mb": server.ram_mb,
+        },
+        "cps": {
+            cp.cpd_id: {
+                "id": new_id(),
+                "cpd_id": cp.cpd_id,
+                "port_id": None,
+                "network_id": cp.network_id,
+                "external": cp.external,
+                "ext_virtual_link_id": cp.ext_virtual_link_id,
+                "virtual_link_id": cp.virtual_link_id,
+                "fixed_addresses": list(cp.fixed_addresses),
+                "resource_names": list(cp.resource_names),
+            }
+            for cp in cps
+        },
+        "storages": {
+            st.id: {
+                "id": new_id(),
+                "virtual_storage_desc_id": st.id,
+                "volume_id": None,
+                "size_gb": st.size_gb,
+                "image": st.image,
+                "type_of_storage": st.type_of_storage,
+            }
+            for st in storages
+        },
+    }
