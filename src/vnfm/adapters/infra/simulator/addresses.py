@@ -21,11 +21,20 @@ def used_addresses(state: dict[str, Any]) -> set[str]:
     for net in state["networks"].values():
         if net.get("gateway_ip"):
             used.add(net["gateway_ip"])
+    for dep in state["deployments"].values():
+        used.update(r["address"] for r in (dep.get("reservations") or {}).values())
     return used
 
 
-def allocate_address(cidr: str, used: set[str], what: str) -> str:
+def allocate_address(cidr: str, used: set[str], what: str, *, from_top: bool = False) -> str:
+    """The lowest free address of `cidr` past the gateway and DHCP agents' ones, or the highest
+    free one (`from_top`: reservations, so that they stay away from ports)."""
     net = ipaddress.ip_network(cidr, strict=False)
+    if from_top:
+        for host in reversed(list(net.hosts())):
+            if str(host) not in used:
+                return str(host)
+        raise SimCloudError(f"no free address left in {what} ({cidr})")
     offset = FIRST_HOST_OFFSET if net.num_addresses > 4 * FIRST_HOST_OFFSET else 2
     for i, host in enumerate(net.hosts()):
         if i + 1 < offset:

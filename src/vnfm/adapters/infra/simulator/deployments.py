@@ -6,9 +6,10 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
+from vnfm.adapters.infra.simulator.addresses import allocate_address, used_addresses
 from vnfm.adapters.infra.simulator.base import CloudBase
 from vnfm.adapters.infra.simulator.compute import drop_volume
-from vnfm.adapters.infra.simulator.model import CpSpec, ServerSpec, StorageSpec, now_iso
+from vnfm.adapters.infra.simulator.model import CpSpec, ServerSpec, SimCloudError, StorageSpec, now_iso
 from vnfm.adapters.infra.simulator.networks import drop_port
 from vnfm.domain.errors import Conflict
 from vnfm.domain.model import new_id
@@ -39,6 +40,7 @@ class DeploymentOps(CloudBase):
                     "virtual_links": {},
                     "vnfcs": {},
                     "removed": {},
+                    "reservations": {},
                 }
                 state["deployments"][instance_id] = dep
             return copy.deepcopy(dep)
@@ -76,6 +78,41 @@ class DeploymentOps(CloudBase):
                 ids.append(vnfc["id"])
             dep["updated_at"] = now_iso()
         return ids
+
+    # ------------------------------------------------------------------ reserved addresses
+    def reserve_address(self, instance_id: str, network_id: str, purpose: str, cp_name: str) -> str:
+        """An address of `network_id` that no port will get, kept for `purpose` by the deployment
+        (until `release_address` or `drop_deployment`); the same one when asked again."""
+        with self._tx() as state:
+            dep = self._deployment(state, instance_id)
+            reservations = dep.setdefault("reservations", {})
+            have = reservations.get(purpose)
+            if have is not None:
+                if have["network_id"] != network_id:
+                    raise Conflict(
+                        f"{purpose} of VNF instance {instance_id} already holds {have['address']} on network "
+                        f"{have['network_id']} (CP {have['cp_name']}): release it first"
+                    )
+                return str(have["address"])
+            net = state["networks"].get(network_id)
+            if net is None:
+                raise SimCloudError(f"network {network_id} of CP {cp_name} does not exist")
+            address = allocate_address(net["cidr"], used_addresses(state), f"network {net['name']}", from_top=True)
+            reservations[purpose] = {
+                "purpose": purpose,
+                "address": address,
+                "network_id": network_id,
+                "cp_name": cp_name,
+                "created_at": now_iso(),
+            }
+            return address
+
+    def release_address(self, instance_id: str, purpose: str) -> str | None:
+        """Give back the address kept for `purpose`; returns it (None when there was none)."""
+        with self._tx() as state:
+            dep = state["deployments"].get(instance_id)
+            gone = ((dep or {}).get("reservations") or {}).pop(purpose, None)
+            return str(gone["address"]) if gone else None
 
     # ------------------------------------------------------------------ VNFC / deployment removal
     def remove_vnfc(self, instance_id: str, vnfc_id: str) -> None:

@@ -25,7 +25,7 @@ from vnfm.adapters.infra.simulator.model import (
 from vnfm.domain.errors import NotFound, UnprocessableEntity
 from vnfm.domain.ext_links import ext_cp_map
 from vnfm.domain.resources import CpResource, StorageResource, VirtualLinkResource, Vnfc, VnfResources
-from vnfm.domain.vnfd import Flavour
+from vnfm.domain.vnfd import Cp, Flavour
 from vnfm.service.ports import InfraContext, InfraDriver
 
 DEFAULT_VOLUME_GB = 1.0
@@ -94,6 +94,30 @@ class SimulatorInfraDriver(InfraDriver):
 
     async def current(self, ctx: InfraContext) -> VnfResources:
         return resources_of(self.cloud.state(), ctx.instance_id)
+
+    async def reserve_address(self, ctx: InfraContext, cp_name: str, purpose: str) -> str:
+        """An address of the network of CP `cp_name` (found as its ports' is) that the simulated
+        cloud records as taken by the deployment: no port ever gets it."""
+        cp = ctx.flavour.cps.get(cp_name)
+        if cp is None or cp.vdu_id not in ctx.flavour.vdus:
+            known = ", ".join(sorted(c.id for c in ctx.flavour.cps.values() if c.vdu_id in ctx.flavour.vdus))
+            raise UnprocessableEntity(
+                f"cannot reserve an address for {purpose}: '{cp_name}' is not a CP of a VDU of flavour "
+                f"'{ctx.flavour.id}' (known: {known or 'none'})"
+            )
+        if self.cloud.deployment(ctx.instance_id) is None:
+            raise NotFound(f"the simulated cloud has no deployment for VNF instance {ctx.instance_id}")
+        network_id = await self._cp_network(ctx, cp, ext_cp_map(ctx.ext_virtual_links))
+        await self._api()
+        address = self.cloud.reserve_address(ctx.instance_id, network_id, purpose, cp_name)
+        ctx.progress(f"address {address} of network {network_id} reserved for {purpose}")
+        return address
+
+    async def release_address(self, ctx: InfraContext, purpose: str) -> None:
+        await self._api()
+        address = self.cloud.release_address(ctx.instance_id, purpose)
+        if address is not None:
+            ctx.progress(f"address {address} reserved for {purpose} released")
 
     # ================================================================== orchestration
     async def probe(self, ctx: InfraContext, vnfc: Vnfc) -> str | None:
@@ -219,38 +243,45 @@ class SimulatorInfraDriver(InfraDriver):
 
     async def _cp_specs(self, ctx: InfraContext, vdu_id: str) -> list[CpSpec]:
         ext = ext_cp_map(ctx.ext_virtual_links)
-        dep = self.cloud.deployment(ctx.instance_id) or {}
         specs: list[CpSpec] = []
         first_external = True
         for cp in ctx.flavour.cps_of(vdu_id):
+            network_id = await self._cp_network(ctx, cp, ext)
             if cp.virtual_link:
-                vl = dep.get("virtual_links", {}).get(cp.virtual_link)
-                if vl is None:
-                    net, vl = self.cloud.ensure_internal_network(ctx.instance_id, cp.virtual_link)
-                specs.append(CpSpec(cp.id, vl["network_id"], external=False, virtual_link_id=cp.virtual_link))
+                specs.append(CpSpec(cp.id, network_id, external=False, virtual_link_id=cp.virtual_link))
                 continue
             names = [f"{cp.id}_FloatingIP"]
             if first_external:
                 names.insert(0, f"{vdu_id}_FloatingIP")
                 first_external = False
-            if cp.id in ext:
-                evl_id, network_id, fixed = ext[cp.id]
-                await self._api()
-                net = self.cloud.ensure_external_network(network_id, evl_id, fixed[0] if fixed else None)
-                specs.append(
-                    CpSpec(
-                        cp.id,
-                        net["id"],
-                        external=True,
-                        ext_virtual_link_id=evl_id,
-                        fixed_addresses=tuple(fixed),
-                        resource_names=tuple(names),
-                    )
+            evl_id, _, fixed = ext.get(cp.id, (None, "", []))
+            specs.append(
+                CpSpec(
+                    cp.id,
+                    network_id,
+                    external=True,
+                    ext_virtual_link_id=evl_id,
+                    fixed_addresses=tuple(fixed),
+                    resource_names=tuple(names),
                 )
-            else:
-                net = self.cloud.ensure_mgmt_network()
-                specs.append(CpSpec(cp.id, MGMT_NETWORK_ID, external=True, resource_names=tuple(names)))
+            )
         return specs
+
+    async def _cp_network(self, ctx: InfraContext, cp: Cp, ext: dict[str, tuple[str, str, list[str]]]) -> str:
+        """The network the ports of CP `cp` go on (created when missing): its internal VL's, the
+        network its extVirtualLink names, else the management network."""
+        if cp.virtual_link:
+            dep = self.cloud.deployment(ctx.instance_id) or {}
+            vl = dep.get("virtual_links", {}).get(cp.virtual_link)
+            if vl is None:
+                _, vl = self.cloud.ensure_internal_network(ctx.instance_id, cp.virtual_link)
+            return str(vl["network_id"])
+        if cp.id in ext:
+            evl_id, network_id, fixed = ext[cp.id]
+            await self._api()
+            return str(self.cloud.ensure_external_network(network_id, evl_id, fixed[0] if fixed else None)["id"])
+        self.cloud.ensure_mgmt_network()
+        return MGMT_NETWORK_ID
 
     async def _bring_up(self, ctx: InfraContext, vnfc_id: str) -> None:
         """Create what a VNFC lacks (ports, floating IPs, volumes, server) and boot its server."""

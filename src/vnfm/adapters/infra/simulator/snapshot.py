@@ -110,6 +110,7 @@ def _deployment_view(state: dict[str, Any], dep: dict[str, Any], include_extras:
         "updated_at": dep["updated_at"],
         "virtual_links": sorted(dep["virtual_links"].values(), key=lambda vl: vl["vld_id"]),
         "vnfcs": vnfcs,
+        "reservations": sorted((dep.get("reservations") or {}).values(), key=lambda r: r["purpose"]),
     }
     if include_extras:
         entry["extras"] = copy.deepcopy(state["extras"].get(dep["instance_id"], {}))
