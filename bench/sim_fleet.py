@@ -162,7 +162,9 @@ def clone_instances(app: App, seed: str, ids: list[str]) -> None:
             uow.commit()
 
 
-def store_size(data_dir: Path) -> int:
+def store_size(app: App, data_dir: Path) -> int:
+    """Bytes of the simulated cloud's store, its write-ahead log checkpointed first."""
+    app.sim.store.checkpoint()
     return sum(p.stat().st_size for p in data_dir.glob("simcloud*") if p.is_file())
 
 
@@ -187,7 +189,7 @@ async def measure(size: int, runs: int) -> dict[str, float]:
                 walls.append(wall)
                 cpus.append(cpu)
             return {"size": size, "wall": statistics.median(walls), "cpu": statistics.median(cpus),
-                    "min": min(walls), "max": max(walls), "store": store_size(data), "fill": fill}
+                    "min": min(walls), "max": max(walls), "store": store_size(app, data), "fill": fill}
         finally:
             await app.stop()
 

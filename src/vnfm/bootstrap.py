@@ -74,9 +74,10 @@ def default_mgmt_registry(settings: Settings) -> MgmtRegistry:
 
 
 def default_sim_cloud(settings: Settings) -> SimCloud:
-    """The simulated cloud of the data dir, with the latencies of the settings."""
+    """The simulated cloud of the data dir, with the latencies of the settings. The JSON state
+    file of earlier versions (`simcloud.json`) is imported once into the new store."""
     config = SimConfig(boot_time=settings.sim_boot_time, api_latency=settings.sim_step_time)
-    return SimCloud.at(settings.sim_state_file, config)
+    return SimCloud.at(settings.sim_state_file, config, migrate_from=settings.data_dir / "simcloud.json")
 
 
 def build(settings: Settings | None = None, *, notifier: Notifier | None = None,

@@ -11,12 +11,11 @@ from vnfm.adapters.infra.simulator.model import (
     SimConfig,
     SimFaults,
 )
-from vnfm.adapters.infra.simulator.store import JsonFileStateStore, MemoryStateStore, StateStore
+from vnfm.adapters.infra.simulator.store import MemoryStateStore, StateStore
 
 __all__ = [
     "MGMT_NETWORK_ID",
     "PUBLIC_NETWORK_ID",
-    "JsonFileStateStore",
     "MemoryStateStore",
     "ServerBuildError",
     "ServerDeleteError",

@@ -2,9 +2,10 @@
 
 `SimCloud` owns the state (networks and subnets, ports with fixed IPs and MACs, floating IPs,
 servers with host keys, volumes, and deployments — the twin of Heat stacks, one per VNF instance)
-and offers small synchronous operations, each one transaction on a `StateStore`. The timing of a
-real cloud (boot, API and delete latencies) is played by the driver (`driver.py`), which awaits
-between these operations.
+and offers small synchronous operations, each one transaction on a `StateStore` (SQLite) that
+touches only the records it changes: an operation on one instance costs the same with one or
+with thousands of instances deployed. The timing of a real cloud (boot, API and delete latencies)
+is played by the driver (`driver.py`), which awaits between these operations.
 
 Addresses are unique across the whole cloud (every network, fixed and floating), so an address
 always names one port: management-driver twins can resolve "the host at 10.10.0.12" to a server.
@@ -24,13 +25,28 @@ from vnfm.adapters.infra.simulator.faults import FaultOps
 from vnfm.adapters.infra.simulator.lookups import LookupOps
 from vnfm.adapters.infra.simulator.model import SimConfig
 from vnfm.adapters.infra.simulator.networks import NetworkOps
-from vnfm.adapters.infra.simulator.store import JsonFileStateStore
+from vnfm.adapters.infra.simulator.store import StateStore
 
 
 class SimCloud(NetworkOps, DeploymentOps, ComputeOps, FaultOps, LookupOps):
     """The simulated cloud's state and its (synchronous, transactional) operations."""
 
     @classmethod
-    def at(cls, path: Path | str, config: SimConfig | None = None, *, fsync: bool = False) -> SimCloud:
-        """A cloud persisted in a JSON file (shared by every process that opens the same file)."""
-        return cls(JsonFileStateStore(path, fsync=fsync), config)
+    def at(
+        cls,
+        path: Path | str,
+        config: SimConfig | None = None,
+        *,
+        fsync: bool = False,
+        migrate_from: Path | str | None = None,
+    ) -> SimCloud:
+        """A cloud persisted in a SQLite file (shared by every process that opens the same file).
+
+        `migrate_from`: the JSON state file of the store this one replaced; imported once, into
+        an empty store, then renamed `<name>.migrated`. `fsync`: every commit reaches the disk
+        (SQLite `synchronous=FULL`), not only the operating system.
+        """
+        store = StateStore(path, fsync=fsync)
+        if migrate_from is not None:
+            store.import_json_file(Path(migrate_from))
+        return cls(store, config)

@@ -14,6 +14,7 @@ from vnfm.adapters.infra.simulator.model import (
     ServerDeleteError,
     now_iso,
 )
+from vnfm.adapters.infra.simulator.tx import Doc, Tx
 from vnfm.domain.errors import Conflict, NotFound
 from vnfm.domain.model import new_id
 
@@ -23,11 +24,11 @@ class ComputeOps(CloudBase):
     def ensure_volume(
         self, instance_id: str, vnfc_id: str, vsd_id: str, op_id: str
     ) -> tuple[dict[str, Any], bool]:
-        with self._tx() as state:
-            dep = self._deployment(state, instance_id)
-            vnfc = dep["vnfcs"][vnfc_id]
+        with self._tx() as tx:
+            doc = self._doc(tx, instance_id)
+            vnfc = doc["deployment"]["vnfcs"][vnfc_id]
             st = vnfc["storages"][vsd_id]
-            vol = state["volumes"].get(st["volume_id"]) if st["volume_id"] else None
+            vol = doc["volumes"].get(st["volume_id"]) if st["volume_id"] else None
             if vol is not None:
                 return copy.deepcopy(vol), False
             vol = {
@@ -45,35 +46,36 @@ class ComputeOps(CloudBase):
                 "op_id": op_id,
                 "created_at": now_iso(),
             }
-            server = state["servers"].get(vnfc["server_id"]) if vnfc["server_id"] else None
+            server = doc["servers"].get(vnfc["server_id"]) if vnfc["server_id"] else None
             if server is not None:
                 vol["attached_to"] = server["id"]
                 vol["status"] = "in-use"
                 server["volumes"].append(vol["id"])
-            state["volumes"][vol["id"]] = vol
+            doc["volumes"][vol["id"]] = vol
             st["volume_id"] = vol["id"]
             return copy.deepcopy(vol), True
 
     def delete_volume(self, instance_id: str, vnfc_id: str, vsd_id: str) -> str | None:
         """Detach and delete the volume of a VNFC's storage; returns its id (None when none)."""
-        with self._tx() as state:
-            dep = self._deployment(state, instance_id)
-            st = dep["vnfcs"][vnfc_id]["storages"][vsd_id]
+        with self._tx() as tx:
+            doc = self._doc(tx, instance_id)
+            st = doc["deployment"]["vnfcs"][vnfc_id]["storages"][vsd_id]
             vol_id = st["volume_id"]
             st["volume_id"] = None
             if vol_id:
-                drop_volume(state, vol_id)
+                drop_volume(doc, vol_id)
             return vol_id
 
     # ------------------------------------------------------------------ servers
     def create_server(self, instance_id: str, vnfc_id: str, op_id: str) -> dict[str, Any]:
         """Create the server of a VNFC in BUILD (its ports and volumes must exist)."""
-        with self._tx() as state:
-            dep = self._deployment(state, instance_id)
+        with self._tx() as tx:
+            doc = self._doc(tx, instance_id)
+            dep = doc["deployment"]
             vnfc = dep["vnfcs"][vnfc_id]
-            if vnfc["server_id"] in state["servers"]:
+            if vnfc["server_id"] in doc["servers"]:
                 raise Conflict(f"VNFC {vnfc_id} already has server {vnfc['server_id']}")
-            build_fault, reachable = _take_build_faults(state["faults"], vnfc["vdu_id"])
+            build_fault, reachable = _take_build_faults(tx.faults(), vnfc["vdu_id"])
             spec = vnfc["server_spec"]
             server_id = new_id()
             port_ids = [cp["port_id"] for cp in vnfc["cps"].values() if cp["port_id"]]
@@ -100,23 +102,24 @@ class ComputeOps(CloudBase):
                 "created_at": now_iso(),
                 "updated_at": now_iso(),
             }
-            state["servers"][server_id] = server
+            doc["servers"][server_id] = server
             vnfc["server_id"] = server_id
             for pid in port_ids:
-                port = state["ports"][pid]
+                port = doc["ports"][pid]
                 port["device_id"] = server_id
                 port["device_owner"] = "compute:nova"
             for vid in volume_ids:
-                vol = state["volumes"][vid]
+                vol = doc["volumes"][vid]
                 vol["attached_to"] = server_id
                 vol["status"] = "in-use"
             return copy.deepcopy(server)
 
     def finish_boot(self, server_id: str) -> dict[str, Any]:
         """End the BUILD of a server: ACTIVE, or ERROR with a Nova fault when one was injected."""
-        with self._tx() as state:
-            server = state["servers"].get(server_id)
-            if server is None:
+        with self._tx() as tx:
+            doc = _server_doc(tx, server_id)
+            server = doc["servers"].get(server_id) if doc else None
+            if doc is None or server is None:
                 raise NotFound(f"server {server_id} does not exist")
             if server["status"] == "BUILD":
                 server["task_state"] = None
@@ -132,19 +135,21 @@ class ComputeOps(CloudBase):
                 else:
                     server["status"] = "ACTIVE"
                     for pid in server["ports"]:
-                        if pid in state["ports"]:
-                            state["ports"][pid]["status"] = "ACTIVE"
+                        if pid in doc["ports"]:
+                            doc["ports"][pid]["status"] = "ACTIVE"
             return copy.deepcopy(server)
 
     def begin_delete_server(self, server_id: str) -> dict[str, Any] | None:
         """Start deleting a server; an injected delete fault turns it to ERROR and raises."""
-        with self._tx() as state:
-            server = state["servers"].get(server_id)
+        with self._tx() as tx:
+            doc = _server_doc(tx, server_id)
+            server = doc["servers"].get(server_id) if doc else None
             if server is None:
                 return None
-            pending = int(state["faults"].get("fail_delete") or 0)
+            faults = tx.faults()
+            pending = int(faults.get("fail_delete") or 0)
             if pending > 0:
-                state["faults"]["fail_delete"] = pending - 1
+                faults["fail_delete"] = pending - 1
                 server["status"] = "ERROR"
                 server["task_state"] = None
                 server["fault"] = {"code": 500, "message": DEFAULT_DELETE_FAULT, "created": now_iso()}
@@ -158,22 +163,23 @@ class ComputeOps(CloudBase):
 
     def finish_delete_server(self, server_id: str) -> None:
         """Remove a server: its ports are unbound, its volumes detached (kept)."""
-        with self._tx() as state:
-            server = state["servers"].pop(server_id, None)
-            if server is None:
+        with self._tx() as tx:
+            doc = _server_doc(tx, server_id)
+            server = doc["servers"].pop(server_id, None) if doc else None
+            if doc is None or server is None:
                 return
             for pid in server["ports"]:
-                port = state["ports"].get(pid)
+                port = doc["ports"].get(pid)
                 if port is not None and port["device_id"] == server_id:
                     port["device_id"] = ""
                     port["device_owner"] = ""
                     port["status"] = "DOWN"
             for vid in server["volumes"]:
-                vol = state["volumes"].get(vid)
+                vol = doc["volumes"].get(vid)
                 if vol is not None and vol["attached_to"] == server_id:
                     vol["attached_to"] = None
                     vol["status"] = "available"
-            dep = state["deployments"].get(server["instance_id"])
+            dep = doc["deployment"]
             if dep is not None:
                 vnfc = dep["vnfcs"].get(server["vnfc_id"])
                 if vnfc is not None and vnfc["server_id"] == server_id:
@@ -195,9 +201,15 @@ def _take_build_faults(faults: dict[str, Any], vdu_id: str) -> tuple[str | None,
     return build_fault, reachable
 
 
-def drop_volume(state: dict[str, Any], vol_id: str) -> None:
+def _server_doc(tx: Tx, server_id: str) -> Doc | None:
+    """The document of the instance that holds server `server_id`."""
+    home = tx.server_home(server_id)
+    return tx.doc(home) if home is not None else None
+
+
+def drop_volume(doc: Doc, vol_id: str) -> None:
     """Delete a volume (detached from its server first)."""
-    vol = state["volumes"].pop(vol_id, None)
-    if vol and vol.get("attached_to") in state["servers"]:
-        server = state["servers"][vol["attached_to"]]
+    vol = doc["volumes"].pop(vol_id, None)
+    if vol and vol.get("attached_to") in doc["servers"]:
+        server = doc["servers"][vol["attached_to"]]
         server["volumes"] = [v for v in server["volumes"] if v != vol_id]

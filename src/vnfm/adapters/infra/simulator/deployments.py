@@ -6,28 +6,27 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-from vnfm.adapters.infra.simulator.addresses import allocate_address, used_addresses
 from vnfm.adapters.infra.simulator.base import CloudBase
 from vnfm.adapters.infra.simulator.compute import drop_volume
-from vnfm.adapters.infra.simulator.model import CpSpec, ServerSpec, SimCloudError, StorageSpec, now_iso
-from vnfm.adapters.infra.simulator.networks import drop_port
+from vnfm.adapters.infra.simulator.model import CpSpec, ServerSpec, SimCloudError, StorageSpec, exhausted, now_iso
+from vnfm.adapters.infra.simulator.networks import drop_floating_ip, drop_port
 from vnfm.domain.errors import Conflict
 from vnfm.domain.model import new_id
 
 
 class DeploymentOps(CloudBase):
     def deployment(self, instance_id: str) -> dict[str, Any] | None:
-        dep = self.store.read()["deployments"].get(instance_id)
-        return dep
+        with self._read() as tx:
+            doc = tx.doc(instance_id)
+            return doc["deployment"] if doc else None
 
     def ensure_deployment(self, instance_id: str, flavour_id: str, vnfd_id: str) -> dict[str, Any]:
-        with self._tx() as state:
-            dep = state["deployments"].get(instance_id)
-            if dep is None:
-                stack_id = new_id()
-                dep = {
+        with self._tx() as tx:
+            doc = tx.create_doc(instance_id)
+            if doc["deployment"] is None:
+                doc["deployment"] = {
                     "instance_id": instance_id,
-                    "stack_id": stack_id,
+                    "stack_id": new_id(),
                     "stack_name": f"vnflcm_{instance_id}",
                     "status": "CREATE_IN_PROGRESS",
                     "status_reason": "",
@@ -42,12 +41,12 @@ class DeploymentOps(CloudBase):
                     "removed": {},
                     "reservations": {},
                 }
-                state["deployments"][instance_id] = dep
-            return copy.deepcopy(dep)
+            return copy.deepcopy(doc["deployment"])
 
     def set_deployment_status(self, instance_id: str, status: str, reason: str = "") -> None:
-        with self._tx() as state:
-            dep = state["deployments"].get(instance_id)
+        with self._tx() as tx:
+            doc = tx.doc(instance_id)
+            dep = doc["deployment"] if doc else None
             if dep is not None:
                 dep["status"] = status
                 dep["status_reason"] = reason
@@ -66,8 +65,8 @@ class DeploymentOps(CloudBase):
         cps = list(cps)
         storages = list(storages)
         ids: list[str] = []
-        with self._tx() as state:
-            dep = self._deployment(state, instance_id)
+        with self._tx() as tx:
+            dep = self._doc(tx, instance_id)["deployment"]
             for _ in range(count):
                 index = dep["next_index"].get(vdu_id, 0)
                 dep["next_index"][vdu_id] = index + 1
@@ -83,8 +82,8 @@ class DeploymentOps(CloudBase):
     def reserve_address(self, instance_id: str, network_id: str, purpose: str, cp_name: str) -> str:
         """An address of `network_id` that no port will get, kept for `purpose` by the deployment
         (until `release_address` or `drop_deployment`); the same one when asked again."""
-        with self._tx() as state:
-            dep = self._deployment(state, instance_id)
+        with self._tx() as tx:
+            dep = self._doc(tx, instance_id)["deployment"]
             reservations = dep.setdefault("reservations", {})
             have = reservations.get(purpose)
             if have is not None:
@@ -94,10 +93,11 @@ class DeploymentOps(CloudBase):
                         f"{have['network_id']} (CP {have['cp_name']}): release it first"
                     )
                 return str(have["address"])
-            net = state["networks"].get(network_id)
+            net = tx.network(network_id)
             if net is None:
                 raise SimCloudError(f"network {network_id} of CP {cp_name} does not exist")
-            address = allocate_address(net["cidr"], used_addresses(state), f"network {net['name']}", from_top=True)
+            address = tx.allocate(net, instance_id, "reserved", purpose, from_top=True,
+                                  exhausted=exhausted(f"network {net['name']}", net["cidr"]))
             reservations[purpose] = {
                 "purpose": purpose,
                 "address": address,
@@ -109,52 +109,53 @@ class DeploymentOps(CloudBase):
 
     def release_address(self, instance_id: str, purpose: str) -> str | None:
         """Give back the address kept for `purpose`; returns it (None when there was none)."""
-        with self._tx() as state:
-            dep = state["deployments"].get(instance_id)
-            gone = ((dep or {}).get("reservations") or {}).pop(purpose, None)
-            return str(gone["address"]) if gone else None
+        with self._tx() as tx:
+            doc = tx.doc(instance_id)
+            dep = (doc or {}).get("deployment") or {}
+            gone = (dep.get("reservations") or {}).pop(purpose, None)
+            if gone is None:
+                return None
+            tx.free_address(gone["address"])
+            return str(gone["address"])
 
     # ------------------------------------------------------------------ VNFC / deployment removal
     def remove_vnfc(self, instance_id: str, vnfc_id: str) -> None:
         """Delete the ports, floating IPs and volumes of a VNFC (its server must be gone)."""
-        with self._tx() as state:
-            dep = state["deployments"].get(instance_id)
-            if dep is None or vnfc_id not in dep["vnfcs"]:
+        with self._tx() as tx:
+            doc = tx.doc(instance_id)
+            dep = doc["deployment"] if doc else None
+            if doc is None or dep is None or vnfc_id not in dep["vnfcs"]:
                 return
             vnfc = dep["vnfcs"][vnfc_id]
-            if vnfc["server_id"] in state["servers"]:
+            if vnfc["server_id"] in doc["servers"]:
                 raise Conflict(f"VNFC {vnfc_id} still has server {vnfc['server_id']}")
             for cp in vnfc["cps"].values():
-                drop_port(state, cp["port_id"])
+                drop_port(tx, doc, cp["port_id"])
             for st in vnfc["storages"].values():
                 if st["volume_id"]:
-                    drop_volume(state, st["volume_id"])
+                    drop_volume(doc, st["volume_id"])
             del dep["vnfcs"][vnfc_id]
             dep["removed"][vnfc_id] = vnfc["vdu_id"]
             dep["updated_at"] = now_iso()
 
     def drop_deployment(self, instance_id: str) -> None:
-        """Delete what remains of a deployment: ports, volumes, internal networks, extras."""
-        with self._tx() as state:
-            dep = state["deployments"].pop(instance_id, None)
-            state["extras"].pop(instance_id, None)
-            if dep is None:
+        """Delete what remains of a deployment: ports, volumes, reserved addresses, internal
+        networks, extras."""
+        with self._tx() as tx:
+            tx.drop_extras(instance_id)
+            doc = tx.doc(instance_id)
+            if doc is None or doc["deployment"] is None:
                 return
-            for pid in [p["id"] for p in state["ports"].values() if p.get("instance_id") == instance_id]:
-                drop_port(state, pid)
-            for vid in [v["id"] for v in state["volumes"].values() if v.get("instance_id") == instance_id]:
-                drop_volume(state, vid)
-            for fid in [
-                f["id"] for f in state["floating_ips"].values() if f.get("instance_id") == instance_id
-            ]:
-                state["floating_ips"].pop(fid, None)
-            in_use = {p["network_id"] for p in state["ports"].values()}
-            for nid in [
-                n["id"]
-                for n in state["networks"].values()
-                if n.get("instance_id") == instance_id and n["id"] not in in_use
-            ]:
-                del state["networks"][nid]
+            for pid in list(doc["ports"]):
+                drop_port(tx, doc, pid)
+            for fid in list(doc["floating_ips"]):
+                drop_floating_ip(tx, doc, fid)
+            for r in (doc["deployment"].get("reservations") or {}).values():
+                tx.free_address(r["address"])
+            tx.drop_doc(instance_id)
+            for nid in tx.network_ids_of(instance_id):
+                if not tx.network_in_use(nid):
+                    tx.drop_network(nid)
 
 
 def _vnfc_record(

@@ -22,13 +22,15 @@ from vnfm.adapters.infra.simulator.model import (
     SimCloudError,
     StorageSpec,
 )
+from vnfm.adapters.infra.simulator.resources import resources_of
 from vnfm.domain.errors import NotFound, UnprocessableEntity
 from vnfm.domain.ext_links import ext_cp_map
-from vnfm.domain.resources import CpResource, StorageResource, VirtualLinkResource, Vnfc, VnfResources
+from vnfm.domain.resources import Vnfc, VnfResources
 from vnfm.domain.vnfd import Cp, Flavour
 from vnfm.service.ports import InfraContext, InfraDriver
 
 DEFAULT_VOLUME_GB = 1.0
+__all__ = ["SimulatorInfraDriver", "resources_of"]
 
 
 class SimulatorInfraDriver(InfraDriver):
@@ -93,7 +95,7 @@ class SimulatorInfraDriver(InfraDriver):
         ctx.progress(f"stack {dep['stack_name']} ({dep['stack_id']}) deleted")
 
     async def current(self, ctx: InfraContext) -> VnfResources:
-        return resources_of(self.cloud.state(), ctx.instance_id)
+        return resources_of(self.cloud.instance_state(ctx.instance_id), ctx.instance_id)
 
     async def reserve_address(self, ctx: InfraContext, cp_name: str, purpose: str) -> str:
         """An address of the network of CP `cp_name` (found as its ports' is) that the simulated
@@ -218,7 +220,7 @@ class SimulatorInfraDriver(InfraDriver):
             ctx.progress(f"VDU {vdu_id}: adding {n} VNFC(s) {', '.join(new_ids)}")
 
         # Bring up every VNFC whose server is missing, still building or in ERROR (a retry lands here).
-        state = self.cloud.state()
+        state = self.cloud.instance_state(ctx.instance_id)
         pending = [
             vid
             for vid, v in state["deployments"][ctx.instance_id]["vnfcs"].items()
@@ -232,7 +234,7 @@ class SimulatorInfraDriver(InfraDriver):
             if cp.virtual_link and cp.virtual_link not in vls:
                 vls[cp.virtual_link] = None  # type: ignore[assignment]
         dep = self.cloud.deployment(ctx.instance_id) or {}
-        state_nets = self.cloud.state()["networks"]
+        state_nets = self.cloud.instance_state(ctx.instance_id)["networks"]
         for vld_id, vl in vls.items():
             have = dep.get("virtual_links", {}).get(vld_id)
             if have and have["network_id"] in state_nets:
@@ -285,7 +287,7 @@ class SimulatorInfraDriver(InfraDriver):
 
     async def _bring_up(self, ctx: InfraContext, vnfc_id: str) -> None:
         """Create what a VNFC lacks (ports, floating IPs, volumes, server) and boot its server."""
-        state = self.cloud.state()
+        state = self.cloud.instance_state(ctx.instance_id)
         vnfc = state["deployments"][ctx.instance_id]["vnfcs"][vnfc_id]
         for cpd_id, cp in vnfc["cps"].items():
             port = state["ports"].get(cp["port_id"] or "")
@@ -338,7 +340,7 @@ class SimulatorInfraDriver(InfraDriver):
         ctx.progress(f"VNFC {vnfc['name']} ({vnfc_id}) removed")
 
     async def _heal_one(self, ctx: InfraContext, vnfc_id: str, keep_storage: bool) -> None:
-        state = self.cloud.state()
+        state = self.cloud.instance_state(ctx.instance_id)
         vnfc = state["deployments"][ctx.instance_id]["vnfcs"][vnfc_id]
         server = state["servers"].get(vnfc["server_id"] or "")
         op = ctx.op_id
@@ -401,78 +403,3 @@ def _server_spec(flavour: Flavour, vdu_id: str) -> ServerSpec:
         image = next((flavour.storages[s].image for s in vdu.storages if s in flavour.storages), None)
     name = f"sim.{vdu.num_cpus or 1}vcpu.{vdu.memory_mb or 2048}mb" if vdu.num_cpus or vdu.memory_mb else "m1.medium"
     return ServerSpec(image=image, flavor=name, vcpus=vdu.num_cpus, ram_mb=vdu.memory_mb)
-
-
-def resources_of(state: dict[str, Any], instance_id: str) -> VnfResources:
-    """The instance's resources as the InfraDriver port reports them."""
-    dep = state["deployments"].get(instance_id)
-    if dep is None:
-        return VnfResources()
-    vnfcs: list[Vnfc] = []
-    for v in sorted(dep["vnfcs"].values(), key=lambda v: v["seq"]):
-        server = state["servers"].get(v["server_id"] or "")
-        cps: list[CpResource] = []
-        fip_names: dict[str, str] = {}
-        for cpd_id, cp in v["cps"].items():
-            port = state["ports"].get(cp["port_id"] or "")
-            fip = state["floating_ips"].get((port or {}).get("floating_ip_id") or "")
-            if fip:
-                for name in fip.get("resource_names") or []:
-                    fip_names[name] = fip["floating_ip_address"]
-            cps.append(
-                CpResource(
-                    id=cp["id"],
-                    cpd_id=cpd_id,
-                    port_id=cp["port_id"] or "",
-                    ip_addresses=[f["ip_address"] for f in port["fixed_ips"]] if port else [],
-                    mac_address=port["mac_address"] if port else None,
-                    floating_ip=fip["floating_ip_address"] if fip else None,
-                    network_id=cp["network_id"],
-                    ext_virtual_link_id=cp["ext_virtual_link_id"],
-                    virtual_link_id=cp["virtual_link_id"],
-                )
-            )
-        storages = [
-            StorageResource(
-                id=st["id"],
-                virtual_storage_desc_id=vsd_id,
-                volume_id=st["volume_id"] or "",
-                size_gb=st["size_gb"],
-            )
-            for vsd_id, st in v["storages"].items()
-        ]
-        metadata: dict[str, Any] = {
-            "server_status": server["status"] if server else None,
-            "host_key_fingerprint": server["host_key"]["fingerprint"] if server else None,
-            "image": v["server_spec"]["image"],
-            "flavor": v["server_spec"]["flavor"],
-        }
-        if fip_names:
-            metadata["floating_ip_resources"] = fip_names
-        vnfcs.append(
-            Vnfc(
-                id=v["id"],
-                vdu_id=v["vdu_id"],
-                server_id=v["server_id"] or "",
-                name=v["name"],
-                cps=cps,
-                storages=storages,
-                resource_type="OS::Nova::Server",
-                seq=v["seq"],
-                created_at=v["created_at"],
-                metadata=metadata,
-            )
-        )
-    vls = []
-    for vl in sorted(dep["virtual_links"].values(), key=lambda x: x["vld_id"]):
-        net = state["networks"].get(vl["network_id"]) or {}
-        vls.append(
-            VirtualLinkResource(
-                id=vl["id"],
-                vld_id=vl["vld_id"],
-                network_id=vl["network_id"],
-                subnet_id=net.get("subnet_id"),
-                cidr=net.get("cidr"),
-            )
-        )
-    return VnfResources(vnfcs=vnfcs, virtual_links=vls, stack_id=dep["stack_id"])

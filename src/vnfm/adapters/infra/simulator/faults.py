@@ -8,6 +8,7 @@ from typing import Any
 
 from vnfm.adapters.infra.simulator.base import CloudBase
 from vnfm.adapters.infra.simulator.model import SimFaults
+from vnfm.adapters.infra.simulator.tx import Tx
 from vnfm.domain.errors import Conflict, NotFound
 
 
@@ -31,10 +32,10 @@ class FaultOps(CloudBase):
         builds = _added(f.fail_build, fail_build)
         nexts = _added(f.unreachable_next, unreachable_next)
         targets = [*f.unreachable, *unreachable]
-        with self._tx() as state:
+        with self._tx() as tx:
             for target in targets:
-                find_server(state, target)["ssh_reachable"] = False
-            pending = state["faults"]
+                find_server(tx, target)["ssh_reachable"] = False
+            pending = tx.faults()
             pb = pending.setdefault("fail_build", {})
             for vdu, n in builds.items():
                 pb[vdu] = pb.get(vdu, 0) + n
@@ -48,19 +49,22 @@ class FaultOps(CloudBase):
 
     def faults(self) -> SimFaults:
         """The faults still pending."""
-        return SimFaults.from_dict(self.store.read()["faults"])
+        with self._read() as tx:
+            return SimFaults.from_dict(tx.faults())
 
     def clear_faults(self) -> None:
         """Drop every pending fault and make every server reachable again."""
-        with self._tx() as state:
-            state["faults"] = {}
-            for server in state["servers"].values():
-                server["ssh_reachable"] = True
+        with self._tx() as tx:
+            tx.set_faults({})
+            for iid in tx.unreachable_instances():
+                doc = tx.doc(iid)
+                for server in (doc or {}).get("servers", {}).values():
+                    server["ssh_reachable"] = True
 
     def set_reachable(self, target: str, reachable: bool = True) -> dict[str, Any]:
         """Make one server (id, VNFC id or name) answer SSH again, or stop answering."""
-        with self._tx() as state:
-            server = find_server(state, target)
+        with self._tx() as tx:
+            server = find_server(tx, target)
             server["ssh_reachable"] = reachable
             return copy.deepcopy(server)
 
@@ -72,14 +76,14 @@ def _added(base: dict[str, int], more: dict[str, int] | None) -> dict[str, int]:
     return out
 
 
-def find_server(state: dict[str, Any], target: str) -> dict[str, Any]:
+def find_server(tx: Tx, target: str) -> dict[str, Any]:
     """The server named by a server id, a VNFC id or a server name (the name must be unique)."""
-    servers = state["servers"]
-    if target in servers:
-        return servers[target]
-    matches = [s for s in servers.values() if target in (s["vnfc_id"], s["name"])]
+    matches = tx.find_servers(target)
     if len(matches) == 1:
-        return matches[0]
+        server_id, instance_id = matches[0]
+        doc = tx.doc(instance_id)
+        assert doc is not None, f"server index names instance {instance_id}, which has no document"
+        return doc["servers"][server_id]
     if not matches:
         raise NotFound(f"no simulated server with id, VNFC id or name '{target}'")
     raise Conflict(f"'{target}' names {len(matches)} simulated servers; use a server id")

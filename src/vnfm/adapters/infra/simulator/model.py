@@ -22,15 +22,35 @@ def now_iso() -> str:
 # ============================================================================= configuration
 @dataclass
 class SimConfig:
-    """Latencies of the simulated cloud, in seconds (0 is allowed: no waiting at all)."""
+    """Latencies of the simulated cloud, in seconds (0 is allowed: no waiting at all), and its
+    address pools, sized for thousands of clusters (a cluster of n nodes takes n management
+    addresses and n floating IPs). Widening `mgmt_cidr` or `public_cidr` (a CIDR that holds the
+    old one) takes effect on the existing network."""
 
     boot_time: float = 0.05  # BUILD -> ACTIVE of one server
     api_latency: float = 0.005  # each API call (create port, volume, network, server, ...)
     delete_time: float = 0.02  # a server delete
-    mgmt_cidr: str = "10.10.0.0/16"  # the management network "sim-mgmt"
-    public_cidr: str = "172.24.4.0/24"  # floating IP pool
-    external_pool: str = "10.20.0.0/16"  # /24s of external networks created on demand
-    internal_pool: str = "10.30.0.0/16"  # /24s of internal VLs that give no cidr
+    mgmt_cidr: str = "10.10.0.0/16"  # the management network "sim-mgmt" (65,000 addresses)
+    public_cidr: str = "172.24.0.0/16"  # floating IP pool (65,000 addresses)
+    external_pool: str = "10.20.0.0/14"  # /24s of external networks created on demand (1,024)
+    internal_pool: str = "10.64.0.0/10"  # /24s of internal VLs that give no cidr (16,384)
+
+
+# The settings (environment variables) that set SimConfig's pools; errors name them.
+POOL_SETTINGS = {
+    "mgmt_cidr": "VNFM_SIM_MGMT_CIDR",
+    "public_cidr": "VNFM_SIM_PUBLIC_CIDR",
+    "external_pool": "VNFM_SIM_EXTERNAL_POOL",
+    "internal_pool": "VNFM_SIM_INTERNAL_POOL",
+}
+
+
+def exhausted(what: str, cidr: str, field_name: str | None = None) -> str:
+    """The error text of a full pool: which pool, its CIDR and (when it is one) the setting."""
+    text = f"no free {'/24' if field_name in ('external_pool', 'internal_pool') else 'address'} left in {what} ({cidr})"
+    if field_name:
+        text += f": give a larger one in SimConfig.{field_name} (setting {POOL_SETTINGS[field_name]})"
+    return text
 
 
 @dataclass
