@@ -166,6 +166,7 @@ def test_a_writer_killed_mid_write_leaves_a_consistent_store_and_no_stray_file(t
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     after.update_extras("counter", lambda ex: ex.update(n=ex["n"] + 1))
     assert {p.name for p in tmp_path.iterdir()} <= {"simcloud.db", "simcloud.db-wal", "simcloud.db-shm"}
+    assert all(p.stat().st_mode & 0o077 == 0 for p in tmp_path.iterdir())  # owner-only files
 
 
 def test_leftover_temporary_files_of_the_json_store_are_removed_on_start(tmp_path: Path):

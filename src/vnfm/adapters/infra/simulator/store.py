@@ -20,7 +20,7 @@ rolled back when the file is next opened) and no temporary file.
 from __future__ import annotations
 
 import contextlib
-import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -29,8 +29,6 @@ from typing import Any
 
 from vnfm.adapters.infra.simulator import legacy
 from vnfm.adapters.infra.simulator.tx import Tx
-
-log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2
 _SCHEMA = """
@@ -66,6 +64,10 @@ class StateStore:
         if isinstance(self.path, Path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             legacy.remove_leftovers(self.path.parent)
+            # owner-only, like the rest of the data dir's state (SQLite gives its -wal and -shm
+            # files the database file's mode)
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
         self._lock = threading.RLock()
         self._local = threading.local()
         self._conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=60)
