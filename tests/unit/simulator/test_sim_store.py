@@ -227,3 +227,16 @@ def test_a_transaction_begun_inside_another_joins_it():
     assert store.read()["extras"] == {}
     with pytest.raises(RuntimeError, match="cannot join a read"), store.begin(write=False), store.begin():
         pass
+
+
+def test_the_composition_root_opens_the_data_dir_store_and_imports_the_old_file(tmp_path: Path):
+    from vnfm.bootstrap import default_sim_cloud
+    from vnfm.config import Settings
+
+    (tmp_path / "simcloud.json").write_text(json.dumps({"networks": {"n1": {
+        "id": "n1", "name": "n1", "kind": "external", "cidr": "10.99.0.0/24", "subnet_id": "s1",
+        "gateway_ip": "10.99.0.1", "instance_id": None, "status": "ACTIVE", "created_at": "t"}}}))
+    cloud = default_sim_cloud(Settings(data_dir=tmp_path, sim_boot_time=0.25, sim_step_time=0.125))
+    assert cloud.state()["networks"]["n1"]["cidr"] == "10.99.0.0/24"
+    assert (cloud.config.boot_time, cloud.config.api_latency) == (0.25, 0.125)
+    assert (tmp_path / "simcloud.db").is_file() and (tmp_path / "simcloud.json.migrated").is_file()
