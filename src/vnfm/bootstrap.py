@@ -13,7 +13,7 @@ from typing import Any
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate
 from vnfm.adapters.infra.bindings import InfraDrivers
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
-from vnfm.adapters.infra.simulator import SimCloud, SimulatorInfraDriver
+from vnfm.adapters.infra.simulator import SimCloud, SimConfig, SimulatorInfraDriver
 from vnfm.adapters.infra.simulator.twin import TwinAccess, TwinConfig
 from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
 from vnfm.adapters.mgmt.bindings import MgmtDrivers
@@ -83,6 +83,13 @@ def default_infra_drivers(sim: SimCloud, vim_of: Any, twin: TwinConfig | None = 
     return infra
 
 
+def default_sim_cloud(settings: Settings) -> SimCloud:
+    """The simulated cloud of the data dir, with the latencies of the settings. The JSON state
+    file of earlier versions (`simcloud.json`) is imported once into the new store."""
+    config = SimConfig(boot_time=settings.sim_boot_time, api_latency=settings.sim_step_time)
+    return SimCloud.at(settings.sim_state_file, config, migrate_from=settings.data_dir / "simcloud.json")
+
+
 def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
           sim: SimCloud | None = None, mgmt: MgmtDrivers | None = None, twin: TwinConfig | None = None) -> App:
     settings = settings or Settings()
@@ -102,7 +109,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     vims = VimService(uow, box)
     vims.ensure_default()
     if sim is None:
-        sim = SimCloud.from_settings(settings)
+        sim = default_sim_cloud(settings)
     infra_drivers = default_infra_drivers(sim, vims.get, twin)
     mgmt = mgmt or default_mgmt_drivers(settings)
 

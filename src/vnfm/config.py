@@ -44,7 +44,7 @@ class Settings:
 
     @property
     def sim_state_file(self) -> Path:
-        return self.data_dir / "simcloud.json"
+        return self.data_dir / "simcloud.db"  # SQLite; an older simcloud.json is imported once
 
     @property
     def package_cache(self) -> Path:

@@ -1,4 +1,4 @@
-"""SimCloud: fault injection, state stores (memory, shared JSON file), snapshot, extras."""
+"""SimCloud: fault injection, state stores (memory, shared SQLite file), snapshot, extras."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from vnfm.adapters.infra.simulator import (
-    JsonFileStateStore,
     MemoryStateStore,
     ServerBuildError,
     ServerDeleteError,
@@ -19,6 +18,7 @@ from vnfm.adapters.infra.simulator import (
     SimConfig,
     SimFaults,
     SimulatorInfraDriver,
+    StateStore,
 )
 from vnfm.domain.errors import NotFound
 
@@ -129,22 +129,25 @@ def test_memory_store_rolls_back_on_error():
     assert store.read()["extras"]["x"]["a"] == 1
 
 
-def test_json_store_rolls_back_and_writes_atomically(tmp_path: Path):
-    path = tmp_path / "sim" / "cloud.json"
-    store = JsonFileStateStore(path)
-    with store.transaction() as state:
-        state["extras"]["x"] = 1
-    before = path.read_text()
-    with pytest.raises(RuntimeError), store.transaction() as state:
-        state["extras"]["x"] = 2
+def test_file_store_rolls_back_and_leaves_only_its_files(tmp_path: Path):
+    path = tmp_path / "sim" / "cloud.db"
+    store = StateStore(path)
+    with store.begin() as tx:
+        tx.extras("x", create=True)["a"] = 1  # type: ignore[index]
+    with pytest.raises(RuntimeError), store.begin() as tx:
+        tx.extras("x")["a"] = 2  # type: ignore[index]
+        tx.create_doc("i1")
         raise RuntimeError("boom")
-    assert path.read_text() == before
-    assert json.loads(before)["extras"] == {"x": 1}
-    assert sorted(p.name for p in path.parent.iterdir()) == ["cloud.json", "cloud.json.lock"]
+    with pytest.raises(RuntimeError), store.transaction() as state:  # the whole-state interface too
+        state["extras"]["x"] = {"a": 3}
+        raise RuntimeError("boom")
+    again = StateStore(path)
+    assert again.read()["extras"] == {"x": {"a": 1}} and again.read()["deployments"] == {}
+    assert {p.name for p in path.parent.iterdir()} <= {"cloud.db", "cloud.db-wal", "cloud.db-shm"}
 
 
-async def test_json_file_shared_by_two_clouds_and_survives_restart(tmp_path: Path, make_ctx, counts):
-    path = tmp_path / "simcloud.json"
+async def test_file_shared_by_two_clouds_and_survives_restart(tmp_path: Path, make_ctx, counts):
+    path = tmp_path / "simcloud.db"
     a = SimCloud.at(path, FAST)
     b = SimCloud.at(path, FAST)
     ctx = make_ctx()
@@ -163,8 +166,8 @@ async def test_json_file_shared_by_two_clouds_and_survives_restart(tmp_path: Pat
     assert a.extras(ctx.instance_id) == {"etcd": ["m1"]}
 
 
-def test_json_store_lock_serialises_processes(tmp_path: Path):
-    path = tmp_path / "shared.json"
+def test_file_store_serialises_processes(tmp_path: Path):
+    path = tmp_path / "shared.db"
     script = textwrap.dedent(
         f"""
         from vnfm.adapters.infra.simulator import SimCloud

@@ -81,7 +81,7 @@ async def test_addresses_and_macs_are_unique_and_in_their_subnets(driver, cloud,
 async def test_external_cps_get_floating_ips_and_ext_networks(driver, cloud, make_ctx, net0, counts):
     ctx = make_ctx()
     res = await driver.deploy(ctx, counts)
-    pool = ipaddress.ip_network("172.24.4.0/24")
+    pool = ipaddress.ip_network(cloud.config.public_cidr)
     master = res.of_vdu("masterNode")[0]
     cp1 = master.cp("masterNode_CP1")
     assert cp1.network_id == net0 and cp1.ext_virtual_link_id == "net0_master"

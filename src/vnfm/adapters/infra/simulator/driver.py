@@ -9,27 +9,28 @@ calling it again after a failure or a crash completes what is missing and duplic
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import time
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
-from vnfm.adapters.infra.simulator.cloud import (
+from vnfm.adapters.infra.simulator.cloud import SimCloud
+from vnfm.adapters.infra.simulator.model import (
     MGMT_NETWORK_ID,
     CpSpec,
     ServerBuildError,
     ServerSpec,
-    SimCloud,
     SimCloudError,
     StorageSpec,
 )
+from vnfm.adapters.infra.simulator.resources import resources_of
 from vnfm.domain.errors import NotFound, UnprocessableEntity
 from vnfm.domain.ext_links import ext_cp_map
-from vnfm.domain.resources import CpResource, StorageResource, VirtualLinkResource, Vnfc, VnfResources
-from vnfm.domain.vnfd import Flavour
+from vnfm.domain.resources import Vnfc, VnfResources
+from vnfm.domain.vnfd import Cp, Flavour
 from vnfm.service.ports import InfraContext, InfraDriver
 
 DEFAULT_VOLUME_GB = 1.0
+__all__ = ["SimulatorInfraDriver", "resources_of"]
 
 
 class SimulatorInfraDriver(InfraDriver):
@@ -94,7 +95,31 @@ class SimulatorInfraDriver(InfraDriver):
         ctx.progress(f"stack {dep['stack_name']} ({dep['stack_id']}) deleted")
 
     async def current(self, ctx: InfraContext) -> VnfResources:
-        return resources_of(self.cloud.state(), ctx.instance_id)
+        return resources_of(self.cloud.instance_state(ctx.instance_id), ctx.instance_id)
+
+    async def reserve_address(self, ctx: InfraContext, cp_name: str, purpose: str) -> str:
+        """An address of the network of CP `cp_name` (found as its ports' is) that the simulated
+        cloud records as taken by the deployment: no port ever gets it."""
+        cp = ctx.flavour.cps.get(cp_name)
+        if cp is None or cp.vdu_id not in ctx.flavour.vdus:
+            known = ", ".join(sorted(c.id for c in ctx.flavour.cps.values() if c.vdu_id in ctx.flavour.vdus))
+            raise UnprocessableEntity(
+                f"cannot reserve an address for {purpose}: '{cp_name}' is not a CP of a VDU of flavour "
+                f"'{ctx.flavour.id}' (known: {known or 'none'})"
+            )
+        if self.cloud.deployment(ctx.instance_id) is None:
+            raise NotFound(f"the simulated cloud has no deployment for VNF instance {ctx.instance_id}")
+        network_id = await self._cp_network(ctx, cp, ext_cp_map(ctx.ext_virtual_links))
+        await self._api()
+        address = self.cloud.reserve_address(ctx.instance_id, network_id, purpose, cp_name)
+        ctx.progress(f"address {address} of network {network_id} reserved for {purpose}")
+        return address
+
+    async def release_address(self, ctx: InfraContext, purpose: str) -> None:
+        await self._api()
+        address = self.cloud.release_address(ctx.instance_id, purpose)
+        if address is not None:
+            ctx.progress(f"address {address} reserved for {purpose} released")
 
     # ================================================================== orchestration
     async def probe(self, ctx: InfraContext, vnfc: Vnfc) -> str | None:
@@ -108,29 +133,6 @@ class SimulatorInfraDriver(InfraDriver):
         if not server.get("ssh_reachable", True):
             return f"server {server.get('name', vnfc.server_id)} does not answer on SSH"
         return None
-
-    async def reserve_address(self, ctx: InfraContext, cp_name: str, purpose: str) -> str:
-        """A free address at the top of the subnet of CP `cp_name` (the cloud allocates ports from the
-        bottom), kept per (instance, purpose) in the deployment's extras."""
-        key = f"reserved:{purpose}"
-        kept = self.cloud.extras(ctx.instance_id).get(key)
-        if kept:
-            return str(kept)
-        state = self.cloud.state()
-        cpr = next((c for v in ctx.resources.vnfcs for c in v.cps if c.cpd_id == cp_name), None)
-        net = state["networks"].get(cpr.network_id or "") if cpr is not None else None
-        if net is None:
-            raise UnprocessableEntity(f"CP '{cp_name}' has no network in the simulated cloud to reserve an "
-                                      f"address on for {purpose}")
-        used = {f["ip_address"] for p in state["ports"].values() for f in p["fixed_ips"]}
-        for h in reversed(list(ipaddress.ip_network(net["cidr"]).hosts())):
-            if str(h) not in used:
-                def keep(extras: dict[str, Any], addr: str = str(h)) -> None:
-                    extras[key] = addr
-
-                self.cloud.update_extras(ctx.instance_id, keep)
-                return str(h)
-        raise UnprocessableEntity(f"no free address for {purpose} in {net['cidr']}")
 
     async def _api(self) -> None:
         if self.cloud.config.api_latency > 0:
@@ -218,7 +220,7 @@ class SimulatorInfraDriver(InfraDriver):
             ctx.progress(f"VDU {vdu_id}: adding {n} VNFC(s) {', '.join(new_ids)}")
 
         # Bring up every VNFC whose server is missing, still building or in ERROR (a retry lands here).
-        state = self.cloud.state()
+        state = self.cloud.instance_state(ctx.instance_id)
         pending = [
             vid
             for vid, v in state["deployments"][ctx.instance_id]["vnfcs"].items()
@@ -232,7 +234,7 @@ class SimulatorInfraDriver(InfraDriver):
             if cp.virtual_link and cp.virtual_link not in vls:
                 vls[cp.virtual_link] = None  # type: ignore[assignment]
         dep = self.cloud.deployment(ctx.instance_id) or {}
-        state_nets = self.cloud.state()["networks"]
+        state_nets = self.cloud.instance_state(ctx.instance_id)["networks"]
         for vld_id, vl in vls.items():
             have = dep.get("virtual_links", {}).get(vld_id)
             if have and have["network_id"] in state_nets:
@@ -243,42 +245,49 @@ class SimulatorInfraDriver(InfraDriver):
 
     async def _cp_specs(self, ctx: InfraContext, vdu_id: str) -> list[CpSpec]:
         ext = ext_cp_map(ctx.ext_virtual_links)
-        dep = self.cloud.deployment(ctx.instance_id) or {}
         specs: list[CpSpec] = []
         first_external = True
         for cp in ctx.flavour.cps_of(vdu_id):
+            network_id = await self._cp_network(ctx, cp, ext)
             if cp.virtual_link:
-                vl = dep.get("virtual_links", {}).get(cp.virtual_link)
-                if vl is None:
-                    net, vl = self.cloud.ensure_internal_network(ctx.instance_id, cp.virtual_link)
-                specs.append(CpSpec(cp.id, vl["network_id"], external=False, virtual_link_id=cp.virtual_link))
+                specs.append(CpSpec(cp.id, network_id, external=False, virtual_link_id=cp.virtual_link))
                 continue
             names = [f"{cp.id}_FloatingIP"]
             if first_external:
                 names.insert(0, f"{vdu_id}_FloatingIP")
                 first_external = False
-            if cp.id in ext:
-                evl_id, network_id, fixed = ext[cp.id]
-                await self._api()
-                net = self.cloud.ensure_external_network(network_id, evl_id, fixed[0] if fixed else None)
-                specs.append(
-                    CpSpec(
-                        cp.id,
-                        net["id"],
-                        external=True,
-                        ext_virtual_link_id=evl_id,
-                        fixed_addresses=tuple(fixed),
-                        resource_names=tuple(names),
-                    )
+            evl_id, _, fixed = ext.get(cp.id, (None, "", []))
+            specs.append(
+                CpSpec(
+                    cp.id,
+                    network_id,
+                    external=True,
+                    ext_virtual_link_id=evl_id,
+                    fixed_addresses=tuple(fixed),
+                    resource_names=tuple(names),
                 )
-            else:
-                net = self.cloud.ensure_mgmt_network()
-                specs.append(CpSpec(cp.id, MGMT_NETWORK_ID, external=True, resource_names=tuple(names)))
+            )
         return specs
+
+    async def _cp_network(self, ctx: InfraContext, cp: Cp, ext: dict[str, tuple[str, str, list[str]]]) -> str:
+        """The network the ports of CP `cp` go on (created when missing): its internal VL's, the
+        network its extVirtualLink names, else the management network."""
+        if cp.virtual_link:
+            dep = self.cloud.deployment(ctx.instance_id) or {}
+            vl = dep.get("virtual_links", {}).get(cp.virtual_link)
+            if vl is None:
+                _, vl = self.cloud.ensure_internal_network(ctx.instance_id, cp.virtual_link)
+            return str(vl["network_id"])
+        if cp.id in ext:
+            evl_id, network_id, fixed = ext[cp.id]
+            await self._api()
+            return str(self.cloud.ensure_external_network(network_id, evl_id, fixed[0] if fixed else None)["id"])
+        self.cloud.ensure_mgmt_network()
+        return MGMT_NETWORK_ID
 
     async def _bring_up(self, ctx: InfraContext, vnfc_id: str) -> None:
         """Create what a VNFC lacks (ports, floating IPs, volumes, server) and boot its server."""
-        state = self.cloud.state()
+        state = self.cloud.instance_state(ctx.instance_id)
         vnfc = state["deployments"][ctx.instance_id]["vnfcs"][vnfc_id]
         for cpd_id, cp in vnfc["cps"].items():
             port = state["ports"].get(cp["port_id"] or "")
@@ -331,7 +340,7 @@ class SimulatorInfraDriver(InfraDriver):
         ctx.progress(f"VNFC {vnfc['name']} ({vnfc_id}) removed")
 
     async def _heal_one(self, ctx: InfraContext, vnfc_id: str, keep_storage: bool) -> None:
-        state = self.cloud.state()
+        state = self.cloud.instance_state(ctx.instance_id)
         vnfc = state["deployments"][ctx.instance_id]["vnfcs"][vnfc_id]
         server = state["servers"].get(vnfc["server_id"] or "")
         op = ctx.op_id
@@ -394,78 +403,3 @@ def _server_spec(flavour: Flavour, vdu_id: str) -> ServerSpec:
         image = next((flavour.storages[s].image for s in vdu.storages if s in flavour.storages), None)
     name = f"sim.{vdu.num_cpus or 1}vcpu.{vdu.memory_mb or 2048}mb" if vdu.num_cpus or vdu.memory_mb else "m1.medium"
     return ServerSpec(image=image, flavor=name, vcpus=vdu.num_cpus, ram_mb=vdu.memory_mb)
-
-
-def resources_of(state: dict[str, Any], instance_id: str) -> VnfResources:
-    """The instance's resources as the InfraDriver port reports them."""
-    dep = state["deployments"].get(instance_id)
-    if dep is None:
-        return VnfResources()
-    vnfcs: list[Vnfc] = []
-    for v in sorted(dep["vnfcs"].values(), key=lambda v: v["seq"]):
-        server = state["servers"].get(v["server_id"] or "")
-        cps: list[CpResource] = []
-        fip_names: dict[str, str] = {}
-        for cpd_id, cp in v["cps"].items():
-            port = state["ports"].get(cp["port_id"] or "")
-            fip = state["floating_ips"].get((port or {}).get("floating_ip_id") or "")
-            if fip:
-                for name in fip.get("resource_names") or []:
-                    fip_names[name] = fip["floating_ip_address"]
-            cps.append(
-                CpResource(
-                    id=cp["id"],
-                    cpd_id=cpd_id,
-                    port_id=cp["port_id"] or "",
-                    ip_addresses=[f["ip_address"] for f in port["fixed_ips"]] if port else [],
-                    mac_address=port["mac_address"] if port else None,
-                    floating_ip=fip["floating_ip_address"] if fip else None,
-                    network_id=cp["network_id"],
-                    ext_virtual_link_id=cp["ext_virtual_link_id"],
-                    virtual_link_id=cp["virtual_link_id"],
-                )
-            )
-        storages = [
-            StorageResource(
-                id=st["id"],
-                virtual_storage_desc_id=vsd_id,
-                volume_id=st["volume_id"] or "",
-                size_gb=st["size_gb"],
-            )
-            for vsd_id, st in v["storages"].items()
-        ]
-        metadata: dict[str, Any] = {
-            "server_status": server["status"] if server else None,
-            "host_key_fingerprint": server["host_key"]["fingerprint"] if server else None,
-            "image": v["server_spec"]["image"],
-            "flavor": v["server_spec"]["flavor"],
-        }
-        if fip_names:
-            metadata["floating_ip_resources"] = fip_names
-        vnfcs.append(
-            Vnfc(
-                id=v["id"],
-                vdu_id=v["vdu_id"],
-                server_id=v["server_id"] or "",
-                name=v["name"],
-                cps=cps,
-                storages=storages,
-                resource_type="OS::Nova::Server",
-                seq=v["seq"],
-                created_at=v["created_at"],
-                metadata=metadata,
-            )
-        )
-    vls = []
-    for vl in sorted(dep["virtual_links"].values(), key=lambda x: x["vld_id"]):
-        net = state["networks"].get(vl["network_id"]) or {}
-        vls.append(
-            VirtualLinkResource(
-                id=vl["id"],
-                vld_id=vl["vld_id"],
-                network_id=vl["network_id"],
-                subnet_id=net.get("subnet_id"),
-                cidr=net.get("cidr"),
-            )
-        )
-    return VnfResources(vnfcs=vnfcs, virtual_links=vls, stack_id=dep["stack_id"])

@@ -1,180 +1,151 @@
-"""Where the simulated cloud keeps its state: in memory, or in a JSON file shared by processes.
+"""Where the simulated cloud keeps its state: SQLite, in a file of the data dir or in memory.
 
-The state is one JSON-ready dict. Every mutation is a small transaction:
+Every operation of the cloud is one transaction that reads and writes only the records it needs
+(see `tx.py` for the layout: one document per VNF instance, plus a few shared rows):
 
-    with store.transaction() as state:
-        state["servers"][sid]["status"] = "ACTIVE"
+    with store.begin() as tx:
+        doc = tx.doc(instance_id)
+        doc["servers"][sid]["status"] = "ACTIVE"
 
-Leaving the block normally commits; an exception discards every change made inside it. Code inside
-a transaction must not await (the in-process lock is a plain threading lock).
+Leaving the block normally commits; an exception rolls everything back. Code inside a transaction
+must not await (the store's lock is a plain threading lock). Several processes share a file:
+SQLite in WAL mode serialises writers (`BEGIN IMMEDIATE`, waiting up to `busy_timeout`) while
+readers read the last commit; a killed writer leaves nothing half-written (its transaction is
+rolled back when the file is next opened) and no temporary file.
+
+`read()` and `transaction()` are the old whole-state interface (one dict of every record, as
+`SimCloud.state()` shows it): they read, and rewrite, everything. Tests, tools and migration only.
 """
 
 from __future__ import annotations
 
-import abc
 import contextlib
-import copy
-import fcntl
-import json
 import os
-import tempfile
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+from vnfm.adapters.infra.simulator import legacy
+from vnfm.adapters.infra.simulator.tx import Tx
+
+SCHEMA_VERSION = 2
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS deployments (instance_id TEXT PRIMARY KEY, doc TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS extras (instance_id TEXT PRIMARY KEY, doc TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS networks (
+    id TEXT PRIMARY KEY, instance_id TEXT, lo INTEGER NOT NULL, hi INTEGER NOT NULL,
+    next_low INTEGER NOT NULL, next_high INTEGER NOT NULL, gateway TEXT, doc TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS networks_range ON networks (lo, hi);
+CREATE INDEX IF NOT EXISTS networks_instance ON networks (instance_id);
+CREATE INDEX IF NOT EXISTS networks_gateway ON networks (gateway);
+CREATE TABLE IF NOT EXISTS addresses (
+    address TEXT PRIMARY KEY, network_id TEXT NOT NULL, instance_id TEXT NOT NULL,
+    kind TEXT NOT NULL, ref TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS addresses_network ON addresses (network_id, kind);
+CREATE TABLE IF NOT EXISTS servers (
+    id TEXT PRIMARY KEY, instance_id TEXT NOT NULL, vnfc_id TEXT NOT NULL, name TEXT NOT NULL,
+    reachable INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS servers_instance ON servers (instance_id);
+CREATE INDEX IF NOT EXISTS servers_vnfc ON servers (vnfc_id);
+CREATE INDEX IF NOT EXISTS servers_name ON servers (name);
+CREATE INDEX IF NOT EXISTS servers_unreachable ON servers (reachable) WHERE reachable = 0;
+CREATE TABLE IF NOT EXISTS macs (mac TEXT PRIMARY KEY, instance_id TEXT NOT NULL);
+"""
 
 
-def empty_state() -> dict[str, Any]:
-    return {
-        "schema": SCHEMA_VERSION,
-        "networks": {},
-        "ports": {},
-        "floating_ips": {},
-        "servers": {},
-        "volumes": {},
-        "deployments": {},
-        "extras": {},
-        "faults": {},
-    }
+class StateStore:
+    """The simulated cloud's state in SQLite at `path` (":memory:": this process only)."""
 
+    def __init__(self, path: Path | str, *, fsync: bool = False) -> None:
+        self.path = path if str(path) == ":memory:" else Path(path)
+        if isinstance(self.path, Path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            legacy.remove_leftovers(self.path.parent)
+            # owner-only, like the rest of the data dir's state (SQLite gives its -wal and -shm
+            # files the database file's mode)
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        self._lock = threading.RLock()
+        self._local = threading.local()
+        self._conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=60)
+        self._conn.execute("PRAGMA busy_timeout = 60000")
+        if isinstance(self.path, Path):
+            self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn.execute(f"PRAGMA synchronous = {'FULL' if fsync else 'NORMAL'}")
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    self._conn.execute(statement)
+                self._conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)",
+                                   (str(SCHEMA_VERSION),))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
 
-def normalize(state: dict[str, Any]) -> dict[str, Any]:
-    """Fill the top-level keys a (possibly older or empty) state lacks."""
-    for key, value in empty_state().items():
-        state.setdefault(key, value)
-    return state
+    @contextlib.contextmanager
+    def begin(self, *, write: bool = True) -> Iterator[Tx]:
+        """A transaction (`write=False`: a consistent read, nothing written). A transaction begun
+        inside another one of the same thread joins it."""
+        with self._lock:
+            current: Tx | None = getattr(self._local, "tx", None)
+            if current is not None:
+                if write and not current.writable:
+                    raise RuntimeError("a write transaction cannot join a read transaction")
+                yield current
+                return
+            self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            tx = Tx(self._conn, write)
+            self._local.tx = tx
+            try:
+                yield tx
+                if write:
+                    tx.flush()
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            finally:
+                self._local.tx = None
 
-
-class StateStore(abc.ABC):
-    """Holds the cloud's state and runs read-modify-write transactions on it."""
-
-    @abc.abstractmethod
+    # ------------------------------------------------------------------ whole state (tests, tools)
     def read(self) -> dict[str, Any]:
-        """A private copy of the current state (changing it changes nothing)."""
+        """A private copy of the whole state, as one dict (reads every record)."""
+        with self.begin(write=False) as tx:
+            return legacy.export_state(tx)
 
-    @abc.abstractmethod
-    def transaction(self) -> contextlib.AbstractContextManager[dict[str, Any]]:
-        """Yield the state to mutate; commit when the block ends without an exception."""
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[dict[str, Any]]:
+        """Yield the whole state as one dict; write it all back when the block ends normally."""
+        with self.begin() as tx:
+            state = legacy.export_state(tx)
+            yield state
+            legacy.import_state(tx, state)
+
+    def import_json_file(self, json_path: Path) -> bool:
+        """Load a state file of the JSON store this one replaced, once: when this store is still
+        empty. The file is then renamed `<name>.migrated`. True when something was imported."""
+        return legacy.migrate_json_file(self, json_path)
+
+    def checkpoint(self) -> None:
+        """Move what the write-ahead log holds into the database file and truncate the log."""
+        with self._lock:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
 
 
 class MemoryStateStore(StateStore):
     """The state of one process (tests, the embedded server without persistence)."""
 
     def __init__(self, initial: dict[str, Any] | None = None) -> None:
-        self._state = normalize(copy.deepcopy(initial) if initial else empty_state())
-        # The committed state as JSON text: private copies and rollbacks are parsed from it
-        # (json is much faster than copy.deepcopy on this kind of data).
-        self._text = _dumps(self._state)
-        self._lock = threading.RLock()
-
-    def read(self) -> dict[str, Any]:
-        with self._lock:
-            return json.loads(self._text)
-
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[dict[str, Any]]:
-        with self._lock:
-            try:
-                yield self._state
-            except BaseException:
-                self._state = json.loads(self._text)
-                raise
-            self._text = _dumps(self._state)
-
-
-def _dumps(state: dict[str, Any]) -> str:
-    return json.dumps(state, separators=(",", ":"), sort_keys=True)
-
-
-class JsonFileStateStore(StateStore):
-    """The state in one JSON file: several processes share it and it survives a restart.
-
-    Writers take an exclusive `fcntl.flock` on a side lock file (`<file>.lock`) for the whole
-    read-modify-write, then replace the file atomically (temporary file in the same directory +
-    `os.replace`), so readers never see a half-written file and need no lock.
-    """
-
-    def __init__(self, path: Path | str, *, fsync: bool = False) -> None:
-        self.path = Path(path)
-        self.lock_path = self.path.with_name(self.path.name + ".lock")
-        self.fsync = fsync
-        self._thread_lock = threading.RLock()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # The last state this process read or wrote, and the file identity it came from: while the
-        # file is unchanged (no other process wrote), transactions reuse it instead of re-parsing.
-        self._cache: tuple[tuple[int, int, int], str, dict[str, Any]] | None = None
-
-    def _identity(self) -> tuple[int, int, int] | None:
-        try:
-            st = self.path.stat()
-        except FileNotFoundError:
-            return None
-        return (st.st_ino, st.st_mtime_ns, st.st_size)
-
-    def _load_text(self) -> tuple[str, tuple[int, int, int] | None]:
-        ident = self._identity()
-        if ident is not None and self._cache is not None and self._cache[0] == ident:
-            return self._cache[1], ident
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return "", None
-        return text, self._identity()
-
-    def _parse(self, text: str) -> dict[str, Any]:
-        if not text.strip():
-            return empty_state()
-        data = json.loads(text)
-        if not isinstance(data, dict):
-            raise ValueError(f"simulated cloud state file {self.path} does not hold a JSON object")
-        return normalize(data)
-
-    def _load(self) -> dict[str, Any]:
-        ident = self._identity()
-        if ident is not None and self._cache is not None and self._cache[0] == ident:
-            return self._cache[2]
-        text, ident = self._load_text()
-        state = self._parse(text)
-        if ident is not None:
-            self._cache = (ident, text, state)
-        return state
-
-    def _write(self, state: dict[str, Any]) -> None:
-        text = _dumps(state)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                if self.fsync:
-                    os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            self._cache = None
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
-        ident = self._identity()
-        self._cache = (ident, text, state) if ident is not None else None
-
-    def read(self) -> dict[str, Any]:
-        with self._thread_lock:
-            text, _ = self._load_text()
-            return self._parse(text)  # a private copy: parsed from the text, not the cached object
-
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[dict[str, Any]]:
-        with self._thread_lock, open(self.lock_path, "a+b") as lock_fh:
-            fcntl.flock(lock_fh.fileno(), fcntl.LOCK_EX)
-            try:
-                state = self._load()
-                try:
-                    yield state
-                except BaseException:
-                    self._cache = None  # the cached object may hold half a change: re-read next time
-                    raise
-                self._write(state)
-            finally:
-                fcntl.flock(lock_fh.fileno(), fcntl.LOCK_UN)
+        super().__init__(":memory:")
+        if initial:
+            with self.begin() as tx:
+                legacy.import_state(tx, initial)

@@ -1,0 +1,72 @@
+"""Reads for management-driver twins and views: servers by id or address, extras, snapshots."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+from vnfm.adapters.infra.simulator import legacy
+from vnfm.adapters.infra.simulator.base import CloudBase
+from vnfm.adapters.infra.simulator.snapshot import build_snapshot
+
+T = TypeVar("T")
+
+
+class LookupOps(CloudBase):
+    # ------------------------------------------------------------------ lookups for twins
+    def server(self, server_id: str) -> dict[str, Any] | None:
+        with self._read() as tx:
+            home = tx.server_home(server_id)
+            doc = tx.doc(home) if home is not None else None
+            return doc["servers"].get(server_id) if doc else None
+
+    def server_by_address(self, address: str) -> dict[str, Any] | None:
+        """The server that owns a fixed or floating address (addresses are cloud-unique): one
+        look-up in the address index and the owner's document."""
+        with self._read() as tx:
+            owner = tx.address_owner(address)
+            if owner is None or owner[1] not in ("port", "floating"):
+                return None
+            instance_id, _, port_id = owner
+            doc = tx.doc(instance_id)
+            port = doc["ports"].get(port_id) if doc else None
+            if doc is None or port is None or not port["device_id"]:
+                return None
+            return doc["servers"].get(port["device_id"])
+
+    # ------------------------------------------------------------------ extras (twins' state)
+    def extras(self, instance_id: str) -> dict[str, Any]:
+        """A copy of the instance's extras: change it through `update_extras` / `edit_extras`."""
+        with self._read() as tx:
+            return tx.extras(instance_id) or {}
+
+    def update_extras(self, instance_id: str, fn: Callable[[dict[str, Any]], T]) -> T:
+        """Run `fn(extras)` on the instance's mutable extras in one transaction; returns its result.
+
+        Extras are deleted with the deployment (undeploy). Keys are free: management-driver
+        twins keep cluster-side state there (nodes, etcd members, HAProxy backends, ...).
+        """
+        with self._tx() as tx:
+            extras = tx.extras(instance_id, create=True)
+            assert extras is not None
+            return fn(extras)
+
+    @contextlib.contextmanager
+    def edit_extras(self, instance_id: str) -> Iterator[dict[str, Any]]:
+        """`with cloud.edit_extras(iid) as ex: ex["nodes"] = ...` — persisted when the block ends."""
+        with self._tx() as tx:
+            extras = tx.extras(instance_id, create=True)
+            assert extras is not None
+            yield extras
+
+    # ------------------------------------------------------------------ read-only view
+    def snapshot(self, instance_id: str | None = None, *, include_extras: bool = False) -> dict[str, Any]:
+        """A JSON-ready view of the cloud, or of one instance's part of it (which reads nothing of
+        the other instances)."""
+        if instance_id is None:
+            state = self.store.read()
+        else:
+            with self._read() as tx:
+                state = legacy.instance_state(tx, instance_id, extras=include_extras)
+        return build_snapshot(state, instance_id, include_extras=include_extras)
