@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import click
 import httpx
 from click.testing import CliRunner
 
+import vnfm
 from tests.unit.cli.cli_fake import BASE, FakeVnfm, run
 from vnfm.entrypoints.cli.main import cli
 
@@ -104,3 +111,50 @@ def test_every_command_has_help_with_an_example() -> None:
         assert "Example" in res.output or path == [], path
         summary = res.output.split("\n\n")[1].strip()
         assert summary and len(summary.splitlines()[0]) <= 100, path
+
+
+# the commands `vnfm --help` and each group's --help listed before the CLI was split by group
+COMMANDS: dict[tuple[str, ...], list[str]] = {
+    (): ["demo", "op", "package", "server", "sim", "subscription", "vim", "vnf"],
+    ("op",): ["fail", "list", "retry", "rollback", "show"],
+    ("package",): ["create", "delete", "disable", "enable", "list", "show", "upload", "vnfd"],
+    ("sim",): ["state"],
+    ("subscription",): ["create", "delete", "list", "show"],
+    ("vim",): ["delete", "list", "register", "show"],
+    ("vnf",): ["create", "delete", "heal", "instantiate", "list", "scale", "show", "terminate"],
+}
+
+
+def listed_commands(help_text: str) -> list[str]:
+    """The names in the 'Commands:' section of a --help text."""
+    section = help_text.split("\nCommands:\n", 1)[1]
+    return re.findall(r"^  (\S+)", section, re.M)
+
+
+def test_help_of_the_root_and_every_group_lists_the_same_commands() -> None:
+    for path, expected in COMMANDS.items():
+        res = CliRunner().invoke(cli, [*path, "--help"], prog_name="vnfm")
+        assert res.exit_code == 0, (path, res.output)
+        assert res.output.startswith(f"Usage: {' '.join(['vnfm', *path])} [OPTIONS] COMMAND [ARGS]..."), path
+        assert listed_commands(res.output) == expected, path
+    groups = {name for name, c in cli.commands.items() if isinstance(c, click.Group)}
+    assert {p[0] for p in COMMANDS if p} == groups
+
+
+def test_console_entry_point_shows_help_without_loading_the_server() -> None:
+    """`vnfm --help` through main(), in a fresh interpreter: the API server, the database layer and
+    the OpenStack SDK are not imported for it (they would make every command slow to start)."""
+    script = (
+        "import sys\n"
+        "from vnfm.entrypoints.cli.main import main\n"
+        "sys.argv = ['vnfm', '--help']\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+        "heavy = ['fastapi', 'sqlalchemy', 'openstack', 'vnfm.entrypoints.api', 'vnfm.bootstrap']\n"
+        "print('LOADED', [m for m in heavy if m in sys.modules], code)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(vnfm.__file__).parents[1])}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("Usage: vnfm [OPTIONS] COMMAND [ARGS]...")
+    assert listed_commands(out.stdout.rsplit("LOADED", 1)[0]) == COMMANDS[()]
+    assert out.stdout.rstrip().endswith("LOADED [] 0"), out.stdout[-300:]
