@@ -1,4 +1,5 @@
-"""A small stateful fake of the vnfm wire API (httpx.MockTransport) for the CLI tests.
+"""A small stateful fake of the vnfm wire API (httpx.MockTransport) for the CLI tests, and the
+helpers that drive the CLI against it or against the real server (fixtures: conftest.py).
 
 Operation occurrences advance one state per GET along a script (STARTING, PROCESSING, then the end
 state), so `--wait` has real state changes to follow.
@@ -6,12 +7,20 @@ state), so `--wait` has real state changes to follow.
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
+import zipfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
+from click.testing import CliRunner, Result
+
+from vnfm.config import Settings
+from vnfm.entrypoints.api.server import start_in_thread
+from vnfm.entrypoints.cli.main import cli
 
 BASE = "http://fake-vnfm"
 
@@ -356,3 +365,71 @@ class FakeVnfm:
                     }
                 )
         return httpx.Response(200, json={"servers": servers, "volumes": [], "faults": {"build": 0}})
+
+
+# --------------------------------------------------------------------------------------------
+# how the tests drive the CLI: against the fake above, or against the real server in this process
+
+
+def run(fake: FakeVnfm, *args: str, token: str | None = None) -> Result:
+    """`vnfm --endpoint BASE [--token T] ARGS...` against `fake`."""
+    argv = ["--endpoint", BASE]
+    if token:
+        argv += ["--token", token]
+    return CliRunner().invoke(cli, [*argv, *args], obj={"transport": fake.transport()})
+
+
+def tiny_csar() -> bytes:
+    """A CSAR the fake onboards (it reads nothing of it)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("TOSCA-Metadata/TOSCA.meta", "TOSCA-Meta-File-Version: 1.0\n")
+    return buf.getvalue()
+
+
+def start_server(data_dir: Path) -> Any:
+    """The real API server, in a thread of this process on a free port (handle.url, handle.stop())."""
+    settings = Settings(
+        data_dir=data_dir, database_url=f"sqlite:///{data_dir / 'vnfm.db'}", host="127.0.0.1", port=0
+    )
+    return start_in_thread(settings)
+
+
+def onboarded(fake: FakeVnfm, tmp_path: Path) -> str:
+    """An ONBOARDED package in `fake`, uploaded through the CLI."""
+    csar = tmp_path / "pkg.zip"
+    csar.write_bytes(tiny_csar())
+    pkg_id = json.loads(run(fake, "--json", "package", "create").stdout)["id"]
+    res = run(fake, "package", "upload", pkg_id, str(csar))
+    assert res.exit_code == 0, res.output
+    return pkg_id
+
+
+def new_vnf(fake: FakeVnfm) -> str:
+    """A NOT_INSTANTIATED VNF instance in `fake`, created through the CLI."""
+    res = run(fake, "vnf", "create", "vnfd-1", "--name", "k8s", "--json")
+    assert res.exit_code == 0, res.output
+    return str(json.loads(res.stdout)["id"])
+
+
+def request_file(tmp_path: Path, body: dict[str, Any]) -> str:
+    p = tmp_path / "req.json"
+    p.write_text(json.dumps(body))
+    return str(p)
+
+
+# an InstantiateVnfRequest shaped like the seeds', with passwords the output must never show
+SEED_REQUEST = {
+    "flavourId": "simple",
+    "additionalParams": {
+        "k8s_cluster_installation_param": {
+            "master_node": {"ssh_cp_name": "masterNode_CP1", "username": "ubuntu", "password": "m4ster-pw"},
+            "worker_node": {
+                "aspect_id": "worker_instance",
+                "ssh_cp_name": "workerNode_CP2",
+                "username": "ubuntu",
+                "password": "w0rker-pw",
+            },
+        }
+    },
+}

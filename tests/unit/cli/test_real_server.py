@@ -3,36 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import pytest
 from click.testing import CliRunner, Result
 
 from vnfm.entrypoints.cli.main import cli
-
-
-def _start(data_dir: Path) -> Any:
-    try:
-        from vnfm.config import Settings
-        from vnfm.entrypoints.api.server import start_in_thread
-    except ImportError as e:  # the API server is written in parallel with the CLI
-        pytest.skip(f"the API server is not importable yet: {e}")
-    settings = Settings(
-        data_dir=data_dir, database_url=f"sqlite:///{data_dir / 'vnfm.db'}", host="127.0.0.1", port=0
-    )
-    return start_in_thread(settings)
-
-
-@pytest.fixture
-def server_url(tmp_path: Path) -> Iterator[str]:
-    handle = _start(tmp_path / "data")
-    try:
-        yield str(handle.url)
-    finally:
-        handle.stop()
 
 
 def run(url: str, *args: str) -> Result:
@@ -74,15 +49,3 @@ def test_package_upload_and_lifecycle_with_wait(server_url: str, tmp_path: Path)
     res = run(server_url, "vnf", "terminate", vnf["id"], "--wait", "--timeout", "60")
     assert res.exit_code == 0, res.output
     assert run(server_url, "vnf", "delete", vnf["id"]).exit_code == 0
-
-
-def test_demo_command_end_to_end(tmp_path: Path) -> None:
-    _start(tmp_path / "probe").stop()  # skips while the server cannot be imported
-    res = CliRunner().invoke(cli, ["demo", "--timeout", "120"])
-    assert res.exit_code == 0, res.output
-    assert "Demo succeeded" in res.output
-    assert '"password": "ubuntu"' not in res.output
-    # the fresh temporary data dir is removed afterwards
-    m = re.search(r"\(data: (\S+),", res.output)
-    assert m is not None
-    assert not Path(m.group(1)).exists()

@@ -1,25 +1,14 @@
+"""The basic demo scenario (demo/basic.py, demo/runner.py) against the fake server."""
+
 from __future__ import annotations
 
-import io
 import json
-import sys
-import zipfile
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from cli_fake import BASE, FakeVnfm  # noqa: E402
-
-from vnfm.entrypoints.cli.client import VnfmClient  # noqa: E402
-from vnfm.entrypoints.cli.demo import Demo, instantiate_request, pick_worker_vnfc  # noqa: E402
-
-
-def tiny_csar() -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        zf.writestr("TOSCA-Metadata/TOSCA.meta", "TOSCA-Meta-File-Version: 1.0\n")
-    return buf.getvalue()
+from tests.unit.cli.cli_fake import BASE, FakeVnfm, tiny_csar
+from vnfm.entrypoints.cli.client import VnfmClient
+from vnfm.entrypoints.cli.demo import Demo, instantiate_request, pick_worker_vnfc
 
 
 def drive(fake: FakeVnfm) -> tuple[bool, str, Demo]:

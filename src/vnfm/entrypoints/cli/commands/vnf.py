@@ -1,0 +1,226 @@
+"""`vnfm vnf ...`: VNF instances (SOL003 /vnflcm/v1). The LCM requests (instantiate, scale, heal,
+terminate) build their request body here; lcm_task reports or follows the occurrence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from vnfm.entrypoints.cli.client import VnfmClient
+from vnfm.entrypoints.cli.context import CliContext, filter_option, json_option, pass_cc
+from vnfm.entrypoints.cli.files import load_json_object, required_json_object
+from vnfm.entrypoints.cli.lcm_task import lcm_task
+from vnfm.entrypoints.cli.output import render_table
+from vnfm.entrypoints.cli.render import VNF_COLUMNS, render_vnf
+
+additional_params_option = click.option(
+    "--additional-params-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="JSON object sent as additionalParams.",
+)
+
+
+def _with_additional_params(body: dict[str, Any], path: Path | None) -> dict[str, Any]:
+    extra = load_json_object(path, "--additional-params-file")
+    if extra is not None:
+        body["additionalParams"] = extra
+    return body
+
+
+@click.group()
+def vnf() -> None:
+    """VNF instances (SOL003): create, instantiate, scale, heal.
+
+    The SOL003 /vnflcm/v1 API: create, list, show, instantiate, scale, heal, terminate, delete.
+
+    \b
+    Example (the whole lifecycle):
+      vnfm vnf create VNFD_ID --name k8s
+      vnfm vnf instantiate VNF_ID instantiate.json --wait
+      vnfm vnf scale VNF_ID --type SCALE_OUT --aspect-id worker_instance --wait
+      vnfm vnf heal VNF_ID --vnfc VNFC_ID --wait
+      vnfm vnf terminate VNF_ID --wait && vnfm vnf delete VNF_ID
+    """
+
+
+@vnf.command("create")
+@click.argument("vnfd_id")
+@click.option("--name", default=None, help="vnfInstanceName.")
+@click.option("--description", default=None, help="vnfInstanceDescription.")
+@json_option
+@pass_cc
+def vnf_create(cc: CliContext, vnfd_id: str, name: str | None, description: str | None) -> None:
+    """Create a VNF instance (NOT_INSTANTIATED) from an onboarded, enabled package's vnfdId.
+
+    \b
+    Example:
+      vnfm vnf create b1db0ce7-ebca-2fb7-95ed-4840d70a1163 --name k8s-cluster
+    """
+    cc.emit(cc.client.create_vnf(vnfd_id, name, description), render_vnf)
+
+
+@vnf.command("list")
+@filter_option("(eq,instantiationState,INSTANTIATED)")
+@json_option
+@pass_cc
+def vnf_list(cc: CliContext, filter_: str | None) -> None:
+    """List VNF instances.
+
+    \b
+    Example:
+      vnfm vnf list --filter '(eq,instantiationState,INSTANTIATED)'
+    """
+    cc.emit(cc.client.list_vnfs(filter_), lambda rows: render_table(rows, VNF_COLUMNS))
+
+
+@vnf.command("show")
+@click.argument("vnf_id")
+@json_option
+@pass_cc
+def vnf_show(cc: CliContext, vnf_id: str) -> None:
+    """Show a VNF instance, with its VNFCs (servers, addresses) when instantiated.
+
+    \b
+    Example:
+      vnfm vnf show VNF_ID
+    """
+    cc.emit(cc.client.get_vnf(vnf_id), render_vnf)
+
+
+@vnf.command("instantiate")
+@click.argument("vnf_id")
+@click.argument("request", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@lcm_task("Instantiate")
+def vnf_instantiate(client: VnfmClient, vnf_id: str, request: Path) -> str:
+    """Instantiate a VNF instance with an InstantiateVnfRequest JSON file.
+
+    Without vimConnectionInfo the default VIM (the simulated cloud out of the box) is used.
+
+    \b
+    Example (request.json: {"flavourId": "simple", "additionalParams": {...}}):
+      vnfm vnf instantiate VNF_ID request.json --wait
+    """
+    return client.instantiate(vnf_id, required_json_object(request, "REQUEST"))
+
+
+@vnf.command("scale")
+@click.argument("vnf_id")
+@click.option(
+    "--type",
+    "type_",
+    type=click.Choice(["SCALE_OUT", "SCALE_IN"]),
+    required=True,
+    help="Add (SCALE_OUT) or remove (SCALE_IN) VNFCs.",
+)
+@click.option("--aspect-id", required=True, help="Scaling aspect from the VNFD, e.g. worker_instance.")
+@click.option(
+    "--number-of-steps",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="How many scaling steps.",
+)
+@additional_params_option
+@lcm_task("Scale")
+def vnf_scale(
+    client: VnfmClient,
+    vnf_id: str,
+    type_: str,
+    aspect_id: str,
+    number_of_steps: int,
+    additional_params_file: Path | None,
+) -> str:
+    """Scale a VNF instance out or in along a scaling aspect.
+
+    \b
+    Example:
+      vnfm vnf scale VNF_ID --type SCALE_OUT --aspect-id worker_instance --number-of-steps 1 --wait
+    """
+    body: dict[str, Any] = {"type": type_, "aspectId": aspect_id, "numberOfSteps": number_of_steps}
+    return client.scale(vnf_id, _with_additional_params(body, additional_params_file))
+
+
+@vnf.command("heal")
+@click.argument("vnf_id")
+@click.option(
+    "--vnfc",
+    "vnfcs",
+    multiple=True,
+    metavar="VNFC_ID",
+    help="vnfcResourceInfo id to heal (repeatable); none heals the entire VNF.",
+)
+@click.option("--cause", default=None, help="Why (free text).")
+@additional_params_option
+@lcm_task("Heal")
+def vnf_heal(
+    client: VnfmClient,
+    vnf_id: str,
+    vnfcs: tuple[str, ...],
+    cause: str | None,
+    additional_params_file: Path | None,
+) -> str:
+    """Heal VNFCs (replace their servers, keeping ports and addresses) or the entire VNF.
+
+    \b
+    Example (VNFC ids: `vnfm vnf show VNF_ID`):
+      vnfm vnf heal VNF_ID --vnfc f8829938-d57e-4b96-b383-cf3783651822 --wait
+      vnfm vnf heal VNF_ID --cause "rebuild all" --wait
+    """
+    body: dict[str, Any] = {}
+    if vnfcs:
+        body["vnfcInstanceId"] = list(vnfcs)
+    if cause is not None:
+        body["cause"] = cause
+    return client.heal(vnf_id, _with_additional_params(body, additional_params_file))
+
+
+@vnf.command("terminate")
+@click.argument("vnf_id")
+@click.option("--graceful", "mode", flag_value="GRACEFUL", help="Let the VNF shut down gracefully.")
+@click.option("--forceful", "mode", flag_value="FORCEFUL", default=True, help="Terminate at once (default).")
+@click.option(
+    "--graceful-timeout",
+    type=int,
+    default=None,
+    metavar="SECONDS",
+    help="With --graceful: gracefulTerminationTimeout.",
+)
+@additional_params_option
+@lcm_task("Terminate")
+def vnf_terminate(
+    client: VnfmClient,
+    vnf_id: str,
+    mode: str,
+    graceful_timeout: int | None,
+    additional_params_file: Path | None,
+) -> str:
+    """Terminate a VNF instance (releases all its resources; it becomes NOT_INSTANTIATED).
+
+    \b
+    Example:
+      vnfm vnf terminate VNF_ID --wait
+      vnfm vnf terminate VNF_ID --graceful --graceful-timeout 60 --wait
+    """
+    body: dict[str, Any] = {"terminationType": mode}
+    if graceful_timeout is not None:
+        if mode != "GRACEFUL":
+            raise click.UsageError("--graceful-timeout goes with --graceful")
+        body["gracefulTerminationTimeout"] = graceful_timeout
+    return client.terminate(vnf_id, _with_additional_params(body, additional_params_file))
+
+
+@vnf.command("delete")
+@click.argument("vnf_id")
+@pass_cc
+def vnf_delete(cc: CliContext, vnf_id: str) -> None:
+    """Delete a NOT_INSTANTIATED VNF instance.
+
+    \b
+    Example:
+      vnfm vnf delete VNF_ID
+    """
+    cc.client.delete_vnf(vnf_id)
+    cc.info(f"VNF instance {vnf_id} deleted")

@@ -1,0 +1,76 @@
+"""`vnfm vnf ...` against the fake server: rendering and the LCM request bodies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.unit.cli.cli_fake import SEED_REQUEST, FakeVnfm, new_vnf, request_file, run
+
+
+def test_vnf_show_lists_vnfcs_and_masks_secrets(fake: FakeVnfm, tmp_path: Path) -> None:
+    vnf_id = new_vnf(fake)
+    res = run(fake, "vnf", "instantiate", vnf_id, request_file(tmp_path, SEED_REQUEST), "--wait")
+    assert res.exit_code == 0, res.output
+    res = run(fake, "vnf", "show", vnf_id)
+    assert res.exit_code == 0
+    assert "VNFCs:" in res.stdout
+    assert "masterNode_CP1=10.0.0." in res.stdout
+    assert "worker_instance=0" in res.stdout
+    for out in (res.stdout, run(fake, "vnf", "show", vnf_id, "--json").stdout):
+        assert "m4ster-pw" not in out and "w0rker-pw" not in out
+        assert "******" in out
+    shown = json.loads(run(fake, "--show-secrets", "vnf", "show", vnf_id, "--json").stdout)
+    params = shown["instantiatedVnfInfo"]["additionalParams"]["k8s_cluster_installation_param"]
+    assert params["master_node"]["password"] == "m4ster-pw"
+    # the request reached the server unchanged (masking is for display only)
+    assert fake.bodies("POST", "/instantiate") == [SEED_REQUEST]
+    table = run(fake, "vnf", "list").stdout
+    assert "INSTANTIATED" in table and " 3 " in table
+
+
+def test_scale_heal_terminate_bodies(fake: FakeVnfm, tmp_path: Path) -> None:
+    vnf_id = new_vnf(fake)
+    run(fake, "vnf", "instantiate", vnf_id, request_file(tmp_path, SEED_REQUEST), "--wait")
+    extra = tmp_path / "extra.json"
+    extra.write_text(json.dumps({"k8s_cluster_installation_param": {"worker_node": {"password": "x"}}}))
+    res = run(
+        fake,
+        "vnf",
+        "scale",
+        vnf_id,
+        "--type",
+        "SCALE_OUT",
+        "--aspect-id",
+        "worker_instance",
+        "--number-of-steps",
+        "2",
+        "--additional-params-file",
+        str(extra),
+        "--wait",
+    )
+    assert res.exit_code == 0, res.output
+    assert fake.bodies("POST", "/scale")[0] == {
+        "type": "SCALE_OUT",
+        "aspectId": "worker_instance",
+        "numberOfSteps": 2,
+        "additionalParams": {"k8s_cluster_installation_param": {"worker_node": {"password": "x"}}},
+    }
+    vnfc = fake.instances[vnf_id]["instantiatedVnfInfo"]["vnfcResourceInfo"][-1]["id"]
+    assert run(fake, "vnf", "heal", vnf_id, "--vnfc", vnfc, "--cause", "dead", "--wait").exit_code == 0
+    assert run(fake, "vnf", "heal", vnf_id, "--wait").exit_code == 0
+    assert fake.bodies("POST", "/heal") == [{"vnfcInstanceId": [vnfc], "cause": "dead"}, {}]
+    res = run(fake, "vnf", "terminate", vnf_id, "--graceful", "--graceful-timeout", "30", "--wait")
+    assert res.exit_code == 0, res.output
+    assert fake.bodies("POST", "/terminate") == [
+        {"terminationType": "GRACEFUL", "gracefulTerminationTimeout": 30}
+    ]
+    assert run(fake, "vnf", "delete", vnf_id).exit_code == 0
+    assert fake.instances == {}
+
+
+def test_terminate_defaults_to_forceful(fake: FakeVnfm, tmp_path: Path) -> None:
+    vnf_id = new_vnf(fake)
+    run(fake, "vnf", "instantiate", vnf_id, request_file(tmp_path, SEED_REQUEST), "--wait")
+    assert run(fake, "vnf", "terminate", vnf_id).exit_code == 0
+    assert fake.bodies("POST", "/terminate") == [{"terminationType": "FORCEFUL"}]
