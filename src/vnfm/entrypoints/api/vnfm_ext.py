@@ -11,6 +11,7 @@ from vnfm.adapters.mgmt.kubernetes.twin import KEY as K8S_KEY
 from vnfm.adapters.mgmt.kubernetes.twin import view as k8s_view
 from vnfm.domain.errors import BadRequest, NotFound
 from vnfm.entrypoints.api.common import app_of, json_body
+from vnfm.service import requests as rq
 from vnfm.service import views
 
 router = APIRouter()
@@ -105,10 +106,12 @@ async def sim_state_of(request: Request, inst_id: str) -> dict[str, Any]:
 @router.post("/sim/v1/faults", status_code=204)
 async def sim_faults(request: Request) -> Response:
     """Inject faults into the simulated cloud (tests and demos of error paths)."""
-    body = await json_body(request)
-    if not isinstance(body, dict):
-        raise BadRequest("a JSON object is expected")
-    app_of(request).sim.inject(**body)
+    req = rq.parse(rq.SimFaultsRequest, await json_body(request))
+    faults = rq.dump(req)
+    if not faults:
+        raise BadRequest("the body names no fault (fail_build, build_message, unreachable, unreachable_next, "
+                         "fail_delete)")
+    app_of(request).sim.inject(**faults)
     return Response(status_code=204)
 
 
