@@ -40,6 +40,19 @@ def all_nulls(doc: Any, path: str = "") -> list[str]:
     return []
 
 
+def resource_handles(doc: Any) -> Any:
+    """Every ResourceHandle in an InstantiatedVnfInfo (the ETSI schemas require its vimConnectionId)."""
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            if key in ("resourceHandle", "computeResource", "networkResource", "storageResource"):
+                yield value
+            else:
+                yield from resource_handles(value)
+    elif isinstance(doc, list):
+        for item in doc:
+            yield from resource_handles(item)
+
+
 # ------------------------------------------------------------------------------------ headers
 async def test_header_names_are_spelled_as_the_specifications_write_them(api_factory: ApiFactory) -> None:
     api = await api_factory(page_size=1)
@@ -96,6 +109,8 @@ def test_header_names_on_the_wire_through_uvicorn(tmp_path: Any) -> None:
 
 # ------------------------------------------------------------------------------------ api_versions
 async def test_vnfpkgm_api_versions(api: Api) -> None:
+    # The ETSI suites join apiRoot "/" and "/vnfpkgm": the path starts with "//".
+    assert (await api.c.get(httpx.URL("http://vnfm.test//vnfpkgm/v1//api_versions"))).status_code == 200
     for path in ("/vnfpkgm/api_versions", "/vnfpkgm/v1/api_versions"):
         r = await api.c.get(path)
         assert r.status_code == 200, path
@@ -124,6 +139,8 @@ async def test_absent_optional_attributes_are_omitted_not_null(api: Api) -> None
     inst = await api.instance(inst_id)
     assert not all_nulls(inst), all_nulls(inst)
     assert "instantiationLevelId" not in inst["instantiatedVnfInfo"]
+    handles = list(resource_handles(inst["instantiatedVnfInfo"]))
+    assert len(handles) > 5 and all(h.get("vimConnectionId") for h in handles), handles  # ResourceHandle
     for path in ("/vnflcm/v1/vnf_instances?all_fields", "/vnflcm/v1/vnf_lcm_op_occs?all_fields"):
         assert not all_nulls((await api.c.get(path)).json()), path
 

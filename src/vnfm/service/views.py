@@ -163,10 +163,11 @@ def _ext_cp_id(cp: CpResource) -> str:
     return f"{cp.id}-ext"
 
 
-def _port(cp: CpResource) -> dict[str, Any]:
+def _port(cp: CpResource, vim_conn: str | None) -> dict[str, Any]:
     return {
         "id": cp.port_id,
-        "resourceHandle": {"resourceId": cp.port_id, "vimLevelResourceType": "OS::Neutron::Port"},
+        "resourceHandle": {"vimConnectionId": vim_conn, "resourceId": cp.port_id,
+                           "vimLevelResourceType": "OS::Neutron::Port"},
         "cpInstanceId": cp.id,
     }
 
@@ -181,7 +182,7 @@ class _Collected:
         self.ext_vl_ports: dict[str, list[dict[str, Any]]] = {}
 
 
-def _vnfc_cp(cp: CpResource, out: _Collected) -> dict[str, Any]:
+def _vnfc_cp(cp: CpResource, vim_conn: str | None, out: _Collected) -> dict[str, Any]:
     entry: dict[str, Any] = {"id": cp.id, "cpdId": cp.cpd_id, "vnfLinkPortId": cp.port_id,
                              "cpProtocolInfo": _cp_protocol_info(cp)}
     if cp.virtual_link_id is None:  # an external CP
@@ -190,9 +191,9 @@ def _vnfc_cp(cp: CpResource, out: _Collected) -> dict[str, Any]:
                             "extLinkPortId": cp.port_id if cp.ext_virtual_link_id else None,
                             "associatedVnfcCpId": cp.id})
         if cp.ext_virtual_link_id:
-            out.ext_vl_ports.setdefault(cp.ext_virtual_link_id, []).append(_port(cp))
+            out.ext_vl_ports.setdefault(cp.ext_virtual_link_id, []).append(_port(cp, vim_conn))
     else:
-        out.vl_ports.setdefault(str(cp.virtual_link_id), []).append(_port(cp))
+        out.vl_ports.setdefault(str(cp.virtual_link_id), []).append(_port(cp, vim_conn))
     if cp.floating_ip:
         entry["metadata"] = {"floatingIp": cp.floating_ip}
     return entry
@@ -212,7 +213,7 @@ def _vnfc_resource(v: Vnfc, vim_conn: str | None, out: _Collected) -> dict[str, 
         "computeResource": {"vimConnectionId": vim_conn, "resourceId": v.server_id,
                             "vimLevelResourceType": v.resource_type},
         "storageResourceIds": [s.id for s in v.storages],
-        "vnfcCpInfo": [_vnfc_cp(cp, out) for cp in v.cps],
+        "vnfcCpInfo": [_vnfc_cp(cp, vim_conn, out) for cp in v.cps],
         "metadata": _drop_none({"name": v.name, "createdAt": v.created_at}),
     }
 
@@ -236,7 +237,9 @@ def instantiated_vnf_info(inst: VnfInstance) -> dict[str, Any] | None:
     ext_vls = [
         {
             "id": ev.get("id"),
-            "resourceHandle": {"vimConnectionId": ev.get("vimConnectionId"), "resourceId": ev.get("resourceId")},
+            # every ResourceHandle names its VIM connection: the request's, else the instance's VIM
+            "resourceHandle": {"vimConnectionId": ev.get("vimConnectionId") or vim_conn,
+                               "resourceId": ev.get("resourceId")},
             "extLinkPorts": out.ext_vl_ports.get(str(ev.get("id")), []),
         }
         for ev in inst.ext_virtual_links

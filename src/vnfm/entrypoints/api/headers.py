@@ -6,10 +6,14 @@ are case-insensitive, but the ETSI NFV-TST 010 suites (and some clients) read `L
 application (outside Starlette's error handling, so 500s, 401s and streamed or file responses
 pass through it too): it writes every header name in its canonical spelling and adds the SOL013
 `Version` header (and `Date`, since uvicorn's own lower-case one is turned off) when missing.
+
+It also merges repeated slashes in the request path: the ETSI suites build URLs as
+`{apiRoot}/{apiName}/...` with apiRoot "/" and so ask for `//vnflcm/v1/...`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from email.utils import formatdate
 from typing import Any
@@ -27,6 +31,9 @@ _SPECIAL = {
     b"content-md5": b"Content-MD5",
     b"x-xss-protection": b"X-XSS-Protection",
 }
+
+
+_SLASHES = re.compile(r"/{2,}")
 
 
 def canonical(name: bytes) -> bytes:
@@ -48,6 +55,13 @@ class CanonicalHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        path = scope.get("path", "")
+        if "//" in path:
+            scope = dict(scope)
+            scope["path"] = _SLASHES.sub("/", path)
+            raw = scope.get("raw_path")
+            if isinstance(raw, bytes):
+                scope["raw_path"] = re.sub(rb"/{2,}", b"/", raw)
 
         async def send_canonical(message: Message) -> None:
             if message["type"] == "http.response.start":

@@ -95,14 +95,13 @@ async def show_op_occ(request: Request, op_id: str) -> dict[str, object]:
 
 @router.post("/v1/vnf_lcm_op_occs/{op_id}/retry")
 async def retry(request: Request, op_id: str) -> Response:
-    app_of(request).instances.retry(op_id)
-    return Response(status_code=202)
+    """202 with the occurrence's Location (not required by SOL003, read by the ETSI suite)."""
+    return _accepted(request, app_of(request).instances.retry(op_id))
 
 
 @router.post("/v1/vnf_lcm_op_occs/{op_id}/rollback")
 async def rollback(request: Request, op_id: str) -> Response:
-    app_of(request).instances.rollback(op_id)
-    return Response(status_code=202)
+    return _accepted(request, app_of(request).instances.rollback(op_id))
 
 
 @router.post("/v1/vnf_lcm_op_occs/{op_id}/cancel")
