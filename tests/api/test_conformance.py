@@ -228,3 +228,20 @@ async def test_instance_links_advertise_only_implemented_tasks(onboarded: tuple[
             continue
         r = await api.c.post(link["href"], json={"unknownAttribute": 1})  # refused, but routed
         assert r.status_code == 400, (name, r.status_code, r.text)
+
+
+def test_lcm_notifications_carry_no_nulls_and_no_url_credentials() -> None:
+    """A RESULT for a scale-out whose new VNFC never got a server (resourceId unknown)."""
+    from vnfm.domain.model import LcmOperation, OpOcc, OpState
+    from vnfm.service import views
+
+    occ = OpOcc(vnf_instance_id="i", operation=LcmOperation.SCALE, operation_state=OpState.FAILED_TEMP,
+                error={"status": 500, "title": "x", "detail": "proxy http://u:n0tif-s3cret@p:3128 refused"},
+                resource_changes={"affectedVnfcs": [{"id": "v", "vduId": "w", "changeType": "ADDED",
+                                                     "computeResource": {"vimConnectionId": "vim",
+                                                                         "resourceId": None}}]},
+                changed_info={"metadata": {"mirror": "https://u:n0tif-s3cret@m/"}})
+    body = views.lcm_notification(occ, "RESULT")
+    assert not all_nulls(body), all_nulls(body)
+    assert "n0tif-s3cret" not in str(body)
+    assert body["affectedVnfcs"][0]["computeResource"] == {"vimConnectionId": "vim"}

@@ -373,7 +373,7 @@ def lcm_notification(occ: OpOcc, notification_status: str) -> dict[str, Any]:
             body["changedInfo"] = occ.changed_info
         if occ.error:
             body["error"] = occ.error
-    return body
+    return _output(body)  # no nulls (a VNFC that never got a server), no URL credentials
 
 
 def identifier_notification(kind: str, instance_id: str) -> dict[str, Any]:

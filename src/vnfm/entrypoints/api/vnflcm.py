@@ -89,7 +89,7 @@ async def list_op_occs(request: Request) -> JSONResponse:
 async def show_op_occ(request: Request, op_id: str) -> dict[str, object]:
     occ = app_of(request).instances.op_get(op_id)
     body = views.op_occ_info(occ)
-    body["vnfmProgress"] = occ.events[-50:]
+    body["vnfmProgress"] = views.masked(occ.events[-50:])
     return body
 
 
