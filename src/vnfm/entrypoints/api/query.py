@@ -412,7 +412,7 @@ def parse_list_params(
 ) -> ListParams:
     """Validate a list request's query (filter, selectors, paging marker).
 
-    `selectors=False` for resources that support no attribute selectors (e.g. subscriptions).
+    `selectors=False` for resources that support no attribute selectors (every list vnfm serves takes them).
     `strict` rejects parameters other than the SOL013 ones and `extra_allowed`. A parameter given
     twice is rejected when `query` can tell (Starlette's QueryParams has `getlist`).
     """
