@@ -22,6 +22,7 @@ from vnfm.bootstrap import App
 from vnfm.config import Settings
 from vnfm.entrypoints.api.app import create_app
 from vnfm.examples import example_csar
+from vnfm.packaging.csar import build_csar
 
 TERMINAL = {"COMPLETED", "FAILED", "FAILED_TEMP", "ROLLED_BACK"}
 
@@ -94,6 +95,19 @@ def seed_body(*, ext_vls: bool = True, **changes: Any) -> dict[str, Any]:
 @functools.cache
 def csar_bytes() -> bytes:
     return example_csar()
+
+
+TACKER_SAMPLES_DIR = Path(__file__).resolve().parent / "packages"
+# Test packages shaped like Tacker's samples (samples/mgmt_driver/kubernetes/...), as its user
+# guides have them built: TOSCA.meta style (the image listed without a checksum), hook and
+# artifact names, Definitions layout. Their content is written here; the image is a stand-in.
+TACKER_SAMPLES = ("kubeadm", "private_registry", "kubespray", "cnf_nodeport")
+
+
+@functools.cache
+def tacker_sample_csar(name: str) -> bytes:
+    """The CSAR of tests/api/packages/<name> (TOSCA.meta hashes computed, as the guides say)."""
+    return build_csar(TACKER_SAMPLES_DIR / name)
 
 
 def settings_for(tmp_path: Path, **overrides: Any) -> Settings:

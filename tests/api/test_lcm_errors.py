@@ -169,6 +169,7 @@ async def test_retry_after_a_build_failure(onboarded: tuple[Api, str, str]) -> N
 
     r = await api.c.post(f"{loc}/retry")
     assert r.status_code == 202, r.text
+    assert r.headers["Location"].endswith(loc)  # the same occurrence
     occ = await api.wait_op(loc)
     assert occ["operationState"] == "COMPLETED", occ.get("error")
     inst = await api.instance(inst_id)
@@ -184,6 +185,7 @@ async def test_rollback_after_a_build_failure(onboarded: tuple[Api, str, str]) -
     inst_id, loc, _ = await _failed_instantiate(api, vnfd_id)
     r = await api.c.post(f"{loc}/rollback")
     assert r.status_code == 202, r.text
+    assert r.headers["Location"].endswith(loc)
     occ = await api.wait_op(loc)
     assert occ["operationState"] == "ROLLED_BACK", occ.get("error")
     inst = await api.instance(inst_id)

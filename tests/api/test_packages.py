@@ -156,8 +156,8 @@ async def test_vnfd_artifacts_and_content(api: Api) -> None:
     assert "Definitions/sample_kubernetes_df_simple.yaml" in names
     assert not any(n.startswith(("Scripts/", "BaseHOT/")) for n in names)
 
-    # The VNFD has several files: text/plain alone cannot carry it (SOL005: 409).
-    assert_problem(await api.c.get(f"{url}/vnfd", headers={"Accept": "text/plain"}), 409, "application/zip")
+    # The VNFD has several files: text/plain alone cannot carry it (SOL005 9.4.4.3.2: 406).
+    assert_problem(await api.c.get(f"{url}/vnfd", headers={"Accept": "text/plain"}), 406, "application/zip")
     assert_problem(await api.c.get(f"{url}/vnfd", headers={"Accept": "image/png"}), 406)
 
     r = await api.c.get(f"{url}/artifacts/Scripts/install_k8s_cluster.sh")

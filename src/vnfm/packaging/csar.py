@@ -8,6 +8,7 @@ A package comes from a client we do not trust. Everything here assumes the archi
 * entries are decompressed by us, from the archive bytes, in bounded steps: the size written in
   the zip headers is never trusted, the output is cut at a hard cap (per entry, for the whole
   package and relative to the compressed size) and must then match the header's size and CRC;
+* TOSCA.meta artifacts that declare a checksum must match it (`csar_meta`);
 * only the STORED and DEFLATED methods are accepted (bzip2/lzma cannot be decompressed in
   bounded steps with the standard library).
 
@@ -18,32 +19,24 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import posixpath
-import re
 import stat
 import struct
 import zipfile
 import zlib
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from vnfm.domain.errors import NotFound, PayloadTooLarge, UnprocessableEntity
+from vnfm.domain.errors import PayloadTooLarge, UnprocessableEntity
+from vnfm.packaging.csar_files import ExtractedPackage, build_csar, extract_to
+from vnfm.packaging.csar_meta import CsarArtifact, meta_get, parse_tosca_meta, rehash_tosca_meta, verify_artifacts
+from vnfm.packaging.csar_names import TOSCA_META, check_entry_name, normalize_package_path
 
-TOSCA_META = "TOSCA-Metadata/TOSCA.meta"
+__all__ = [
+    "TOSCA_META", "Csar", "CsarArtifact", "CsarLimits", "ExtractedPackage", "build_csar", "check_entry_name",
+    "extract_to", "normalize_package_path", "parse_tosca_meta", "read_csar", "rehash_tosca_meta",
+]
 
 MiB = 1024 * 1024
-
-# Algorithm names as written in TOSCA.meta / manifests, normalised (upper case, no '-' or '_').
-_HASHES: dict[str, tuple[str, str]] = {
-    "SHA256": ("SHA-256", "sha256"),
-    "SHA384": ("SHA-384", "sha384"),
-    "SHA512": ("SHA-512", "sha512"),
-}
-
-_DRIVE = re.compile(r"^[A-Za-z]:")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 _CHUNK = 64 * 1024
 
 
@@ -58,16 +51,6 @@ class CsarLimits:
     max_name_length: int = 1024
 
 
-@dataclass(frozen=True)
-class CsarArtifact:
-    """One artifact block of TOSCA.meta (SOL004 `Source:`/`Name:` + `Algorithm:` + `Hash:`)."""
-
-    path: str
-    algorithm: str  # canonical: SHA-256 / SHA-384 / SHA-512
-    hash: str  # lower-case hex
-    content_type: str = ""
-
-
 @dataclass
 class Csar:
     files: dict[str, bytes]
@@ -75,44 +58,6 @@ class Csar:
     entry_definitions: str
     artifacts: list[CsarArtifact] = field(default_factory=list)
     checksum: dict[str, str] = field(default_factory=dict)  # {"algorithm": "SHA-512", "hash": ...}
-
-
-# ============================================================================ names
-def check_entry_name(name: str, where: str = "package entry", max_length: int = 1024) -> str:
-    """Validate a relative package path; returns it without a trailing '/'. Raises naming it."""
-    shown = repr(name[:200])
-    if not name or name in ("/", "."):
-        raise UnprocessableEntity(f"{where} {shown} has an empty name")
-    if len(name) > max_length:
-        raise UnprocessableEntity(f"{where} {shown} has a name longer than {max_length} characters")
-    if _CONTROL.search(name):
-        raise UnprocessableEntity(f"{where} {shown} contains control characters")
-    if "\\" in name:
-        raise UnprocessableEntity(f"{where} {shown} contains a backslash (zip slip)")
-    if name.startswith("/"):
-        raise UnprocessableEntity(f"{where} {shown} is an absolute path (zip slip)")
-    if _DRIVE.match(name):
-        raise UnprocessableEntity(f"{where} {shown} starts with a drive letter (zip slip)")
-    trimmed = name[:-1] if name.endswith("/") else name
-    parts = trimmed.split("/")
-    if any(p == ".." for p in parts):
-        raise UnprocessableEntity(f"{where} {shown} contains '..' (zip slip)")
-    if any(p in ("", ".") for p in parts):
-        raise UnprocessableEntity(f"{where} {shown} contains an empty or '.' path segment")
-    return trimmed
-
-
-def normalize_package_path(path: str, where: str = "path") -> str:
-    """A path a VNFD or request gives (maybe './UserData/x.py'): normalised, never escaping."""
-    p = path.strip()
-    while p.startswith("./"):
-        p = p[2:]
-    if "\\" in p or p.startswith("/") or _DRIVE.match(p):
-        raise UnprocessableEntity(f"{where} {path!r} is not a relative path inside the package")
-    norm = posixpath.normpath(p) if p else ""
-    if norm in ("", ".") or norm == ".." or norm.startswith("../"):
-        raise UnprocessableEntity(f"{where} {path!r} escapes the package")
-    return check_entry_name(norm, where)
 
 
 # ============================================================================ reading
@@ -162,7 +107,7 @@ def read_csar(data: bytes, limits: CsarLimits | None = None) -> Csar:
     if TOSCA_META not in files:
         raise UnprocessableEntity(f"package has no {TOSCA_META}")
     meta, artifacts = parse_tosca_meta(files[TOSCA_META])
-    entry = _meta_get(meta, "Entry-Definitions")
+    entry = meta_get(meta, "Entry-Definitions")
     if not entry:
         raise UnprocessableEntity(f"{TOSCA_META} has no Entry-Definitions")
     entry = normalize_package_path(entry, f"{TOSCA_META} Entry-Definitions")
@@ -170,17 +115,7 @@ def read_csar(data: bytes, limits: CsarLimits | None = None) -> Csar:
         raise UnprocessableEntity(
             f"{TOSCA_META} Entry-Definitions names {entry!r}, which is not in the package"
         )
-    for art in artifacts:
-        if art.path not in files:
-            raise UnprocessableEntity(
-                f"{TOSCA_META} lists artifact {art.path!r}, which is not in the package"
-            )
-        actual = hashlib.new(_HASHES[_algo_key(art.algorithm)][1], files[art.path]).hexdigest()
-        if actual != art.hash:
-            raise UnprocessableEntity(
-                f"hash mismatch for {art.path!r}: {TOSCA_META} says {art.algorithm} {art.hash}, "
-                f"the file has {actual}"
-            )
+    verify_artifacts(artifacts, files)
     return Csar(
         files=files,
         meta=meta,
@@ -308,229 +243,3 @@ def _read_entry(archive: bytes, info: zipfile.ZipInfo, limits: CsarLimits, budge
     if zlib.crc32(out) & 0xFFFFFFFF != info.CRC:
         raise UnprocessableEntity(f"package entry {name!r} fails its CRC-32 check (corrupt zip)")
     return bytes(out)
-
-
-# ============================================================================ TOSCA.meta
-def _algo_key(algorithm: str) -> str:
-    return algorithm.strip().upper().replace("-", "").replace("_", "")
-
-
-def _meta_get(meta: dict[str, str], key: str) -> str:
-    for k, v in meta.items():
-        if k.lower() == key.lower():
-            return v
-    return ""
-
-
-def _meta_lines(text: str) -> list[tuple[int, str, str]]:
-    """(line number, key, value) of every `Key: value` line; blank lines give ('', '')."""
-    out: list[tuple[int, str, str]] = []
-    for no, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            out.append((no, "", ""))
-            continue
-        key, sep, value = line.partition(":")
-        if not sep or not key.strip():
-            raise UnprocessableEntity(f"{TOSCA_META} line {no}: expected 'Key: value', got {line[:80]!r}")
-        out.append((no, key.strip(), value.strip()))
-    return out
-
-
-def _meta_blocks(text: str) -> tuple[dict[str, str], list[dict[str, tuple[int, str]]]]:
-    """The header block and the artifact blocks (each starts at a `Name:` or `Source:` line)."""
-    header: dict[str, str] = {}
-    blocks: list[dict[str, tuple[int, str]]] = []
-    current: dict[str, tuple[int, str]] | None = None
-    for no, key, value in _meta_lines(text):
-        if not key:
-            continue
-        lk = key.lower()
-        if lk in ("name", "source"):
-            current = {"path": (no, value)}
-            blocks.append(current)
-            continue
-        if current is None:
-            if key in header:
-                raise UnprocessableEntity(f"{TOSCA_META} line {no}: duplicate key {key!r}")
-            header[key] = value
-        else:
-            if lk in current:
-                raise UnprocessableEntity(
-                    f"{TOSCA_META} line {no}: duplicate key {key!r} in one artifact block"
-                )
-            current[lk] = (no, value)
-    return header, blocks
-
-
-def parse_tosca_meta(raw: bytes) -> tuple[dict[str, str], list[CsarArtifact]]:
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise UnprocessableEntity(f"{TOSCA_META} is not UTF-8 text") from None
-    header, blocks = _meta_blocks(text)
-    artifacts: list[CsarArtifact] = []
-    seen: set[str] = set()
-    for block in blocks:
-        no, path = block["path"]
-        if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path):
-            raise UnprocessableEntity(
-                f"{TOSCA_META} line {no}: artifact {path!r} is outside the package; only artifacts "
-                "inside the package are supported"
-            )
-        path = normalize_package_path(path, f"{TOSCA_META} line {no}: artifact")
-        if path in seen:
-            raise UnprocessableEntity(f"{TOSCA_META} line {no}: artifact {path!r} is listed twice")
-        seen.add(path)
-        algo = block.get("algorithm", (no, ""))[1]
-        digest = block.get("hash", (no, ""))[1]
-        if not algo or not digest:
-            missing = "Algorithm" if not algo else "Hash"
-            raise UnprocessableEntity(f"{TOSCA_META}: artifact {path!r} has no {missing}")
-        key = _algo_key(algo)
-        if key not in _HASHES:
-            raise UnprocessableEntity(
-                f"{TOSCA_META}: artifact {path!r} uses unsupported hash algorithm {algo!r} "
-                "(SHA-256, SHA-384 or SHA-512)"
-            )
-        canonical, _ = _HASHES[key]
-        artifacts.append(
-            CsarArtifact(
-                path=path,
-                algorithm=canonical,
-                hash=digest.lower(),
-                content_type=block.get("content-type", (no, ""))[1],
-            )
-        )
-    return header, artifacts
-
-
-# ============================================================================ extraction
-def _open_flags() -> int:
-    return os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-
-
-def extract_to(csar: Csar, dest: Path) -> None:
-    """Write the package files under `dest` (created if needed). Only regular files, never outside."""
-    dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    root = dest.resolve()
-    for name in sorted(csar.files):
-        rel = check_entry_name(name)
-        parts = rel.split("/")
-        parent = root
-        for part in parts[:-1]:
-            parent = parent / part
-            if parent.is_symlink():
-                raise UnprocessableEntity(f"cannot extract {name!r}: {parent} is a symbolic link")
-            if not parent.exists():
-                parent.mkdir()
-            elif not parent.is_dir():
-                raise UnprocessableEntity(f"cannot extract {name!r}: {parent} is not a directory")
-        target = parent / parts[-1]
-        if not target.resolve().is_relative_to(root):
-            raise UnprocessableEntity(f"cannot extract {name!r}: it would land outside {root}")
-        try:
-            fd = os.open(target, _open_flags(), 0o644)
-        except FileExistsError:
-            raise UnprocessableEntity(f"cannot extract {name!r}: {target} already exists") from None
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(csar.files[name])
-
-
-# Marker file the package service writes next to an extracted package; not a package file.
-_MARKERS = frozenset({".complete"})
-
-
-class ExtractedPackage:
-    """Read-only view of an extracted package (implements vnfm.service.ports.PackageFiles)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root).resolve()
-
-    def _path(self, path: str) -> Path:
-        rel = normalize_package_path(path, "package path")
-        target = self.root.joinpath(*rel.split("/"))
-        # Refuse symlinks anywhere under the root, and anything resolving outside it.
-        probe = target
-        while probe != self.root:
-            if probe.is_symlink():
-                raise UnprocessableEntity(f"package path {path!r} goes through a symbolic link")
-            probe = probe.parent
-        if not target.resolve().is_relative_to(self.root):
-            raise UnprocessableEntity(f"package path {path!r} escapes the package")
-        return target
-
-    def read(self, path: str) -> bytes:
-        target = self._path(path)
-        if not target.is_file():
-            raise NotFound(f"file {path!r} does not exist in the VNF package")
-        return target.read_bytes()
-
-    def exists(self, path: str) -> bool:
-        return self._path(path).is_file()
-
-    def listing(self) -> list[str]:
-        out: list[str] = []
-        for dirpath, _dirnames, filenames in os.walk(self.root):
-            for fn in filenames:
-                full = Path(dirpath) / fn
-                if full.is_symlink() or not full.is_file():
-                    continue
-                rel = full.relative_to(self.root).as_posix()
-                if rel not in _MARKERS:
-                    out.append(rel)
-        return sorted(out)
-
-
-# ============================================================================ building
-def _source_files(src_dir: Path) -> dict[str, bytes]:
-    files: dict[str, bytes] = {}
-    for dirpath, dirnames, filenames in os.walk(src_dir):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for fn in filenames:
-            full = Path(dirpath) / fn
-            if fn.endswith((".pyc", ".pyo")):
-                continue
-            rel = full.relative_to(src_dir).as_posix()
-            if full.is_symlink() or not full.is_file():
-                raise UnprocessableEntity(f"package source {rel!r} is not a regular file")
-            files[check_entry_name(rel, "package source")] = full.read_bytes()
-    return files
-
-
-def rehash_tosca_meta(text: str, files: dict[str, bytes]) -> str:
-    """TOSCA.meta with every artifact's `Hash:` recomputed from `files` (with its Algorithm)."""
-    _header, blocks = _meta_blocks(text)
-    fixes: dict[int, str] = {}
-    for block in blocks:
-        path = normalize_package_path(block["path"][1], f"{TOSCA_META} artifact")
-        if "hash" not in block or "algorithm" not in block or path not in files:
-            continue
-        key = _algo_key(block["algorithm"][1])
-        if key not in _HASHES:
-            continue
-        fixes[block["hash"][0]] = hashlib.new(_HASHES[key][1], files[path]).hexdigest()
-    lines = text.splitlines(keepends=True)
-    for no, digest in fixes.items():
-        line = lines[no - 1]
-        ending = line[len(line.rstrip("\r\n")) :]
-        key = line.partition(":")[0]
-        lines[no - 1] = f"{key}: {digest}{ending}"
-    return "".join(lines)
-
-
-def build_csar(src_dir: Path) -> bytes:
-    """A deterministic CSAR of a package source tree, TOSCA.meta hashes refreshed."""
-    src_dir = Path(src_dir)
-    files = _source_files(src_dir)
-    if TOSCA_META in files:
-        files[TOSCA_META] = rehash_tosca_meta(files[TOSCA_META].decode("utf-8"), files).encode("utf-8")
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name in sorted(files):
-            info = zipfile.ZipInfo(name, date_time=_FIXED_TIME)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.create_system = 3
-            info.external_attr = (stat.S_IFREG | 0o644) << 16
-            zf.writestr(info, files[name])
-    return buf.getvalue()

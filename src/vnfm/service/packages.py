@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from vnfm.domain.errors import BadRequest, Conflict, NotFound, UnprocessableEntity, VnfmError
+from vnfm.domain.errors import BadRequest, Conflict, NotAcceptable, NotFound, UnprocessableEntity, VnfmError
 from vnfm.domain.model import OnboardingState, OperationalState, UsageState, VnfPackage
 from vnfm.domain.patch import merge_patch
 from vnfm.domain.vnfd import Vnfd
@@ -247,7 +247,7 @@ class PackageService:
         csar = read_csar(self.content(pkg_id), self.limits)
         defs = [n for n in csar.files if n.startswith("Definitions/") and n.endswith((".yaml", ".yml"))]
         if len(defs) != 1:
-            raise Conflict(
+            raise NotAcceptable(  # SOL005 9.4.4.3.2: text/plain only for a single-file VNFD
                 f"the VNFD of package {pkg_id} has {len(defs)} files; ask for application/zip instead of text/plain"
             )
         return csar.files[defs[0]].decode()

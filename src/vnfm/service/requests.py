@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError, field_validator
 
 from vnfm.domain.errors import BadRequest
 
@@ -121,6 +122,17 @@ class PkgmSubscriptionRequest(LccnSubscriptionRequest):
     """SOL005 9.5.2.3: the same attributes; its filter is a PkgmNotificationsFilter."""
 
 
+class SimFaultsRequest(_Strict):
+    """POST /sim/v1/faults (vnfm's simulated cloud): the faults `SimCloud.inject` takes."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    fail_build: dict[str, NonNegativeInt] | None = None
+    build_message: str | None = None
+    unreachable: list[str] | None = None
+    unreachable_next: dict[str, NonNegativeInt] | None = None
+    fail_delete: NonNegativeInt | None = None
+
+
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -141,3 +153,40 @@ def parse(model: type[M], body: Any) -> M:
 
 def dump(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(exclude_none=True)
+
+
+# ----------------------------------------------------------------------------- control characters
+# NUL and the C0 controls other than TAB, LF and CR have no use in any attribute (PostgreSQL cannot
+# even store NUL in text). TAB, LF and CR are fine in free text (descriptions, scripts, keys and
+# certificates in additionalParams) but not in identifiers, names, types and URIs, nor in any key.
+_NEVER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_STRICT_KEY = re.compile(r"(?:^|[a-z])(?:id|Id|Ids|Uri|Name|Type|type|State|Version)$|^(?:name|vimType)$")
+
+
+def _where(path: list[str]) -> str:
+    return ".".join(path) or "(body)"
+
+
+def _indexed(path: list[str], i: int) -> list[str]:
+    return [*path[:-1], f"{path[-1]}[{i}]"] if path else [f"[{i}]"]
+
+
+def refuse_control_characters(doc: Any) -> None:
+    """BadRequest naming the first attribute whose key or value holds a control character that the
+    data model has no use for (see above). Iterative: the caller bounds the depth."""
+    stack: list[tuple[Any, list[str], bool]] = [(doc, [], False)]
+    while stack:
+        node, path, strict = stack.pop()
+        if isinstance(node, str):
+            bad = (_ANY_CONTROL if strict else _NEVER).search(node)
+            if bad:
+                raise BadRequest(f"{_where(path)}: control character U+{ord(bad.group()):04X} is not allowed here")
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if _ANY_CONTROL.search(str(key)):
+                    raise BadRequest(f"{_where(path)}: an attribute name holds a control character "
+                                     f"({str(key)[:40]!r})")
+                stack.append((value, [*path, str(key)], bool(_STRICT_KEY.search(str(key)))))
+        elif isinstance(node, list):
+            stack.extend((item, _indexed(path, i), strict) for i, item in enumerate(node))

@@ -12,6 +12,7 @@ from typing import Any
 from vnfm.domain import lcm
 from vnfm.domain.model import (
     InstantiationState,
+    OnboardingState,
     OpOcc,
     OpState,
     Subscription,
@@ -21,7 +22,8 @@ from vnfm.domain.model import (
 )
 from vnfm.domain.notifications import LCM, PKGM
 from vnfm.domain.resources import CpResource, Vnfc
-from vnfm.domain.secrets import mask_secrets
+from vnfm.domain.secrets import mask_secrets, mask_url_credentials
+from vnfm.service.vims import reported_type
 
 
 def ts(value: datetime | None) -> str | None:
@@ -34,8 +36,59 @@ def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
 
+# Attributes whose values are the client's own data (KeyValuePairs and the like): kept as given
+# (a null inside is the client's), only their secrets masked.
+USER_DATA = frozenset({"additionalParams", "userDefinedData", "extensions", "vnfConfigurableProperties",
+                       "operationParams", "userMetadata", "metadata", "filter", "interfaceInfo",
+                       "accessInfo", "extra"})
+
+
+def prune(value: Any) -> Any:
+    """`value` without null attributes, at any depth except inside USER_DATA (SOL013: an absent
+    optional attribute is left out, never sent as null)."""
+    if isinstance(value, dict):
+        return {k: (v if k in USER_DATA else prune(v)) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [prune(v) for v in value]
+    return value
+
+
+def masked(value: Any) -> Any:
+    """A copy of `value` fit for API output: values of secret-looking keys masked, and the
+    credentials of every URL in any string (`http://user:pw@proxy:3128` -> `http://***@proxy:3128`)."""
+    value = mask_secrets(value)
+    return _mask_urls(value)
+
+
+def _mask_urls(value: Any) -> Any:
+    if isinstance(value, str):
+        return mask_url_credentials(value) if "@" in value else value
+    if isinstance(value, dict):
+        return {k: _mask_urls(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_urls(v) for v in value]
+    return value
+
+
+def _output(body: dict[str, Any]) -> dict[str, Any]:
+    return dict(masked(prune(body)))
+
+
 # ----------------------------------------------------------------------------- SOL005
+def _artifact_info(art: dict[str, Any]) -> dict[str, Any]:
+    """VnfPackageArtifactInfo; an artifact TOSCA.meta lists without Algorithm/Hash has no checksum."""
+    checksum = art.get("checksum")
+    if isinstance(checksum, dict) and not (checksum.get("algorithm") and checksum.get("hash")):
+        return {k: v for k, v in art.items() if k != "checksum"}
+    return art
+
+
 def package_info(pkg: VnfPackage) -> dict[str, Any]:
+    onboarded = pkg.onboarding_state == OnboardingState.ONBOARDED
+    links: dict[str, Any] = {
+        "self": {"href": f"{PKGM}/vnf_packages/{pkg.id}"},
+        "packageContent": {"href": f"{PKGM}/vnf_packages/{pkg.id}/package_content"},
+    }
     body: dict[str, Any] = {
         "id": pkg.id,
         "vnfdId": pkg.vnfd_id,
@@ -43,22 +96,22 @@ def package_info(pkg: VnfPackage) -> dict[str, Any]:
         "vnfProductName": pkg.vnf_product_name,
         "vnfSoftwareVersion": pkg.vnf_software_version,
         "vnfdVersion": pkg.vnfd_version,
-        "checksum": pkg.checksum,
-        "softwareImages": pkg.software_images,
-        "additionalArtifacts": pkg.additional_artifacts,
         "onboardingState": pkg.onboarding_state.value,
         "operationalState": pkg.operational_state.value,
         "usageState": pkg.usage_state.value,
         "userDefinedData": pkg.user_defined_data,
-        "_links": {
-            "self": {"href": f"{PKGM}/vnf_packages/{pkg.id}"},
-            "vnfd": {"href": f"{PKGM}/vnf_packages/{pkg.id}/vnfd"},
-            "packageContent": {"href": f"{PKGM}/vnf_packages/{pkg.id}/package_content"},
-        },
+        "_links": links,
     }
+    if onboarded:  # SOL005 9.5.2.5: these "shall not be present before the content is on-boarded"
+        links["vnfd"] = {"href": f"{PKGM}/vnf_packages/{pkg.id}/vnfd"}
+        body["checksum"] = pkg.checksum or None
+        if pkg.software_images:
+            body["softwareImages"] = pkg.software_images
+        if pkg.additional_artifacts:
+            body["additionalArtifacts"] = [_artifact_info(a) for a in pkg.additional_artifacts]
     if pkg.onboarding_failure_details:
         body["onboardingFailureDetails"] = pkg.onboarding_failure_details
-    return _drop_none(body)
+    return _output(body)
 
 
 def package_notification(pkg: VnfPackage, change_type: str | None = None) -> dict[str, Any]:
@@ -80,146 +133,140 @@ def package_notification(pkg: VnfPackage, change_type: str | None = None) -> dic
 
 # ----------------------------------------------------------------------------- SOL003
 def vim_connection_info(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [mask_secrets(e) for e in entries]
+    """VimConnectionInfo as reported: secrets masked, vimType in the seeds' spelling (`kubernetes`,
+    `openstack`) whichever spelling was given."""
+    out = []
+    for e in entries:
+        entry = dict(e)
+        if isinstance(entry.get("vimType"), str):
+            entry["vimType"] = reported_type(entry["vimType"])
+        out.append(masked(entry))
+    return out
 
 
 def _cp_protocol_info(cp: CpResource) -> list[dict[str, Any]]:
     return [
         {
             "layerProtocol": "IP_OVER_ETHERNET",
-            "ipOverEthernet": _drop_none(
-                {
-                    "macAddress": cp.mac_address,
-                    "ipAddresses": [
-                        {"type": "IPV6" if ":" in a else "IPV4", "addresses": [a], "isDynamic": True}
-                        for a in cp.ip_addresses
-                    ],
-                }
-            ),
+            "ipOverEthernet": {
+                "macAddress": cp.mac_address,
+                "ipAddresses": [
+                    {"type": "IPV6" if ":" in a else "IPV4", "addresses": [a], "isDynamic": True}
+                    for a in cp.ip_addresses
+                ],
+            },
         }
     ]
 
 
-def _ext_cp_id(vnfc: Vnfc, cp: CpResource) -> str:
+def _ext_cp_id(cp: CpResource) -> str:
     return f"{cp.id}-ext"
+
+
+def _port(cp: CpResource, vim_conn: str | None) -> dict[str, Any]:
+    return {
+        "id": cp.port_id,
+        "resourceHandle": {"vimConnectionId": vim_conn, "resourceId": cp.port_id,
+                           "vimLevelResourceType": "OS::Neutron::Port"},
+        "cpInstanceId": cp.id,
+    }
+
+
+class _Collected:
+    """What the walk over the VNFCs gathers for the other lists of InstantiatedVnfInfo."""
+
+    def __init__(self) -> None:
+        self.ext_cps: list[dict[str, Any]] = []
+        self.storages: list[dict[str, Any]] = []
+        self.vl_ports: dict[str, list[dict[str, Any]]] = {}
+        self.ext_vl_ports: dict[str, list[dict[str, Any]]] = {}
+
+
+def _vnfc_cp(cp: CpResource, vim_conn: str | None, out: _Collected) -> dict[str, Any]:
+    entry: dict[str, Any] = {"id": cp.id, "cpdId": cp.cpd_id, "vnfLinkPortId": cp.port_id,
+                             "cpProtocolInfo": _cp_protocol_info(cp)}
+    if cp.virtual_link_id is None:  # an external CP
+        entry["vnfExtCpId"] = _ext_cp_id(cp)
+        out.ext_cps.append({"id": _ext_cp_id(cp), "cpdId": cp.cpd_id, "cpProtocolInfo": _cp_protocol_info(cp),
+                            "extLinkPortId": cp.port_id if cp.ext_virtual_link_id else None,
+                            "associatedVnfcCpId": cp.id})
+        if cp.ext_virtual_link_id:
+            out.ext_vl_ports.setdefault(cp.ext_virtual_link_id, []).append(_port(cp, vim_conn))
+    else:
+        out.vl_ports.setdefault(str(cp.virtual_link_id), []).append(_port(cp, vim_conn))
+    if cp.floating_ip:
+        entry["metadata"] = {"floatingIp": cp.floating_ip}
+    return entry
+
+
+def _vnfc_resource(v: Vnfc, vim_conn: str | None, out: _Collected) -> dict[str, Any]:
+    for s in v.storages:
+        out.storages.append({
+            "id": s.id,
+            "virtualStorageDescId": s.virtual_storage_desc_id,
+            "storageResource": {"vimConnectionId": vim_conn, "resourceId": s.volume_id,
+                                "vimLevelResourceType": "OS::Cinder::Volume"},
+        })
+    return {
+        "id": v.id,
+        "vduId": v.vdu_id,
+        "computeResource": {"vimConnectionId": vim_conn, "resourceId": v.server_id,
+                            "vimLevelResourceType": v.resource_type},
+        "storageResourceIds": [s.id for s in v.storages],
+        "vnfcCpInfo": [_vnfc_cp(cp, vim_conn, out) for cp in v.cps],
+        "metadata": _drop_none({"name": v.name, "createdAt": v.created_at}),
+    }
 
 
 def instantiated_vnf_info(inst: VnfInstance) -> dict[str, Any] | None:
     if inst.instantiation_state != InstantiationState.INSTANTIATED:
         return None
     vim_conn = inst.vim_id
-    res = inst.resources
-    ext_cps: list[dict[str, Any]] = []
-    vnfc_infos: list[dict[str, Any]] = []
-    storages: list[dict[str, Any]] = []
-    vl_ports: dict[str, list[dict[str, Any]]] = {}
-    ext_vl_ports: dict[str, list[dict[str, Any]]] = {}
-    for v in sorted(res.vnfcs, key=lambda x: (x.vdu_id, x.seq)):
-        cps = []
-        for cp in v.cps:
-            is_ext = cp.virtual_link_id is None
-            entry: dict[str, Any] = {
-                "id": cp.id,
-                "cpdId": cp.cpd_id,
-                "vnfLinkPortId": cp.port_id,
-                "cpProtocolInfo": _cp_protocol_info(cp),
-            }
-            if is_ext:
-                entry["vnfExtCpId"] = _ext_cp_id(v, cp)
-                ext_cps.append(
-                    {
-                        "id": _ext_cp_id(v, cp),
-                        "cpdId": cp.cpd_id,
-                        "cpProtocolInfo": _cp_protocol_info(cp),
-                        "extLinkPortId": cp.port_id if cp.ext_virtual_link_id else None,
-                        "associatedVnfcCpId": cp.id,
-                    }
-                )
-                if cp.ext_virtual_link_id:
-                    ext_vl_ports.setdefault(cp.ext_virtual_link_id, []).append(
-                        {
-                            "id": cp.port_id,
-                            "resourceHandle": {"resourceId": cp.port_id, "vimLevelResourceType": "OS::Neutron::Port"},
-                            "cpInstanceId": cp.id,
-                        }
-                    )
-            else:
-                vl_ports.setdefault(str(cp.virtual_link_id), []).append(
-                    {
-                        "id": cp.port_id,
-                        "resourceHandle": {"resourceId": cp.port_id, "vimLevelResourceType": "OS::Neutron::Port"},
-                        "cpInstanceId": cp.id,
-                    }
-                )
-            if cp.floating_ip:
-                entry["metadata"] = {"floatingIp": cp.floating_ip}
-            cps.append(_drop_none(entry))
-        vnfc_infos.append(
-            {
-                "id": v.id,
-                "vduId": v.vdu_id,
-                "computeResource": {
-                    "vimConnectionId": vim_conn,
-                    "resourceId": v.server_id,
-                    "vimLevelResourceType": v.resource_type,
-                },
-                "storageResourceIds": [s.id for s in v.storages],
-                "vnfcCpInfo": cps,
-                "metadata": {"name": v.name, "createdAt": v.created_at},
-            }
-        )
-        for s in v.storages:
-            storages.append(
-                {
-                    "id": s.id,
-                    "virtualStorageDescId": s.virtual_storage_desc_id,
-                    "storageResource": {
-                        "vimConnectionId": vim_conn,
-                        "resourceId": s.volume_id,
-                        "vimLevelResourceType": "OS::Cinder::Volume",
-                    },
-                }
-            )
+    out = _Collected()
+    vnfcs = [_vnfc_resource(v, vim_conn, out) for v in sorted(inst.resources.vnfcs, key=lambda x: (x.vdu_id, x.seq))]
     vls = [
         {
             "id": vl.id,
             "vnfVirtualLinkDescId": vl.vld_id,
-            "networkResource": {
-                "vimConnectionId": vim_conn,
-                "resourceId": vl.network_id,
-                "vimLevelResourceType": "OS::Neutron::Net",
-            },
-            "vnfLinkPorts": vl_ports.get(vl.vld_id, []),
+            "networkResource": {"vimConnectionId": vim_conn, "resourceId": vl.network_id,
+                                "vimLevelResourceType": "OS::Neutron::Net"},
+            "vnfLinkPorts": out.vl_ports.get(vl.vld_id, []),
         }
-        for vl in res.virtual_links
+        for vl in inst.resources.virtual_links
     ]
     ext_vls = [
         {
             "id": ev.get("id"),
-            "resourceHandle": _drop_none(
-                {"vimConnectionId": ev.get("vimConnectionId"), "resourceId": ev.get("resourceId")}
-            ),
-            "extLinkPorts": ext_vl_ports.get(str(ev.get("id")), []),
+            # every ResourceHandle names its VIM connection: the request's, else the instance's VIM
+            "resourceHandle": {"vimConnectionId": ev.get("vimConnectionId") or vim_conn,
+                               "resourceId": ev.get("resourceId")},
+            "extLinkPorts": out.ext_vl_ports.get(str(ev.get("id")), []),
         }
         for ev in inst.ext_virtual_links
     ]
-    return {
+    info: dict[str, Any] = {
         "flavourId": inst.flavour_id,
         "vnfState": inst.vnf_state.value,
         "scaleStatus": [{"aspectId": a, "scaleLevel": lvl} for a, lvl in sorted(inst.scale_levels.items())],
-        "extCpInfo": ext_cps,
+        "extCpInfo": out.ext_cps,
         "extVirtualLinkInfo": ext_vls,
         "extManagedVirtualLinkInfo": inst.ext_managed_virtual_links,
-        "vnfcResourceInfo": vnfc_infos,
+        "vnfcResourceInfo": vnfcs,
         "vnfVirtualLinkResourceInfo": vls,
-        "virtualStorageResourceInfo": storages,
+        "virtualStorageResourceInfo": out.storages,
         "vnfcInfo": [
             {"id": f"{v['id']}-info", "vduId": v["vduId"], "vnfcResourceInfoId": v["id"], "vnfcState": "STARTED"}
-            for v in vnfc_infos
+            for v in vnfcs
         ],
-        "additionalParams": mask_secrets(inst.additional_params),
+        "additionalParams": inst.additional_params,
         "instantiationLevelId": inst.instantiation_level_id,
     }
+    return info
+
+
+# SOL003 5.5.2.2 VnfInstance._links: only the tasks this VNFM implements are advertised
+# (scaleToLevel, changeFlavour, operate and changeExtConn answer 404 until they exist).
+INSTANTIATED_TASKS = ("terminate", "scale", "heal")
 
 
 def instance_info(inst: VnfInstance) -> dict[str, Any]:
@@ -228,8 +275,8 @@ def instance_info(inst: VnfInstance) -> dict[str, Any]:
     if inst.instantiation_state == InstantiationState.NOT_INSTANTIATED:
         links["instantiate"] = {"href": f"{base}/instantiate"}
     else:
-        for task in ("terminate", "scale", "scale_to_level", "heal", "change_ext_conn"):
-            links[task if task != "scale_to_level" else "scaleToLevel"] = {"href": f"{base}/{task}"}
+        for task in INSTANTIATED_TASKS:
+            links[task] = {"href": f"{base}/{task}"}
     body: dict[str, Any] = {
         "id": inst.id,
         "vnfInstanceName": inst.vnf_instance_name,
@@ -248,7 +295,7 @@ def instance_info(inst: VnfInstance) -> dict[str, Any]:
         "extensions": inst.extensions or None,
         "_links": links,
     }
-    return _drop_none(body)
+    return _output(body)
 
 
 def op_occ_info(occ: OpOcc) -> dict[str, Any]:
@@ -268,10 +315,9 @@ def op_occ_info(occ: OpOcc) -> dict[str, Any]:
         "stateEnteredTime": ts(occ.state_entered_time),
         "startTime": ts(occ.start_time),
         "vnfInstanceId": occ.vnf_instance_id,
-        "grantId": None,
         "operation": occ.operation.value,
         "isAutomaticInvocation": occ.is_automatic_invocation,
-        "operationParams": mask_secrets(occ.operation_params),
+        "operationParams": occ.operation_params,
         "isCancelPending": occ.is_cancel_pending,
         "cancelMode": occ.cancel_mode,
         "error": occ.error,
@@ -280,30 +326,30 @@ def op_occ_info(occ: OpOcc) -> dict[str, Any]:
         "changedExtConnectivity": occ.changed_ext_connectivity,
         "_links": links,
     }
-    return _drop_none(body)
+    return _output(body)
 
 
 def subscription_info(sub: Subscription) -> dict[str, Any]:
     prefix = LCM if sub.kind == "vnflcm" else PKGM
-    return {
+    return _output({
         "id": sub.id,
-        "filter": sub.filter,
+        "filter": sub.filter or None,
         "callbackUri": sub.callback_uri,
         "_links": {"self": {"href": f"{prefix}/subscriptions/{sub.id}"}},
-    }
+    })
 
 
 def vim_info(vim: Vim) -> dict[str, Any]:
-    return {
+    return _output({
         "id": vim.id,
         "name": vim.name,
         "vimType": vim.vim_type,
         "isDefault": vim.is_default,
         "interfaceInfo": vim.interface_info,
-        "accessInfo": mask_secrets(vim.access_info),
-        "extra": mask_secrets(vim.extra),
+        "accessInfo": vim.access_info,
+        "extra": vim.extra,
         "createdAt": ts(vim.created_at),
-    }
+    })
 
 
 def lcm_notification(occ: OpOcc, notification_status: str) -> dict[str, Any]:
@@ -327,7 +373,7 @@ def lcm_notification(occ: OpOcc, notification_status: str) -> dict[str, Any]:
             body["changedInfo"] = occ.changed_info
         if occ.error:
             body["error"] = occ.error
-    return body
+    return _output(body)  # no nulls (a VNFC that never got a server), no URL credentials
 
 
 def identifier_notification(kind: str, instance_id: str) -> dict[str, Any]:

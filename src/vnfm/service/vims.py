@@ -11,19 +11,33 @@ from vnfm.domain.model import Vim
 from vnfm.service.ports import UowFactory
 from vnfm.service.secrets import SecretBox
 
-OPENSTACK_TYPES = {"openstack", "ETSINFV.OPENSTACK_KEYSTONE.v_2", "ETSINFV.OPENSTACK_KEYSTONE.V_3"}
-KUBERNETES_TYPES = {"kubernetes", "ETSINFV.KUBERNETES.V_1"}
+# The seeds (Tacker's requests and output) write "openstack" and "kubernetes"; SOL003 v2.6.1 names
+# the same types ETSINFV.OPENSTACK_KEYSTONE.V_2 / V_3 and ETSINFV.KUBERNETES.V_1 (Tacker writes
+# "v_2" as well). Every spelling is accepted, in any case; vnfm reports the seeds' one.
+OPENSTACK_TYPES = {"openstack", "etsinfv.openstack_keystone.v_2", "etsinfv.openstack_keystone.v_3"}
+KUBERNETES_TYPES = {"kubernetes", "etsinfv.kubernetes.v_1"}
 SIMULATOR = "simulator"
 
 
 def normalise_type(vim_type: str) -> str:
-    if vim_type in OPENSTACK_TYPES or vim_type.lower() == "openstack":
+    """'ETSINFV.KUBERNETES.V_1' -> 'kubernetes', 'ETSINFV.OPENSTACK_KEYSTONE.v_2' -> 'openstack'."""
+    low = vim_type.strip().lower()
+    if low in OPENSTACK_TYPES:
         return "openstack"
-    if vim_type in KUBERNETES_TYPES or vim_type.lower() == "kubernetes":
+    if low in KUBERNETES_TYPES:
         return "kubernetes"
-    if vim_type.lower() == SIMULATOR:
+    if low == SIMULATOR:
         return SIMULATOR
-    raise BadRequest(f"vimType '{vim_type}' is not supported (openstack, kubernetes, simulator)")
+    raise BadRequest(f"vimType '{vim_type}' is not supported (openstack or ETSINFV.OPENSTACK_KEYSTONE.V_2, "
+                     "kubernetes or ETSINFV.KUBERNETES.V_1, simulator)")
+
+
+def reported_type(vim_type: str) -> str:
+    """The spelling vnfm reports for a vimType it was given (unknown ones are left as they are)."""
+    try:
+        return normalise_type(vim_type)
+    except BadRequest:
+        return vim_type
 
 
 class VimService:

@@ -259,3 +259,43 @@ def test_overlapping_entries_are_rejected() -> None:
     raw[central[b"b.bin"] + 42 : central[b"b.bin"] + 46] = a_local
     with pytest.raises(UnprocessableEntity, match="overlaps"):
         read_csar(bytes(raw))
+
+
+def _meta(*blocks: str) -> bytes:
+    return ("TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-by: x\nEntry-Definitions: a.yaml\n\n"
+            + "\n".join(blocks)).encode()
+
+
+def test_artifact_without_checksum_is_accepted_and_unverified() -> None:
+    """Tacker's kubeadm and private-registry samples list their image with Name and Content-Type
+    only: such a block is accepted (nothing to verify) and carries no checksum."""
+    body = b"image bytes"
+    text = _meta("Name: Files/images/ubuntu.img\nContent-Type: application/x-iso9066-image\n",
+                 f"Source: f2\nAlgorithm: SHA-256\nHash: {hashlib.sha256(body).hexdigest()}\n")
+    files = {TOSCA_META: text, "a.yaml": b"x: 1\n", "Files/images/ubuntu.img": body, "f2": body}
+    csar = read_csar(zip_files(files))
+    img, f2 = csar.artifacts
+    assert (img.path, img.algorithm, img.hash, img.has_checksum) == ("Files/images/ubuntu.img", "", "", False)
+    assert img.content_type == "application/x-iso9066-image"
+    assert f2.has_checksum
+    # An unverified artifact must still be in the package.
+    del files["Files/images/ubuntu.img"]
+    with pytest.raises(UnprocessableEntity, match="'Files/images/ubuntu.img', which is not in the package"):
+        read_csar(zip_files(files))
+
+
+@pytest.mark.parametrize(
+    ("block", "problem"),
+    [
+        ("Name: f\nHash: 00\n", "'f' has no Algorithm"),
+        ("Name: f\nAlgorithm: SHA-256\n", "'f' has no Hash"),
+        ("Name: f\nAlgorithm:\nHash:\n", "'f' has no Algorithm"),
+        ("Name: f\nAlgorithm: MD5\nHash: 00\n", "unsupported hash algorithm 'MD5'"),
+        ("Name: f\nAlgorithm: SHA-256\nHash: not-hex\n", "not hexadecimal"),
+        (f"Name: f\nAlgorithm: SHA-256\nHash: {hashlib.sha256(b'other').hexdigest()}\n", "hash mismatch for 'f'"),
+    ],
+)
+def test_declared_checksums_are_still_enforced(block: str, problem: str) -> None:
+    files = {TOSCA_META: _meta(block), "a.yaml": b"x: 1\n", "f": b"payload"}
+    with pytest.raises(UnprocessableEntity, match=problem):
+        read_csar(zip_files(files))

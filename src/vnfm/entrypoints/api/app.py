@@ -3,17 +3,38 @@
 from __future__ import annotations
 
 import hmac
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, Response
+from starlette.types import ASGIApp
 
 from vnfm import __version__
 from vnfm.bootstrap import App, build
 from vnfm.config import Settings
-from vnfm.entrypoints.api import problem, vnflcm, vnfm_ext, vnfpkgm
+from vnfm.entrypoints.api import problem, tacker_vims, vnflcm, vnfm_ext, vnfpkgm
+from vnfm.entrypoints.api.headers import CanonicalHeaders
 
 API_VERSION = "2.6.1"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class VnfmApi(FastAPI):
+    """FastAPI with the header middleware outside everything else (error responses included)."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return CanonicalHeaders(super().build_middleware_stack(), API_VERSION)
+
+
+def _control_in_url(request: Request) -> str | None:
+    """The part of the URL that holds a control character (percent-decoded), if any."""
+    if _CONTROL.search(request.url.path):
+        return "the path"
+    for key, value in request.query_params.multi_items():
+        if _CONTROL.search(key) or _CONTROL.search(value):
+            return f"query parameter {key[:40]!r}"
+    return None
 
 
 def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None) -> FastAPI:
@@ -28,7 +49,7 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
         finally:
             await core.stop()
 
-    app = FastAPI(title="vnfm", version=__version__, lifespan=lifespan,
+    app = VnfmApi(title="vnfm", version=__version__, lifespan=lifespan,
                   description="ETSI NFV-SOL003/SOL005 v2.6.1 VNF manager")
     app.state.vnfm = core
     problem.install(app)
@@ -44,13 +65,15 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
             if not hmac.compare_digest(got.encode(), token.encode()):
                 resp: Response = problem.problem_response(401, "Unauthorized", "a valid X-Auth-Token is required")
                 resp.headers["WWW-Authenticate"] = "Bearer"
-                resp.headers["Version"] = API_VERSION
                 return resp
-        response = await call_next(request)
-        response.headers.setdefault("Version", API_VERSION)
-        return response
+        bad = _control_in_url(request)
+        if bad is not None:
+            return problem.problem_response(400, "Bad Request", f"{bad} holds a control character")
+        return await call_next(request)
 
+    app.include_router(vnfpkgm.versions)
     app.include_router(vnfpkgm.router)
     app.include_router(vnflcm.router)
     app.include_router(vnfm_ext.router)
+    app.include_router(tacker_vims.router)
     return app

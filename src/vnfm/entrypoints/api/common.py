@@ -1,10 +1,9 @@
-"""Helpers shared by the routers: JSON bodies, list queries, the application object."""
+"""Helpers shared by the routers: list queries, subscriptions, the application object."""
 
 from __future__ import annotations
 
 import base64
-import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -13,33 +12,23 @@ from fastapi.responses import JSONResponse
 from vnfm.bootstrap import App
 from vnfm.domain.errors import BadRequest
 from vnfm.entrypoints.api import query
+from vnfm.entrypoints.api.body import json_body
 from vnfm.service import views
+
+__all__ = ["add_subscription_routes", "app_of", "json_body", "listing"]
 
 
 def app_of(request: Request) -> App:
     return request.app.state.vnfm
 
 
-async def json_body(request: Request) -> Any:
-    raw = await request.body()
-    if not raw:
-        raise BadRequest("the request has no body; a JSON object is expected")
-    ctype = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
-    allowed = {"application/json", "application/merge-patch+json", "text/plain", ""}
-    if ctype not in allowed:
-        raise BadRequest(f"Content-Type {ctype} is not accepted; send application/json")
-    try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadRequest(f"malformed JSON body: {exc}") from None
-
-
 def listing(request: Request, docs: list[dict[str, Any]], default_excluded: Sequence[str], *,
-            selectors: bool = True) -> JSONResponse:
-    """A list response (SOL013 5.2, 5.3, 5.4.2): `filter`, attribute selectors (when the resource
-    has them), and paging by `page_size` (setting) with a `Link: <...>; rel="next"` header that
-    carries the query and an opaque marker (the last item's id)."""
-    q = query.parse_list_params(request.query_params, selectors=selectors)
+            attributes: Collection[str], resource: str) -> JSONResponse:
+    """A list response (SOL013 5.2, 5.3, 5.4.2): `filter` and attribute selectors over the
+    resource's `attributes` (another name is a 400), and paging by `page_size` (setting) with a
+    `Link: <...>; rel="next"` header that carries the query and an opaque marker (the last id)."""
+    q = query.parse_list_params(request.query_params)
+    q.check_attributes(attributes, resource)
     matched = [d for d in docs if q.matches(d)]
     start = 0
     if q.nextpage_opaque_marker:
@@ -84,7 +73,8 @@ def add_subscription_routes(router: APIRouter, path: str, kind: str, show_name: 
     @router.get(path)
     async def list_subscriptions(request: Request) -> JSONResponse:
         docs = [views.subscription_info(s) for s in app_of(request).subscriptions.list(kind=kind)]
-        return listing(request, docs, [], selectors=False)
+        name = "LccnSubscription" if kind == "vnflcm" else "PkgmSubscription"
+        return listing(request, docs, [], attributes=query.SUBSCRIPTION_ATTRIBUTES, resource=name)
 
     @router.get(path + "/{sub_id}", name=show_name)
     async def show_subscription(request: Request, sub_id: str) -> dict[str, object]:

@@ -33,7 +33,11 @@ def install(app: FastAPI) -> None:
         detail = exc.detail if isinstance(exc.detail, str) else "request failed"
         if exc.status_code == 404 and detail == "Not Found":
             detail = f"no resource at {request.url.path}"
-        return problem_response(exc.status_code, titles.get(exc.status_code, "Error"), detail)
+        if exc.status_code == 405 and detail == "Method Not Allowed":
+            detail = f"{request.method} is not supported on {request.url.path}"
+        resp = problem_response(exc.status_code, titles.get(exc.status_code, "Error"), detail)
+        resp.headers.update(exc.headers or {})  # Allow on a 405
+        return resp
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -378,6 +378,17 @@ class ListParams:
             default_excluded=default_excluded,
         )
 
+    def check_attributes(self, known: Iterable[str], resource: str) -> None:
+        """BadRequest when `filter`, `fields` or `exclude_fields` name an attribute that `resource`
+        does not have (SOL013 5.2 / 5.3: invalid attribute names are a 400, not an empty match)."""
+        names = set(known)
+        used = [("filter", t.path[0]) for t in (self.filter.terms if self.filter else ())]
+        used += [("fields", f.split("/")[0]) for f in self.fields or ()]
+        used += [("exclude_fields", f.split("/")[0]) for f in self.exclude_fields or ()]
+        for param, name in used:
+            if name not in names:
+                raise BadRequest(f"'{param}' names '{name}', which is not an attribute of {resource}")
+
     def apply(self, docs: Iterable[Mapping[str, Any]], default_excluded: Sequence[str] = ()) -> list[dict[str, Any]]:
         """Filter then select: the body of a list response."""
         return [self.select(d, default_excluded) for d in docs if self.matches(d)]
@@ -401,7 +412,7 @@ def parse_list_params(
 ) -> ListParams:
     """Validate a list request's query (filter, selectors, paging marker).
 
-    `selectors=False` for resources that support no attribute selectors (e.g. subscriptions).
+    `selectors=False` for resources that support no attribute selectors (every list vnfm serves takes them).
     `strict` rejects parameters other than the SOL013 ones and `extra_allowed`. A parameter given
     twice is rejected when `query` can tell (Starlette's QueryParams has `getlist`).
     """
@@ -458,3 +469,22 @@ VNF_LCM_OP_OCC_DEFAULT_EXCLUDED = (
     "changedInfo",
     "changedExtConnectivity",
 )
+
+# Top-level attributes of each listed resource (SOL005 9.5.2.5, SOL003 5.5.2.2 / 5.5.2.13 / 5.5.2.16):
+# filters and selectors may only name these.
+VNF_PKG_INFO_ATTRIBUTES = frozenset({
+    "id", "vnfdId", "vnfProvider", "vnfProductName", "vnfSoftwareVersion", "vnfdVersion", "checksum",
+    "softwareImages", "additionalArtifacts", "onboardingState", "operationalState", "usageState",
+    "userDefinedData", "onboardingFailureDetails", "_links",
+})
+VNF_INSTANCE_ATTRIBUTES = frozenset({
+    "id", "vnfInstanceName", "vnfInstanceDescription", "vnfdId", "vnfProvider", "vnfProductName",
+    "vnfSoftwareVersion", "vnfdVersion", "vnfPkgId", "vnfConfigurableProperties", "vimConnectionInfo",
+    "instantiationState", "instantiatedVnfInfo", "metadata", "extensions", "_links",
+})
+VNF_LCM_OP_OCC_ATTRIBUTES = frozenset({
+    "id", "operationState", "stateEnteredTime", "startTime", "vnfInstanceId", "grantId", "operation",
+    "isAutomaticInvocation", "operationParams", "isCancelPending", "cancelMode", "error", "resourceChanges",
+    "changedInfo", "changedExtConnectivity", "_links",
+})
+SUBSCRIPTION_ATTRIBUTES = frozenset({"id", "filter", "callbackUri", "_links"})

@@ -15,7 +15,7 @@ from vnfm.entrypoints.api.app import create_app
 
 def serve(settings: Settings) -> None:
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info",
-                access_log=False)
+                access_log=False, server_header=False, date_header=False)
 
 
 @dataclass
@@ -39,7 +39,7 @@ def start_in_thread(settings: Settings, *, timeout: float = 30.0) -> ServerHandl
     port = settings.port or _free_port(settings.host)
     settings.port = port
     config = uvicorn.Config(create_app(settings), host=settings.host, port=port, log_level="warning",
-                            access_log=False, lifespan="on")
+                            access_log=False, lifespan="on", server_header=False, date_header=False)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="vnfm-server", daemon=True)
     thread.start()

@@ -6,8 +6,8 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
 from vnfm.domain.model import OpOcc
+from vnfm.entrypoints.api import query
 from vnfm.entrypoints.api.common import add_subscription_routes, app_of, json_body, listing
-from vnfm.entrypoints.api.query import VNF_INSTANCE_DEFAULT_EXCLUDED, VNF_LCM_OP_OCC_DEFAULT_EXCLUDED
 from vnfm.service import views
 
 router = APIRouter(prefix="/vnflcm")
@@ -35,7 +35,8 @@ async def create_instance(request: Request) -> JSONResponse:
 @router.get("/v1/vnf_instances")
 async def list_instances(request: Request) -> JSONResponse:
     docs = [views.instance_info(i) for i in app_of(request).instances.list()]
-    return listing(request, docs, VNF_INSTANCE_DEFAULT_EXCLUDED)
+    return listing(request, docs, query.VNF_INSTANCE_DEFAULT_EXCLUDED, attributes=query.VNF_INSTANCE_ATTRIBUTES,
+                   resource="VnfInstance")
 
 
 @router.get("/v1/vnf_instances/{inst_id}", name="show_instance")
@@ -67,8 +68,7 @@ async def scale(request: Request, inst_id: str) -> Response:
 
 @router.post("/v1/vnf_instances/{inst_id}/heal")
 async def heal(request: Request, inst_id: str) -> Response:
-    raw = await request.body()
-    body = await json_body(request) if raw.strip() else {}
+    body = await json_body(request, empty={})
     return _accepted(request, app_of(request).instances.heal(inst_id, body))
 
 
@@ -81,27 +81,27 @@ async def terminate(request: Request, inst_id: str) -> Response:
 @router.get("/v1/vnf_lcm_op_occs")
 async def list_op_occs(request: Request) -> JSONResponse:
     docs = [views.op_occ_info(o) for o in app_of(request).instances.op_list()]
-    return listing(request, docs, VNF_LCM_OP_OCC_DEFAULT_EXCLUDED)
+    return listing(request, docs, query.VNF_LCM_OP_OCC_DEFAULT_EXCLUDED,
+                   attributes=query.VNF_LCM_OP_OCC_ATTRIBUTES, resource="VnfLcmOpOcc")
 
 
 @router.get("/v1/vnf_lcm_op_occs/{op_id}", name="show_op_occ")
 async def show_op_occ(request: Request, op_id: str) -> dict[str, object]:
     occ = app_of(request).instances.op_get(op_id)
     body = views.op_occ_info(occ)
-    body["vnfmProgress"] = occ.events[-50:]
+    body["vnfmProgress"] = views.masked(occ.events[-50:])
     return body
 
 
 @router.post("/v1/vnf_lcm_op_occs/{op_id}/retry")
 async def retry(request: Request, op_id: str) -> Response:
-    app_of(request).instances.retry(op_id)
-    return Response(status_code=202)
+    """202 with the occurrence's Location (not required by SOL003, read by the ETSI suite)."""
+    return _accepted(request, app_of(request).instances.retry(op_id))
 
 
 @router.post("/v1/vnf_lcm_op_occs/{op_id}/rollback")
 async def rollback(request: Request, op_id: str) -> Response:
-    app_of(request).instances.rollback(op_id)
-    return Response(status_code=202)
+    return _accepted(request, app_of(request).instances.rollback(op_id))
 
 
 @router.post("/v1/vnf_lcm_op_occs/{op_id}/cancel")

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 from vnfm.adapters.infra.simulator.twin.view import instance_state
 from vnfm.domain.errors import BadRequest, NotFound
 from vnfm.entrypoints.api.common import app_of, json_body
+from vnfm.service import requests as rq
 from vnfm.service import views
 
 router = APIRouter()
@@ -53,10 +54,12 @@ async def sim_state_of(request: Request, inst_id: str) -> dict[str, Any]:
 @router.post("/sim/v1/faults", status_code=204)
 async def sim_faults(request: Request) -> Response:
     """Inject faults into the simulated cloud (tests and demos of error paths)."""
-    body = await json_body(request)
-    if not isinstance(body, dict):
-        raise BadRequest("a JSON object is expected")
-    app_of(request).sim.inject(**body)
+    req = rq.parse(rq.SimFaultsRequest, await json_body(request))
+    faults = rq.dump(req)
+    if not faults:
+        raise BadRequest("the body names no fault (fail_build, build_message, unreachable, unreachable_next, "
+                         "fail_delete)")
+    app_of(request).sim.inject(**faults)
     return Response(status_code=204)
 
 

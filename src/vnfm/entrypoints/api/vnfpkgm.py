@@ -6,23 +6,26 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from vnfm.domain.errors import BadRequest, NotAcceptable
+from vnfm.entrypoints.api import query
 from vnfm.entrypoints.api.common import add_subscription_routes, app_of, json_body, listing
-from vnfm.entrypoints.api.query import VNF_PKG_INFO_DEFAULT_EXCLUDED
+from vnfm.entrypoints.api.ranges import ranged
 from vnfm.packaging.stream import read_limited
 from vnfm.service import views
 
 router = APIRouter(prefix="/vnfpkgm/v1")
+versions = APIRouter(prefix="/vnfpkgm")
 
 
+@versions.get("/api_versions")
 @router.get("/api_versions")
 async def api_versions() -> dict[str, object]:
+    """SOL013 9.3: the API version information, at the root and at the major version."""
     return {"uriPrefix": "/vnfpkgm/v1", "apiVersions": [{"version": "2.6.1", "isDeprecated": False}]}
 
 
 @router.post("/vnf_packages", status_code=201)
 async def create_package(request: Request) -> JSONResponse:
-    raw = await request.body()
-    body = await json_body(request) if raw.strip() else {}
+    body = await json_body(request, empty={})
     if not isinstance(body, dict):
         raise BadRequest("CreateVnfPkgInfoRequest must be a JSON object")
     unknown = set(body) - {"userDefinedData"}
@@ -40,7 +43,8 @@ async def create_package(request: Request) -> JSONResponse:
 @router.get("/vnf_packages")
 async def list_packages(request: Request) -> JSONResponse:
     docs = [views.package_info(p) for p in app_of(request).packages.list()]
-    return listing(request, docs, VNF_PKG_INFO_DEFAULT_EXCLUDED)
+    return listing(request, docs, query.VNF_PKG_INFO_DEFAULT_EXCLUDED, attributes=query.VNF_PKG_INFO_ATTRIBUTES,
+                   resource="VnfPkgInfo")
 
 
 @router.get("/vnf_packages/{pkg_id}", name="show_package")
@@ -103,8 +107,7 @@ def _first_multipart_file(body: bytes, ctype: str) -> bytes:
 
 @router.get("/vnf_packages/{pkg_id}/package_content")
 async def fetch_content(request: Request, pkg_id: str) -> Response:
-    data = app_of(request).packages.content(pkg_id)
-    return Response(data, media_type="application/zip")
+    return ranged(request, app_of(request).packages.content(pkg_id), "application/zip")
 
 
 @router.get("/vnf_packages/{pkg_id}/vnfd")
@@ -121,8 +124,7 @@ async def fetch_vnfd(request: Request, pkg_id: str) -> Response:
 
 @router.get("/vnf_packages/{pkg_id}/artifacts/{artifact_path:path}")
 async def fetch_artifact(request: Request, pkg_id: str, artifact_path: str) -> Response:
-    data = app_of(request).packages.artifact(pkg_id, artifact_path)
-    return Response(data, media_type="application/octet-stream")
+    return ranged(request, app_of(request).packages.artifact(pkg_id, artifact_path), "application/octet-stream")
 
 
 # ------------------------------------------------------------------ subscriptions (9.4.8, 9.4.9)
