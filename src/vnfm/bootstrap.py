@@ -19,6 +19,8 @@ from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
 from vnfm.adapters.mgmt.bindings import MgmtDrivers
 from vnfm.adapters.mgmt.kubeadm import KubeadmDriver
 from vnfm.adapters.nodes.ssh import SshAccess
+from vnfm.adapters.notify.auth import probe_callback
+from vnfm.adapters.notify.http import HttpNotifier
 from vnfm.adapters.remote.http_fetch import fetch_package
 from vnfm.config import Settings
 from vnfm.domain.model import utcnow
@@ -101,7 +103,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         return SqlAlchemyUnitOfWork(session_factory)
 
     box = SecretBox.from_settings(settings.data_dir)
-    subscriptions = SubscriptionService(uow, probe=_default_probe() if settings.probe_callbacks else None, box=box)
+    subscriptions = SubscriptionService(uow, probe=probe_callback if settings.probe_callbacks else None, box=box)
     if notifier is None:
         notifier = _default_notifier(uow, subscriptions, settings)
     packages = PackageService(uow, settings.package_cache, notifier=notifier, worker_id=settings.worker_id,
@@ -167,12 +169,7 @@ class _OutboxSource:
             u.commit()
 
 
-def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Settings) -> Notifier | None:
-    try:
-        from vnfm.adapters.notify.http import HttpNotifier
-    except ImportError:
-        return None
-
+def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Settings) -> Notifier:
     def subs() -> list[Any]:
         return subscriptions.for_delivery()
 
@@ -188,11 +185,3 @@ def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Se
 
     return HttpNotifier(subs, _OutboxSource(uow, settings.worker_id, settings.notify_reclaim_after),
                         instance_info=instance_info, package_info=package_info)
-
-
-def _default_probe() -> Any:
-    try:
-        from vnfm.adapters.notify.http import probe_callback
-    except ImportError:
-        return None
-    return probe_callback

@@ -13,7 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from vnfm.adapters.notify.http import HttpNotifier, TokenCache, auth_headers, probe_callback, safe_url
+from vnfm.adapters.notify.auth import TokenCache, auth_headers, probe_callback, safe_url
+from vnfm.adapters.notify.http import HttpNotifier
 from vnfm.domain.errors import BadRequest
 from vnfm.domain.model import Subscription
 from vnfm.service.ports import OutboxEntry

@@ -10,7 +10,7 @@ import asyncio
 
 import httpx
 
-from vnfm.adapters.notify.http import safe_url
+from vnfm.adapters.notify.auth import safe_url
 from vnfm.domain.errors import PayloadTooLarge, UnprocessableEntity
 from vnfm.domain.secrets import scrub
 from vnfm.packaging.stream import read_limited

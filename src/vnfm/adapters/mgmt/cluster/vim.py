@@ -30,7 +30,7 @@ def registered_by(vims: VimRegistry, instance_id: str) -> Vim | None:
 async def register(c: Cluster, admin: Node, api_url: str) -> None:
     """Register (or update in place) the cluster's VIM: API URL, CA, a ServiceAccount token from `admin`.
     A node session may name the URL the VNFM reaches the API at (`api_url` in the token step's data,
-    e.g. a simulated API server); TLS is verified against the cluster CA either way."""
+    when it is not the cluster's own endpoint); TLS is verified against the cluster CA either way."""
     ctx = c.ctx
     if ctx.vims is None:
         raise OperationFailed("no VIM registry available to register the cluster")
