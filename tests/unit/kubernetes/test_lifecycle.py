@@ -144,3 +144,20 @@ async def test_master_heal_removes_a_member_left_unstarted_by_a_failed_join(k8s:
     members = k8s.view(inst_id)["etcd_members"]
     assert [m["name"] for m in members] == masters and all(m["healthy"] for m in members)
     assert [m["peer_url"] for m in members if m["name"] == "masternode-1"] == [peer_url]
+
+
+async def test_ha_vips_are_reserved_through_the_cloud_and_never_shared(k8s: K8s) -> None:
+    """Two HA clusters on one network: each VIP is an address the simulated cloud records as taken
+    for its instance (never a port's, never the other's), released with the VNF's resources."""
+    app = k8s.app
+    a, _ = await k8s.instantiate("ha")
+    b, _ = await k8s.instantiate("ha")
+    vips = [k8s.view(i)["endpoint"].rsplit(":", 1)[0] for i in (a, b)]
+    assert vips[0] != vips[1]
+    for inst_id, vip in zip((a, b), vips, strict=True):
+        dep = app.sim.snapshot(inst_id)["deployments"][0]
+        assert vip in {r["address"] for r in dep["reservations"]}, dep["reservations"]
+        ports = {ip for v in app.instances.get(inst_id).resources.vnfcs for c in v.cps for ip in c.ip_addresses}
+        assert vip not in ports
+    await k8s.done(app.instances.terminate(a, {"terminationType": "FORCEFUL"}))
+    assert app.sim.snapshot(a) in ({}, None) or not app.sim.snapshot(a).get("deployments")
