@@ -25,7 +25,7 @@ from vnfm.nodesteps.kubernetes import (
     WaitNodeReady,
     node_name,
 )
-from vnfm.nodesteps.lb import Backend, HaproxyApplyConfig, HaproxySetBackends, KeepalivedVip
+from vnfm.nodesteps.lb import Backend, Frontend, HaproxyApplyConfig, HaproxySetBackends, KeepalivedVip, LbFrontends
 from vnfm.nodesteps.registry import (
     ContainerdRegistries,
     NodeRegistryConfig,
@@ -49,6 +49,7 @@ __all__ = [
     "EtcdStart",
     "EtcdStop",
     "EtcdTls",
+    "Frontend",
     "HaproxyApplyConfig",
     "HaproxySetBackends",
     "HostKeyChanged",
@@ -58,6 +59,7 @@ __all__ = [
     "KubeadmInit",
     "KubeadmJoin",
     "LabelNode",
+    "LbFrontends",
     "NfsExport",
     "NfsExports",
     "NodeRegistryConfig",

@@ -1,5 +1,6 @@
-"""Load balancing on a host: HAProxy configuration and backends, keepalived holding a VIP.
-"""
+"""Load balancing on a host: HAProxy configuration and backends, keepalived holding a VIP, and the
+frontends an external load balancer VM serves for several owners (a cluster's API, each CNF's
+NodePorts), each owner's part kept apart so that changing one never touches another's."""
 
 from __future__ import annotations
 
@@ -85,3 +86,53 @@ class KeepalivedVip(NodeStep):
             raise ValueError("priority must be within 1..254")
         if not 1 <= self.router_id <= 255:
             raise ValueError("router_id must be within 1..255")
+
+
+@dataclass(frozen=True)
+class Frontend:
+    """One TCP frontend: `port` on every address of the load balancer, round-robin over `backends`."""
+
+    name: str
+    port: int
+    backends: tuple[Backend, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "backends", tuple(Backend(*b) for b in self.backends))
+        _check_name("frontend name", self.name)
+        _check_port("frontend port", self.port)
+        for b in self.backends:
+            _check_name("backend name", b.name)
+            _check_host("backend address", b.addr)
+            _check_port("backend port", b.port)
+
+
+@dataclass(frozen=True)
+class LbFrontends(NodeStep):
+    """Own one part of a load balancer's HAProxy configuration: exactly `frontends`, under `owner`
+    (e.g. "cluster" for a Kubespray cluster's API and NodePort backends, "cnf-<instance id>" for a
+    CNF's NodePorts). The parts of other owners stay byte-identical. The whole configuration is
+    checked (`haproxy -c`) before it is activated with a hitless reload; a broken one is never
+    activated. No frontends: the owner's part is removed. A port may belong to one owner only.
+    data: ports = the ports now served for this owner."""
+
+    kind: ClassVar[str] = "lb-frontends"
+    owner: str
+    frontends: tuple[Frontend, ...]
+    conf_dir: str = "/etc/haproxy/vnfm.d"
+    pidfile: str = "/run/haproxy.pid"
+    deadline_s: float = 15.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "frontends", tuple(self.frontends))
+        _check_name("load balancer owner", self.owner)
+        _check_path("config dir", self.conf_dir)
+        _check_path("pid file", self.pidfile)
+        ports = [f.port for f in self.frontends]
+        if len(set(ports)) != len(ports):
+            raise ValueError(f"owner {self.owner}: a port is listed twice")
+        names = [f.name for f in self.frontends]
+        if len(set(names)) != len(names):
+            raise ValueError(f"owner {self.owner}: a frontend name is listed twice")
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.owner} [{', '.join(str(f.port) for f in self.frontends)}]"
