@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from vnfm.domain import lcm
-from vnfm.domain.errors import BadRequest, Conflict, NotFound, UnprocessableEntity
+from vnfm.domain.errors import BadRequest, Conflict, NotFound, UnprocessableEntity, VnfmError
 from vnfm.domain.model import LcmOperation, OpOcc, OpState, VnfInstance, utcnow
 from vnfm.domain.scaling import scaled_levels, target_counts
 from vnfm.domain.vnfd import Flavour
@@ -21,7 +21,7 @@ from vnfm.service import requests as rq
 from vnfm.service import views
 from vnfm.service.notifications import Notifications
 from vnfm.service.packages import PackageService
-from vnfm.service.ports import Notifier, UowFactory
+from vnfm.service.ports import Notifier, PackageFiles, UowFactory
 from vnfm.service.vims import VimService
 
 
@@ -297,6 +297,12 @@ class InstanceService:
             raise Conflict(f"VNF instance {inst.id} is NOT_INSTANTIATED")
         return self.packages.vnfd(inst.vnf_pkg_id).flavour(inst.flavour_id)
 
+    def _files(self, inst: VnfInstance) -> PackageFiles | None:
+        try:
+            return self.packages.files(inst.vnf_pkg_id)
+        except VnfmError:
+            return None
+
     def _validate_with_drivers(self, flavour: Flavour, operation: str, request: dict[str, Any],
                                inst: VnfInstance) -> None:
         seen: set[int] = set()
@@ -304,7 +310,7 @@ class InstanceService:
             driver = self.mgmt.for_hook(flavour, hook)
             if driver is not None and id(driver) not in seen:
                 seen.add(id(driver))
-                driver.validate_request(operation, request, inst)
+                driver.validate_request(operation, request, inst, flavour, self._files(inst))
 
     def _choose_scale_in(self, inst: VnfInstance, before: dict[str, int], after: dict[str, int],
                          extra: dict[str, Any]) -> builtins.list[Any]:

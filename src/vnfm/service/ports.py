@@ -276,8 +276,12 @@ class MgmtDriver:
 
     name: str = ""
 
-    def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance) -> None:
-        """Called synchronously when an LCM request arrives, before any occurrence exists.
+    def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
+                         flavour: Flavour, package: PackageFiles | None = None) -> None:
+        """Called synchronously when an LCM request arrives, before any occurrence exists, with the
+        flavour the operation runs on (the requested one for instantiate) and the package's files:
+        everything that can be checked from the request, the VNFD and the package (CP names, aspect
+        ids, CIDRs, paths of package files) is checked here, not when a hook runs.
 
         Raise vnfm.domain.errors.BadRequest / UnprocessableEntity naming the bad key and why.
         """

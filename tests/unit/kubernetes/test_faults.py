@@ -117,9 +117,10 @@ async def test_request_time_refusals(k8s: K8s) -> None:
     app = k8s.app
     inst_id, _ = await k8s.instantiate("simple")
     inst = app.instances.get(inst_id)
+    flav = app.packages.vnfd(inst.vnf_pkg_id).flavour("simple")
     with pytest.raises(BadRequest, match="aspectId 'master_instance' is the master_node aspect"):
-        k8s.driver.validate_request("SCALE", {"type": "SCALE_OUT", "aspectId": "master_instance"}, inst)
-    k8s.driver.validate_request("SCALE", {"type": "SCALE_OUT", "aspectId": "worker_instance"}, inst)
+        k8s.driver.validate_request("SCALE", {"type": "SCALE_OUT", "aspectId": "master_instance"}, inst, flav)
+    k8s.driver.validate_request("SCALE", {"type": "SCALE_OUT", "aspectId": "worker_instance"}, inst, flav)
     m = app.instances.get(inst_id).resources.of_vdu("masterNode")[0]
     with pytest.raises(BadRequest) as e:
         app.instances.heal(inst_id, {"vnfcInstanceId": [m.id]})

@@ -17,14 +17,16 @@ from vnfm.adapters.mgmt.kubeadm import heal
 from vnfm.adapters.mgmt.kubeadm.install import add_workers, install
 from vnfm.domain.errors import BadRequest, OperationFailed
 from vnfm.domain.model import LcmOperation, VnfInstance
-from vnfm.service.ports import LcmContext, MgmtDriver
+from vnfm.domain.vnfd import Flavour
+from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
 
 
 class KubeadmDriver(MgmtDriver):
     name = "kubeadm"
 
     # ------------------------------------------------------------------ request-time validation
-    def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance) -> None:
+    def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
+                         flavour: Flavour, package: PackageFiles | None = None) -> None:
         op = str(operation)
         extra = request.get("additionalParams") or {}
         if op == LcmOperation.INSTANTIATE:
