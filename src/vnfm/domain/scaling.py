@@ -87,3 +87,16 @@ def scaled_levels(
     out = dict(current)
     out[aspect_id] = new
     return out
+
+
+def check_counts(flavour: Flavour, counts: dict[str, int]) -> None:
+    """Counts an infrastructure driver is asked for name only VDUs of the flavour, none negative."""
+    unknown = sorted(set(counts) - set(flavour.vdus))
+    if unknown:
+        raise UnprocessableEntity(
+            f"VDU(s) {', '.join(unknown)} are not defined in flavour '{flavour.id}' "
+            f"(known: {', '.join(sorted(flavour.vdus)) or 'none'})"
+        )
+    negative = sorted(v for v, n in counts.items() if n < 0)
+    if negative:
+        raise UnprocessableEntity(f"negative VNFC count for VDU(s) {', '.join(negative)}")

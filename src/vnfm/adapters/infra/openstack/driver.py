@@ -31,6 +31,7 @@ from vnfm.adapters.infra.openstack.tree import walk
 from vnfm.domain.errors import UnprocessableEntity
 from vnfm.domain.model import Vim
 from vnfm.domain.resources import Vnfc, VnfResources
+from vnfm.domain.scaling import check_counts
 from vnfm.service.ports import InfraContext, InfraDriver
 
 __all__ = ["HeatInfraDriver", "HeatStackError", "pick_flavor", "stack_name_of"]
@@ -53,7 +54,7 @@ class HeatInfraDriver(InfraDriver):
 
     # ================================================================== InfraDriver
     async def deploy(self, ctx: InfraContext, counts: dict[str, int]) -> VnfResources:
-        stacks.check_vdus(ctx.flavour, counts)
+        check_counts(ctx.flavour, counts)
         cloud = await self._cloud(ctx.vim)
         hot = load_base_hot(ctx.package, ctx.flavour)
         stack = await stacks.settled_for_deploy(ctx, cloud, self.timing)
@@ -67,7 +68,7 @@ class HeatInfraDriver(InfraDriver):
         return await self._synced(ctx, cloud)
 
     async def update(self, ctx: InfraContext, counts: dict[str, int], remove: Sequence[str]) -> VnfResources:
-        stacks.check_vdus(ctx.flavour, counts)
+        check_counts(ctx.flavour, counts)
         cloud = await self._cloud(ctx.vim)
         hot = load_base_hot(ctx.package, ctx.flavour)
         stack = await stacks.existing(ctx, cloud, self.timing)

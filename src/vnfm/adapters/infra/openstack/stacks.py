@@ -205,13 +205,3 @@ def full_counts(hot: BaseHot, flavour: Flavour, counts: dict[str, int], tree: Tr
     return full
 
 
-def check_vdus(flavour: Flavour, counts: dict[str, int]) -> None:
-    unknown = sorted(set(counts) - set(flavour.vdus))
-    if unknown:
-        raise UnprocessableEntity(
-            f"VDU(s) {', '.join(unknown)} are not defined in flavour '{flavour.id}' "
-            f"(known: {', '.join(sorted(flavour.vdus)) or 'none'})"
-        )
-    negative = sorted(v for v, n in counts.items() if n < 0)
-    if negative:
-        raise UnprocessableEntity(f"negative VNFC count for VDU(s) {', '.join(negative)}")

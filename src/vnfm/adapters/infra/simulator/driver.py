@@ -26,6 +26,7 @@ from vnfm.adapters.infra.simulator.resources import resources_of
 from vnfm.domain.errors import NotFound, UnprocessableEntity
 from vnfm.domain.ext_links import ext_cp_map
 from vnfm.domain.resources import Vnfc, VnfResources
+from vnfm.domain.scaling import check_counts
 from vnfm.domain.vnfd import Cp, Flavour
 from vnfm.service.ports import InfraContext, InfraDriver
 
@@ -41,7 +42,7 @@ class SimulatorInfraDriver(InfraDriver):
 
     # ================================================================== InfraDriver
     async def deploy(self, ctx: InfraContext, counts: dict[str, int]) -> VnfResources:
-        _check_vdus(ctx.flavour, counts)
+        check_counts(ctx.flavour, counts)
         existed = self.cloud.deployment(ctx.instance_id) is not None
         if not existed:
             await self._api()
@@ -57,7 +58,7 @@ class SimulatorInfraDriver(InfraDriver):
         return await self.current(ctx)
 
     async def update(self, ctx: InfraContext, counts: dict[str, int], remove: Sequence[str]) -> VnfResources:
-        _check_vdus(ctx.flavour, counts)
+        check_counts(ctx.flavour, counts)
         if self.cloud.deployment(ctx.instance_id) is None:
             raise NotFound(f"the simulated cloud has no deployment for VNF instance {ctx.instance_id}")
         await self._run(ctx, "UPDATE", self._converge(ctx, counts, remove))
@@ -360,18 +361,6 @@ class SimulatorInfraDriver(InfraDriver):
 
 
 # ====================================================================== helpers
-def _check_vdus(flavour: Flavour, counts: dict[str, int]) -> None:
-    unknown = sorted(set(counts) - set(flavour.vdus))
-    if unknown:
-        raise UnprocessableEntity(
-            f"VDU(s) {', '.join(unknown)} are not defined in flavour '{flavour.id}' "
-            f"(known: {', '.join(sorted(flavour.vdus)) or 'none'})"
-        )
-    negative = sorted(v for v, n in counts.items() if n < 0)
-    if negative:
-        raise UnprocessableEntity(f"negative VNFC count for VDU(s) {', '.join(negative)}")
-
-
 def _needs_bring_up(state: dict[str, Any], vnfc: dict[str, Any]) -> bool:
     server = state["servers"].get(vnfc["server_id"] or "")
     if server is None or server["status"] in ("BUILD", "ERROR"):
