@@ -1,6 +1,6 @@
 """The node-step language: typed, validated, idempotent steps a management driver asks hosts to
 carry out, grouped by family (etcd, load balancing, /etc/hosts, storage, registries, Kubernetes,
-kubeadm), and the executor contract. Executors are adapters: SSH (vnfm.adapters.nodes.ssh) and the
+kubeadm, Kubespray), and the executor contract. Executors are adapters: SSH (vnfm.adapters.nodes.ssh) and the
 simulated cloud's twin (vnfm.adapters.infra.simulator.twin)."""
 
 from vnfm.nodesteps.base import HostKeyChanged, NodeStep, StepExecutor, StepFailed, StepResult, split_host_port
@@ -25,7 +25,25 @@ from vnfm.nodesteps.kubernetes import (
     WaitNodeReady,
     node_name,
 )
-from vnfm.nodesteps.lb import Backend, Frontend, HaproxyApplyConfig, HaproxySetBackends, KeepalivedVip, LbFrontends
+from vnfm.nodesteps.kubespray import (
+    AuthorizedKey,
+    InstallKubeconfig,
+    InventoryHost,
+    KubesprayInventory,
+    KubesprayPlaybook,
+    KubesprayRemoveHost,
+    KubesprayRemoveInventory,
+    ReadKubeconfig,
+)
+from vnfm.nodesteps.lb import (
+    Backend,
+    Frontend,
+    HaproxyApplyConfig,
+    HaproxySetBackends,
+    KeepalivedVip,
+    LbFrontends,
+    ServerPool,
+)
 from vnfm.nodesteps.registry import (
     ContainerdRegistries,
     NodeRegistryConfig,
@@ -36,6 +54,15 @@ from vnfm.nodesteps.registry import (
 from vnfm.nodesteps.storage import InstallNfsClient, NfsExport, NfsExports, PrepareVolume
 
 __all__ = [
+    "AuthorizedKey",
+    "InstallKubeconfig",
+    "InventoryHost",
+    "KubesprayInventory",
+    "KubesprayPlaybook",
+    "KubesprayRemoveHost",
+    "KubesprayRemoveInventory",
+    "ReadKubeconfig",
+    "ServerPool",
     "ApplyPersistentVolume",
     "Backend",
     "ContainerdRegistries",

@@ -107,13 +107,34 @@ class Frontend:
 
 
 @dataclass(frozen=True)
+class ServerPool:
+    """A named set of servers with no port of its own (an HAProxy backend whose servers take the
+    port the client connected to): e.g. every node of a cluster, for its NodePorts. Its HAProxy
+    name is `vnfm_<owner>_pool_<name>`, so other owners' frontends may route to it."""
+
+    name: str
+    servers: tuple[tuple[str, str], ...]  # (server name, address)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "servers", tuple(tuple(s) for s in self.servers))
+        _check_name("pool name", self.name)
+        names = [n for n, _ in self.servers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"pool {self.name}: a server name is listed twice")
+        for n, addr in self.servers:
+            _check_name("server name", n)
+            _check_host("server address", addr)
+
+
+@dataclass(frozen=True)
 class LbFrontends(NodeStep):
     """Own one part of a load balancer's HAProxy configuration: exactly `frontends`, under `owner`
     (e.g. "cluster" for a Kubespray cluster's API and NodePort backends, "cnf-<instance id>" for a
     CNF's NodePorts). The parts of other owners stay byte-identical. The whole configuration is
     checked (`haproxy -c`) before it is activated with a hitless reload; a broken one is never
     activated. No frontends: the owner's part is removed. A port may belong to one owner only.
-    data: ports = the ports now served for this owner."""
+    `pools`: the owner's server pools (see ServerPool). data: ports = the ports now served for
+    this owner."""
 
     kind: ClassVar[str] = "lb-frontends"
     owner: str
@@ -121,10 +142,15 @@ class LbFrontends(NodeStep):
     conf_dir: str = "/etc/haproxy/vnfm.d"
     pidfile: str = "/run/haproxy.pid"
     deadline_s: float = 15.0
+    pools: tuple[ServerPool, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "frontends", tuple(self.frontends))
+        object.__setattr__(self, "pools", tuple(self.pools))
         _check_name("load balancer owner", self.owner)
+        pool_names = [p.name for p in self.pools]
+        if len(set(pool_names)) != len(pool_names):
+            raise ValueError(f"owner {self.owner}: a pool name is listed twice")
         _check_path("config dir", self.conf_dir)
         _check_path("pid file", self.pidfile)
         ports = [f.port for f in self.frontends]

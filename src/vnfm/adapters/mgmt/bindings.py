@@ -21,6 +21,7 @@ ENTRY_POINT_GROUP = "vnfm.mgmt_drivers"
 # implementation / artifact name a package declares -> built-in driver name
 DEFAULT_BINDINGS: dict[str, str] = {
     "mgmt-drivers-kubernetes": "kubeadm",
+    "mgmt-drivers-kubespray": "kubespray",
     "mgmt-drivers-noop": "noop",
     "vnflcm_noop": "noop",
 }

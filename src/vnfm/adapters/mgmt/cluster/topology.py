@@ -165,10 +165,11 @@ def login(cp: P.ClusterParams, n: Node) -> NodeLogin:
 
 
 def open_cluster(ctx: LcmContext, vnfcs: Sequence[Vnfc] | None = None,
-                 extra_hosts: Sequence[NodeHost] = ()) -> Cluster:
+                 extra_hosts: Sequence[NodeHost] = (), cp: P.ClusterParams | None = None) -> Cluster:
     """The cluster of this hook (nodes of `vnfcs`, default every VNFC) with a node session on the
-    instance's VIM; the session also reaches `extra_hosts` (e.g. an external load balancer)."""
-    cp = params(ctx)
+    instance's VIM; the session also reaches `extra_hosts` (e.g. an external load balancer). `cp`:
+    parameters a driver parsed itself (default: `params(ctx)`)."""
+    cp = cp or params(ctx)
     nodes = topology(ctx, cp, ctx.resources.vnfcs if vnfcs is None else vnfcs)
     storage = storage_node(ctx, cp, ctx.resources.vnfcs)
     masters, workers = role_vdus(ctx.flavour, cp)

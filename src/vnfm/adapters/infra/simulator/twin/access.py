@@ -11,10 +11,14 @@ from vnfm.service.ports import NodeAccess, NodeHost
 
 
 class TwinAccess(NodeAccess):
+    """Hosts of VNFCs are the simulated cloud's servers; a host with no VNFC (`NodeHost.vnfc_id`
+    None) that no simulated server owns is an operator host (twin/operator.py)."""
+
     def __init__(self, sim: Any, config: TwinConfig | None = None) -> None:
         self.sim = sim
         self.config = config or TwinConfig()
 
     def session(self, instance_id: str, hosts: Sequence[NodeHost], pins: dict[str, str]) -> TwinExecutor:
         return TwinExecutor(self.sim, instance_id, self.config, pins=pins,
-                            pin_keys={h.address: h.pin_key for h in hosts})
+                            pin_keys={h.address: h.pin_key for h in hosts},
+                            operators={h.address for h in hosts if h.vnfc_id is None})

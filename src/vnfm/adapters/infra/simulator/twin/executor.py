@@ -14,11 +14,12 @@ disruption budget that blocks a drain (`add_pdb`), and an unreachable host (the 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from vnfm.adapters.infra.simulator.twin import operator
 from vnfm.adapters.infra.simulator.twin.base import KEY, TwinConfig, empty
-from vnfm.adapters.infra.simulator.twin.handlers import ALL_HANDLERS
+from vnfm.adapters.infra.simulator.twin.handlers import ALL_HANDLERS, OPERATOR_HANDLERS
 from vnfm.nodesteps.base import HostKeyChanged, NodeStep, StepExecutor, StepFailed, StepResult
 from vnfm.nodesteps.kubeadm import KubeadmJoin
 
@@ -31,13 +32,15 @@ class TwinExecutor(StepExecutor):
 
     def __init__(self, sim: Any, instance_id: str, config: TwinConfig | None = None, *,
                  pins: dict[str, str] | None = None, pin_keys: Mapping[str, str] | None = None,
-                 handlers: Mapping[type[NodeStep], TwinHandler] | None = None) -> None:
+                 handlers: Mapping[type[NodeStep], TwinHandler] | None = None,
+                 operators: Collection[str] = ()) -> None:
         self.sim = sim
         self.instance_id = instance_id
         self.config = config or TwinConfig()
         self.pins = pins if pins is not None else {}
         self.pin_keys = dict(pin_keys or {})
         self._handlers = dict(ALL_HANDLERS if handlers is None else handlers)
+        self.operators = set(operators)  # addresses of operator hosts (outside the VNF)
 
     # ------------------------------------------------------------------ state helpers
     def state(self) -> dict[str, Any]:
@@ -61,12 +64,23 @@ class TwinExecutor(StepExecutor):
         return dict(server)
 
     # ------------------------------------------------------------------ the executor contract
+    def _operator(self, host: str) -> bool:
+        return host in self.operators and self.sim.server_by_address(host) is None
+
+    def _host_key(self, host: str) -> str:
+        if self._operator(host):
+            if not operator.reachable(self.sim, host):
+                raise StepFailed(host, NodeStep(), "host unreachable: the operator host does not answer on SSH")
+            return operator.host_key(self.sim, host)
+        server = self.sim.server_by_address(host)
+        if server is None or not server.get("ssh_reachable", True) or server.get("status") != "ACTIVE":
+            raise StepFailed(host, NodeStep(), "host unreachable: cannot read its SSH host key")
+        return str(server["host_key"]["public_key"])
+
     async def verify_host_keys(self, hosts: Sequence[str]) -> None:
         for host in dict.fromkeys(hosts):
-            server = self.sim.server_by_address(host)
-            if server is None or not server.get("ssh_reachable", True) or server.get("status") != "ACTIVE":
-                raise StepFailed(host, NodeStep(), "host unreachable: cannot read its SSH host key")
-            key = str(server["host_key"]["public_key"])
+            key = self._host_key(host)
+            server = self.sim.server_by_address(host) or {"name": host}
             pin = self.pin_keys.get(host, f"host:{host}")
             if pin not in self.pins:
                 self.pins[pin] = key
@@ -81,6 +95,8 @@ class TwinExecutor(StepExecutor):
         self.tx(fn)
 
     async def run(self, host: str, step: NodeStep) -> StepResult:
+        if type(step) in OPERATOR_HANDLERS or self._operator(host):
+            return await self._run_operator(host, step)
         handler = self._handlers.get(type(step))
         if handler is None:
             raise StepFailed(host, step, f"step {type(step).__name__} is not supported by the twin")
@@ -100,6 +116,22 @@ class TwinExecutor(StepExecutor):
             if joining:
                 self.config.observed["joins_in_flight"] -= 1
         result = handler(self, host, server["id"], step)
+        if asyncio.iscoroutine(result):
+            result = await result
+        assert isinstance(result, StepResult)
+        return result
+
+    async def _run_operator(self, host: str, step: NodeStep) -> StepResult:
+        handler = OPERATOR_HANDLERS.get(type(step))
+        if not self._operator(host):
+            raise StepFailed(host, step, "this step runs on an operator host (outside the VNF), not on a VNFC")
+        if handler is None:
+            raise StepFailed(host, step, f"step {type(step).__name__} does not run on an operator host")
+        self._host_key(host)  # reachable
+        delay = self.config.step_latency.get(step.kind, 0.0)
+        if delay > 0:
+            await asyncio.sleep(delay)
+        result = handler(self, host, operator.SID_PREFIX + host, step)
         if asyncio.iscoroutine(result):
             result = await result
         assert isinstance(result, StepResult)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vnfm.adapters.infra.simulator.twin import cluster, etcd, hosts, registry, storage
+from vnfm.adapters.infra.simulator.twin import cluster, etcd, hosts, kubespray, kubespray_nodes, lb, registry, storage
 
 ALL_HANDLERS: Mapping[type, Any] = {
     **cluster.HANDLERS,
@@ -13,4 +13,10 @@ ALL_HANDLERS: Mapping[type, Any] = {
     **hosts.HANDLERS,
     **registry.HANDLERS,
     **storage.HANDLERS,
+    **kubespray_nodes.HANDLERS,
+    **lb.HANDLERS,
+}
+# steps that run on operator hosts (outside the VNF, e.g. the Ansible server: twin/operator.py)
+OPERATOR_HANDLERS: Mapping[type, Any] = {
+    **kubespray.HANDLERS,
 }

@@ -79,13 +79,53 @@ def kubernetes_view(extras: dict[str, Any], live_servers: set[str] | None = None
     }
 
 
+def external_lb_view(extras: dict[str, Any], live_servers: set[str] | None = None) -> dict[str, Any] | None:
+    """The instance's external load balancer (LbFrontends): its address, every owner's frontends as
+    {"<port>": ["ip:port", ...]}, the server pools, which owners have a part, the kubeconfig's server."""
+    st = extras.get(KEY)
+    if not isinstance(st, dict):
+        return None
+    for sid, h in sorted((st.get("hosts") or {}).items()):
+        lb = h.get("lb") if isinstance(h, dict) else None
+        if not lb or (live_servers is not None and sid not in live_servers):
+            continue
+        owners = lb.get("owners") or {}
+        frontends = {str(f["port"]): [f"{b[1]}:{b[2]}" for b in f["backends"]]
+                     for part in owners.values() for f in part.get("frontends") or []}
+        pools = {p["name"]: [s[1] for s in p["servers"]] for part in owners.values() for p in part.get("pools") or []}
+        kubeconfig = h.get("kubeconfig") or {}
+        return {"address": lb.get("address"), "frontends": dict(sorted(frontends.items(), key=lambda kv: int(kv[0]))),
+                "pools": pools, "owners": sorted(owners), "reloads": lb.get("reloads", 0),
+                "kubeconfig_server": kubeconfig.get("server")}
+    return None
+
+
+def kubespray_view(extras: dict[str, Any]) -> dict[str, Any] | None:
+    """The instance's Kubespray inventory (groups -> hosts) and its playbook runs, oldest first."""
+    st = extras.get(KEY)
+    ks = st.get("kubespray") if isinstance(st, dict) else None
+    if not isinstance(ks, dict):
+        return None
+    return {"inventory": {g: list(h) for g, h in (ks.get("inventory") or {}).items()},
+            "runs": [{"playbook": r.get("playbook"), "limit": r.get("limit")} for r in ks.get("runs") or []],
+            "ansible_server": ks.get("ansible"), "inventory_path": ks.get("path")}
+
+
 def instance_state(sim: Any, instance_id: str) -> dict[str, Any] | None:
-    """The simulated cloud's resources of one VNF instance, with its cluster when it has one."""
+    """The simulated cloud's resources of one VNF instance, with its cluster when it has one (and
+    its external load balancer and Kubespray inventory and runs, when it has them)."""
     snap = sim.snapshot(instance_id)
     if not snap:
         return None
     live = {str(srv.get("id")) for srv in snap.get("servers") or []}
-    cluster = kubernetes_view(sim.extras(instance_id), live)
+    extras = sim.extras(instance_id)
+    cluster = kubernetes_view(extras, live)
     if cluster is not None:
         snap["kubernetes"] = cluster
+    lb = external_lb_view(extras, live)
+    if lb is not None:
+        snap["external_lb"] = lb
+    ks = kubespray_view(extras)
+    if ks is not None:
+        snap["kubespray"] = ks
     return dict(snap)

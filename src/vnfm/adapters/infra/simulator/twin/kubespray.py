@@ -1,0 +1,264 @@
+"""Kubespray on the twin: the inventory on an operator's Ansible server and the playbook runs there.
+
+A run does what Kubespray would to the twin's cluster (cluster.yml builds it, scale.yml --limit adds
+kube_node hosts, remove-node.yml removes a node), and checks what real Ansible and Kubespray would
+trip over: the groups and variables Kubespray needs, every targeted node reachable, its host key in
+the inventory's known_hosts equal to the server's, the run's key authorised on it, facts of every
+host gathered before a --limit run of scale.yml, remove-node.yml answered non-interactively (and
+told the removal is ungraceful when the node is down). Nodes join the cluster's twin state the way
+the kubeadm twin registers them (twin/cluster.py `register`), so observers see one cluster model.
+Each instance's state keeps its inventory's groups and the runs (`kubespray` in the "k8s" extras).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+from typing import Any
+
+from cryptography.hazmat.primitives import serialization
+
+from vnfm.adapters.infra.simulator.twin.base import TwinHost, fake_ca, sha
+from vnfm.adapters.infra.simulator.twin.cluster import register
+from vnfm.adapters.infra.simulator.twin.operator import ensure, operator_tx
+from vnfm.nodesteps.base import StepFailed, StepResult
+from vnfm.nodesteps.kubespray import (
+    GROUPS,
+    KubesprayInventory,
+    KubesprayPlaybook,
+    KubesprayRemoveHost,
+    KubesprayRemoveInventory,
+)
+
+MAX_RUNS = 100
+
+
+def _kubespray_at(h: dict[str, Any], root: str) -> bool:
+    roots = h.get("kubespray_roots")
+    return roots is None or root in roots  # None: the operator installed Kubespray where requests say
+
+
+def inventory(tw: TwinHost, host: str, sid: str, step: KubesprayInventory) -> StepResult:
+    record = {"owner": step.owner, "root": step.kubespray_root, "groups": step.groups(),
+              "hosts": {h.name: {"ansible_host": h.ansible_host, "ip": h.ip, "user": h.user, "role": h.role}
+                        for h in step.hosts},
+              "vars": step.variables(), "known_hosts": dict(step.known_hosts)}
+
+    def fn(hosts: dict[str, Any]) -> tuple[bool, bool]:
+        h = ensure(hosts, host)
+        if not _kubespray_at(h, step.kubespray_root):
+            raise StepFailed(host, step, f"no Kubespray tree at {step.kubespray_root} (cluster.yml and "
+                                         "inventory/sample/ missing)")
+        inv = h["inventories"].get(step.inventory_path)
+        if inv is not None and inv.get("owner") != step.owner:
+            raise StepFailed(host, step, f"{step.inventory_path} holds the inventory of another cluster "
+                                         f"({inv.get('owner')}); give another transferring_inventory_path")
+        created = inv is None
+        new = {**(inv or {"facts": []}), **record}
+        if not created and {k: inv.get(k) for k in record} == record:
+            return False, False
+        if not created and new["hosts"] != inv.get("hosts"):
+            new["facts"] = [n for n in inv.get("facts") or [] if inv["hosts"].get(n) == new["hosts"].get(n)]
+        h["inventories"][step.inventory_path] = new
+        return True, created
+
+    changed, created = operator_tx(tw.sim, fn)
+    if changed:
+        tw.tx(lambda st: st.setdefault("kubespray", {}).update(inventory=step.groups(), ansible=host,
+                                                              path=step.inventory_path))
+    return StepResult(changed, {"created": created})
+
+
+def remove_host(tw: TwinHost, host: str, sid: str, step: KubesprayRemoveHost) -> StepResult:
+    def fn(hosts: dict[str, Any]) -> dict[str, Any] | None:
+        inv = ensure(hosts, host)["inventories"].get(step.inventory_path)
+        if inv is None or inv.get("owner") != step.owner:
+            raise StepFailed(host, step, f"{step.inventory_path} is not this cluster's inventory")
+        if step.node not in inv["hosts"]:
+            return None
+        del inv["hosts"][step.node]
+        for members in inv["groups"].values():
+            if step.node in members:
+                members.remove(step.node)
+        inv["known_hosts"].pop(step.address, None)
+        inv["facts"] = [n for n in inv.get("facts") or [] if n != step.node]
+        return dict(inv["groups"])
+
+    groups = operator_tx(tw.sim, fn)
+    if groups is not None:
+        tw.tx(lambda st: st.setdefault("kubespray", {}).update(inventory=groups))
+    return StepResult(groups is not None)
+
+
+def remove_inventory(tw: TwinHost, host: str, sid: str, step: KubesprayRemoveInventory) -> StepResult:
+    """Only the operator host's record changes (the instance's state may be gone already)."""
+    def fn(hosts: dict[str, Any]) -> bool:
+        invs = ensure(hosts, host)["inventories"]
+        inv = invs.get(step.inventory_path)
+        if inv is None:
+            return False
+        if inv.get("owner") != step.owner:
+            raise StepFailed(host, step, f"{step.inventory_path} holds another cluster's inventory: left alone")
+        del invs[step.inventory_path]
+        return True
+
+    return StepResult(operator_tx(tw.sim, fn))
+
+
+# ============================================================================= playbooks
+def inventory_problems(inv: dict[str, Any]) -> list[str]:
+    """What real Kubespray would refuse in this inventory (groups, hosts, variables)."""
+    out: list[str] = []
+    groups = inv.get("groups") or {}
+    missing = [g for g in GROUPS if g != "k8s_cluster" and g not in groups]
+    if missing:
+        out.append(f"missing group(s) {', '.join(missing)}")
+    if not groups.get("kube_control_plane"):
+        out.append("group kube_control_plane is empty")
+    etcd = groups.get("etcd") or []
+    if not etcd or len(etcd) % 2 == 0:
+        out.append(f"etcd needs an odd number of members, has {len(etcd)}")
+    for name, h in (inv.get("hosts") or {}).items():
+        if not h.get("ansible_host") or not h.get("ip"):
+            out.append(f"host {name} has no ansible_host/ip")
+    v = inv.get("vars") or {}
+    try:
+        pods = ipaddress.ip_network(str(v.get("kube_pods_subnet")))
+        svc = ipaddress.ip_network(str(v.get("kube_service_addresses")))
+        if pods.overlaps(svc):
+            out.append("kube_pods_subnet overlaps kube_service_addresses")
+    except ValueError:
+        out.append("kube_pods_subnet / kube_service_addresses are not CIDRs")
+    if not isinstance(v.get("supplementary_addresses_in_ssl_keys"), list):
+        out.append("supplementary_addresses_in_ssl_keys is not a list")
+    return out
+
+
+def _public_key(private: str) -> str:
+    key = serialization.load_ssh_private_key(private.encode(), password=None)
+    return key.public_key().public_bytes(serialization.Encoding.OpenSSH,
+                                         serialization.PublicFormat.OpenSSH).decode()
+
+
+def _targets(step: KubesprayPlaybook, inv: dict[str, Any]) -> list[str]:
+    hosts = sorted(inv["hosts"])
+    if step.playbook == "remove-node.yml":
+        node = step.var("node")
+        if step.var("reset_nodes") == "false" and step.var("allow_ungraceful_removal") == "true":
+            return []
+        return [node] if node else []
+    if step.playbook == "scale.yml":
+        hosts = list(inv["groups"].get("kube_node") or [])
+    return [h for h in hosts if not step.limit or h in step.limit]
+
+
+def _reach(tw: TwinHost, host: str, step: KubesprayPlaybook, inv: dict[str, Any], name: str) -> dict[str, Any]:
+    """The server of inventory host `name`, as Ansible would reach it (else the run fails)."""
+    h = inv["hosts"][name]
+    server = tw.sim.server_by_address(h["ansible_host"])
+    if server is None or server.get("status") != "ACTIVE" or not server.get("ssh_reachable", True):
+        raise StepFailed(host, step, f"TASK [Gathering Facts] fatal: [{name}]: UNREACHABLE! ssh: connect to host "
+                                     f"{h['ansible_host']} port 22: No route to host")
+    if inv["known_hosts"].get(h["ansible_host"]) != server["host_key"]["public_key"]:
+        raise StepFailed(host, step, f"TASK [Gathering Facts] fatal: [{name}]: UNREACHABLE! Host key verification "
+                                     f"failed ({h['ansible_host']} is not in known_hosts with its key)")
+    want = _public_key(step.private_key) if step.private_key else None
+    keys = ((tw.state()["hosts"].get(server["id"]) or {}).get("authorized_keys") or {}).values()
+    if want is None or want not in keys:
+        raise StepFailed(host, step, f"TASK [Gathering Facts] fatal: [{name}]: UNREACHABLE! {h['user']}@"
+                                     f"{h['ansible_host']}: Permission denied (publickey)")
+    return dict(server)
+
+
+def _check_run(tw: TwinHost, host: str, step: KubesprayPlaybook, inv: dict[str, Any]) -> None:
+    problems = inventory_problems(inv)
+    if problems:
+        raise StepFailed(host, step, f"TASK [kubespray-defaults : Check inventory] fatal: [localhost]: FAILED! "
+                                     f"{'; '.join(problems)}")
+    if step.playbook == "remove-node.yml":
+        if not step.var("node"):
+            raise StepFailed(host, step, "TASK [Assert that nodes are specified for removal] fatal: No nodes "
+                                         "specified for removal. The `node` variable must be set explicitly.")
+        if step.var("skip_confirmation") != "yes":
+            raise StepFailed(host, step, "TASK [Confirm Execution] the run waits for 'yes' on a terminal: "
+                                         "give -e skip_confirmation=yes")
+    if step.playbook == "scale.yml" and step.limit:
+        stale = sorted(set(inv["hosts"]) - set(inv.get("facts") or []))
+        if stale:
+            raise StepFailed(host, step, f"TASK [kubernetes/preinstall : Stop if facts are missing] fatal: no facts "
+                                         f"for {', '.join(stale)}: run facts.yml without --limit first")
+
+
+def playbook(tw: TwinHost, host: str, sid: str, step: KubesprayPlaybook) -> StepResult:
+    t0 = time.monotonic()
+    inv = operator_tx(tw.sim, lambda hosts: ensure(hosts, host)["inventories"].get(step.inventory_path))
+    if inv is None or inv.get("owner") != step.owner:
+        raise StepFailed(host, step, f"no inventory of this cluster at {step.inventory_path}")
+    _check_run(tw, host, step, inv)
+    servers = {name: _reach(tw, host, step, inv, name) for name in _targets(step, inv)}
+    if step.playbook == "remove-node.yml" and step.var("node") not in inv["hosts"]:
+        raise StepFailed(host, step, f"node {step.var('node')} is not in the inventory")
+    if step.playbook in ("facts.yml", "cluster.yml"):  # both gather the facts of the hosts they reach
+        operator_tx(tw.sim, lambda hosts: ensure(hosts, host)["inventories"][step.inventory_path]
+                    .update(facts=sorted(set(inv.get("facts") or []) | set(servers))))
+    tw.tx(lambda st: _apply(tw, st, step, inv, servers))
+    return StepResult(True, {"seconds": time.monotonic() - t0,
+                             "recap": {n: {"ok": 1, "changed": 1, "unreachable": 0, "failed": 0} for n in servers}})
+
+
+def _apply(tw: TwinHost, st: dict[str, Any], step: KubesprayPlaybook, inv: dict[str, Any],
+           servers: dict[str, dict[str, Any]]) -> None:
+    ks = st.setdefault("kubespray", {})
+    runs = ks.setdefault("runs", [])
+    runs.append({"playbook": step.playbook, "limit": list(step.limit) or None,
+                 "extra_vars": dict(step.extra_vars)})
+    del runs[:-MAX_RUNS]
+    ks["inventory"] = inv["groups"]
+    if step.playbook == "cluster.yml":
+        _cluster(tw, st, inv, servers)
+    elif step.playbook == "scale.yml":
+        for name, server in servers.items():
+            n = st["nodes"].get(name)
+            if n is None or n.get("server_id") != server["id"]:
+                st["nodes"].pop(name, None)
+                register(tw, st, server["id"], name, "worker", inv["hosts"][name]["ip"], ready_now=True)
+    elif step.playbook == "remove-node.yml":
+        name = str(step.var("node"))
+        if st["nodes"].pop(name, None) is not None:
+            for pod in st["pods"].values():
+                if pod["node"] == name:
+                    pod["node"] = None
+        st["etcd"]["members"].pop(name, None)
+
+
+def _cluster(tw: TwinHost, st: dict[str, Any], inv: dict[str, Any], servers: dict[str, dict[str, Any]]) -> None:
+    """cluster.yml: the cluster of the inventory (a new one when its first control plane is a new VM)."""
+    masters = inv["groups"]["kube_control_plane"]
+    first = inv["hosts"][masters[0]]
+    c = st["cluster"]
+    first_server = servers.get(masters[0], {}).get("id")
+    current = st["nodes"].get(masters[0])
+    if not c.get("initialized") or current is None or current.get("server_id") != first_server:
+        ca, ca_hash = fake_ca()
+        v = inv["vars"]
+        st["cluster"] = {"initialized": True, "endpoint": f"{first['ip']}:6443", "ca_pem": ca, "ca_cert_hash": ca_hash,
+                         "pod_cidr": v["kube_pods_subnet"], "service_cidr": v["kube_service_addresses"],
+                         "version": "kubespray", "token_sha256": [], "cert_key_sha256": [],
+                         "cert_sans": sorted({*v["supplementary_addresses_in_ssl_keys"],
+                                              *(h["ip"] for h in inv["hosts"].values() if h["role"] == "master")}),
+                         "installer": "kubespray", "ca_sha256": sha(ca)}
+        st["nodes"], st["etcd"] = {}, {"members": {}}
+    for name, server in servers.items():
+        h = inv["hosts"][name]
+        n = st["nodes"].get(name)
+        if n is not None and n.get("server_id") == server["id"]:
+            continue
+        register(tw, st, server["id"], name, h["role"], h["ip"], ready_now=True)
+
+
+HANDLERS: dict[type, Any] = {
+    KubesprayInventory: inventory,
+    KubesprayRemoveHost: remove_host,
+    KubesprayRemoveInventory: remove_inventory,
+    KubesprayPlaybook: playbook,
+}

@@ -1,0 +1,47 @@
+"""The external load balancer VM: HAProxy in front of the API servers (`*:8383` -> every master's
+:6443) and a NodePort pool listing every node (the cluster's part of the LB's configuration, owner
+"cluster": other owners' parts, e.g. a CNF's NodePort frontends, stay untouched), and the admin
+kubeconfig that makes it the kubectl jump host."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from vnfm.adapters.mgmt.cluster.topology import Node
+from vnfm.adapters.mgmt.kubespray.site import API_PORT, LB_API_PORT, LB_OWNER, Site
+from vnfm.nodesteps.kubespray import InstallKubeconfig, ReadKubeconfig
+from vnfm.nodesteps.lb import Backend, Frontend, LbFrontends, ServerPool
+
+NODEPORT_POOL = "nodeport"
+
+
+def frontends_step(masters: Sequence[Node], nodes: Sequence[Node]) -> LbFrontends:
+    api = Frontend("k8s-api", LB_API_PORT, tuple(Backend(m.name, m.nic, API_PORT) for m in masters))
+    pool = ServerPool(NODEPORT_POOL, tuple((n.name, n.nic) for n in nodes))
+    return LbFrontends(LB_OWNER, (api,), pools=(pool,))
+
+
+async def set_frontends(s: Site, nodes: Sequence[Node] | None = None) -> None:
+    """The cluster's part of the LB: the API frontend and the NodePort pool of `nodes` (default:
+    every node of the cluster)."""
+    nodes = s.c.nodes if nodes is None else nodes
+    lb = s.lb_node
+    res = await s.c.ex.run(lb.ssh, frontends_step([n for n in nodes if n.master], nodes))
+    if res.changed:
+        s.ctx.progress(f"external LB {lb.ssh}: *:{LB_API_PORT} -> {len([n for n in nodes if n.master])} API "
+                       f"server(s), NodePort pool of {len(nodes)} node(s) (HAProxy reloaded)")
+
+
+async def kubeconfig(s: Site, admin: Node) -> None:
+    """The admin kubeconfig of `admin`, carried through the VNFM's memory to the LB."""
+    lb = s.lb_node
+    data = (await s.c.ex.run(admin.ssh, ReadKubeconfig())).data
+    res = await s.c.ex.run(lb.ssh, InstallKubeconfig(str(data["kubeconfig"]), f"https://{lb.nic}:{LB_API_PORT}"))
+    if res.changed:
+        s.ctx.progress(f"external LB {lb.ssh}: kubeconfig installed (kubectl jump host)")
+
+
+async def configure(s: Site) -> None:
+    await s.c.ex.verify_host_keys([s.lb_node.ssh])
+    await set_frontends(s)
+    await kubeconfig(s, s.c.admin())

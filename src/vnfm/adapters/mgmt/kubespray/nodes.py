@@ -1,0 +1,65 @@
+"""Workers joining and leaving a Kubespray cluster (scale out/in, heal of a worker).
+
+Joining: only the new nodes are processed: the inventory gains them, facts.yml refreshes the facts
+of every node (Kubespray's rule before a limited run), then scale.yml --limit <new nodes>.
+Leaving: drained through the LB's kubectl, remove-node.yml -e node=<name> answered
+non-interactively (ungraceful when the node does not answer: its VM may be dead), then the node
+leaves the inventory (edited as YAML) and the LB's NodePort pool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from vnfm.adapters.mgmt.cluster.topology import Node, pin
+from vnfm.adapters.mgmt.kubespray import lb
+from vnfm.adapters.mgmt.kubespray.site import Site
+from vnfm.domain.errors import OperationFailed
+from vnfm.nodesteps.kubernetes import DeleteNode, DrainNode
+
+
+def workers_only(nodes: Sequence[Node], what: str) -> None:
+    masters = [n.name for n in nodes if n.master]
+    if masters:
+        raise OperationFailed(f"{what} would change control plane node(s) {', '.join(masters)}: the Kubespray "
+                              "driver scales and heals workers only (heal the entire VNF to rebuild the cluster)")
+
+
+async def add_workers(s: Site, added: Sequence[Node]) -> None:
+    c = s.c
+    workers_only(added, "adding nodes")
+    await pin(c, [*c.nodes, s.lb_node], repin=added)
+    await c.ex.verify_host_keys([s.ansible])
+    if added:
+        await s.write_inventory(c.nodes)
+        async with s.authorized(c.nodes):
+            await s.playbook("facts.yml", hosts=[n.name for n in c.nodes])
+            await s.playbook("scale.yml", limit=[n.name for n in added])
+        c.ctx.progress(f"node(s) {', '.join(n.name for n in added)} joined the cluster")
+    await lb.set_frontends(s)
+
+
+async def remove_workers(s: Site, removed: Sequence[Node]) -> None:
+    """Each of `removed` leaves the cluster, the inventory and the LB (an unreachable one too)."""
+    c = s.c
+    workers_only(removed, "removing nodes")
+    if not removed:
+        return
+    gone = {n.vnfc.id for n in removed}
+    survivors = [n for n in c.nodes if n.vnfc.id not in gone]
+    await pin(c, [*c.masters, s.lb_node])
+    await c.ex.verify_host_keys([s.ansible])
+    lb_host = s.lb_node.ssh
+    for n in removed:
+        reachable = await s.reachable(n)
+        c.ctx.progress(f"draining node {n.name} through the LB's kubectl"
+                       + ("" if reachable else " (its VM does not answer: ungraceful removal)"))
+        await c.ex.run(lb_host, DrainNode(n.name, c.p.drain_timeout))
+        extra = [("node", n.name), ("skip_confirmation", "yes")]
+        if not reachable:
+            extra += [("reset_nodes", "false"), ("allow_ungraceful_removal", "true")]
+        async with s.authorized([*c.masters, *([n] if reachable else [])]):
+            await s.playbook("remove-node.yml", extra=extra, hosts=[n.name])
+        await s.remove_from_inventory(n)
+        await c.ex.run(lb_host, DeleteNode(n.name))
+    await lb.set_frontends(s, survivors)
