@@ -60,6 +60,11 @@ class OpOccRepository(Repository[OpOcc], Protocol):
         """Bump the heartbeat of an occurrence `owner` runs."""
         ...
 
+    def save_owned(self, occ: OpOcc, owner: str | None, epoch: int) -> bool:
+        """`save`, only if the stored occurrence still has this owner and epoch (fencing). False
+        (and nothing written) when another process took it over or it was retried meanwhile."""
+        ...
+
 
 @dataclass
 class OutboxEntry:

@@ -222,6 +222,7 @@ def op_occ_to_dict(o: OpOcc) -> Row:
         "stage": o.stage,
         "plan": _j(o.plan),
         "owner": o.owner,
+        "epoch": o.epoch,
         "heartbeat": iso(o.heartbeat),
         "events": _j(o.events),
     }
@@ -246,6 +247,7 @@ def op_occ_from_dict(d: Mapping[str, Any]) -> OpOcc:
         stage=d.get("stage") or "",
         plan=d.get("plan") or {},
         owner=d.get("owner"),
+        epoch=int(d.get("epoch") or 0),
         heartbeat=parse_dt(d.get("heartbeat")),
         events=d.get("events") or [],
     )
@@ -260,6 +262,7 @@ def op_occ_to_row(o: OpOcc) -> Row:
         "state_entered_time": as_utc(o.state_entered_time),
         "start_time": as_utc(o.start_time),
         "owner": o.owner,
+        "epoch": o.epoch,
         "heartbeat": None if o.heartbeat is None else as_utc(o.heartbeat),
         "body": op_occ_to_dict(o),
     }
@@ -269,6 +272,8 @@ def op_occ_from_row(row: Mapping[str, Any]) -> OpOcc:
     occ = op_occ_from_dict(row["body"])
     if "owner" in row:  # columns are authoritative (claim / heartbeat update them)
         occ.owner = row["owner"]
+    if "epoch" in row:
+        occ.epoch = int(row["epoch"] or 0)
     if "heartbeat" in row:
         occ.heartbeat = row["heartbeat"]
     return occ

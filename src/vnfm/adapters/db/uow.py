@@ -268,9 +268,11 @@ class SqlOpOccRepository(_TableRepository[OpOcc]):
             candidates = candidates.with_for_update(skip_locked=True)
         claimed: builtins.list[str] = []
         for op_id in self._exec(candidates).scalars().all():
-            res = self._exec(update(t).where(t.c.id == op_id, cond).values(owner=owner, heartbeat=now))
+            res = self._exec(update(t).where(t.c.id == op_id, cond)
+                             .values(owner=owner, heartbeat=now, epoch=t.c.epoch + 1))
             if res.rowcount == 1:
-                self._patch_body(op_id, {"owner": owner, "heartbeat": mappers.iso(now)})
+                epoch = self._exec(select(t.c.epoch).where(t.c.id == op_id)).scalar_one()
+                self._patch_body(op_id, {"owner": owner, "heartbeat": mappers.iso(now), "epoch": epoch})
                 claimed.append(op_id)
         if not claimed:
             return []
@@ -285,6 +287,19 @@ class SqlOpOccRepository(_TableRepository[OpOcc]):
             return False
         self._patch_body(op_id, {"heartbeat": mappers.iso(now)})
         return True
+
+    def save_owned(self, occ: OpOcc, owner: str | None, epoch: int) -> bool:
+        """Write `occ` only if the row still has `owner` and `epoch` (the runner's fencing token)."""
+        t = self.table
+        row = self._to_row(occ)
+        entity_id = row.pop("id")
+        stmt = update(t).where(
+            t.c.id == bindparam("_where_id"),
+            t.c.owner.is_not_distinct_from(bindparam("_fence_owner", type_=t.c.owner.type)),
+            t.c.epoch == bindparam("_fence_epoch", type_=t.c.epoch.type),
+        )
+        params = {"_where_id": entity_id, "_fence_owner": owner, "_fence_epoch": epoch, **row}
+        return self._exec(stmt, params).rowcount == 1
 
 
 class SqlSubscriptionRepository(_TableRepository[Subscription]):

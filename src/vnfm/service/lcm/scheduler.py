@@ -18,7 +18,7 @@ from typing import Any
 from vnfm.domain.errors import OperationFailed, UnprocessableEntity
 from vnfm.domain.model import LcmOperation, OpState, Vim, utcnow
 from vnfm.domain.vnfd import Vnfd
-from vnfm.service.lcm.job import Job, JobStore, load_job
+from vnfm.service.lcm.job import Job, JobStore, OwnershipLost, load_job
 from vnfm.service.lcm.operations.heal import heal
 from vnfm.service.lcm.operations.instantiate import instantiate
 from vnfm.service.lcm.operations.modify_info import modify_info
@@ -79,6 +79,7 @@ class LcmEngine:
         self._wakeup: asyncio.Event | None = None
         self.on_idle: list[Callable[[], None]] = []
         self._forced: set[str] = set()  # occurrences being cancelled FORCEFUL (their task is cancelled)
+        self._lost: set[str] = set()  # occurrences another process took over (their task is cancelled)
 
     # ================================================================ lifecycle
     async def start(self) -> None:
@@ -113,7 +114,8 @@ class LcmEngine:
                 self._spawn(occ.id, rollback=False)
                 started.append(occ.id)
             else:
-                self.store.mark_interrupted(occ.id)
+                with contextlib.suppress(OwnershipLost):  # claimed by yet another process meanwhile
+                    self.store.mark_interrupted(occ.id)
         return started
 
     async def _heartbeat_loop(self) -> None:
@@ -121,13 +123,26 @@ class LcmEngine:
         while True:
             await asyncio.sleep(interval)
             if self.running:
-                now = utcnow()
-                with self.uow() as uow:
-                    for op_id in list(self.running):
-                        uow.op_occs.heartbeat(op_id, self.worker_id, now)
-                    uow.commit()
+                self._beat()
                 for op_id in list(self.running):  # FORCEFUL cancels asked of another process
                     self.check_cancel(op_id)
+
+    def _beat(self) -> None:
+        """Heart-beat the running occurrences; one this process no longer owns (it was paused longer
+        than `orphan_after` and another process took it over) is stopped, writing nothing."""
+        now = utcnow()
+        lost = []
+        with self.uow() as uow:
+            for op_id in list(self.running):
+                if not uow.op_occs.heartbeat(op_id, self.worker_id, now):
+                    lost.append(op_id)
+            uow.commit()
+        for op_id in lost:
+            task = self.running.get(op_id)
+            if task is not None and op_id not in self._lost:
+                log.warning("op %s: taken over by another process; stopping without writing", op_id[:8])
+                self._lost.add(op_id)
+                task.cancel()
 
     async def _poll_loop(self) -> None:
         assert self._wakeup is not None
@@ -192,7 +207,15 @@ class LcmEngine:
                 await self._roll_back(job)
             else:
                 await self._forward(job)
+        except OwnershipLost as exc:
+            log.warning("op %s stopped: %s", op_id[:8], exc)
         except asyncio.CancelledError:
+            if op_id in self._lost:
+                self._lost.discard(op_id)
+                current = asyncio.current_task()
+                if current is not None:
+                    current.uncancel()
+                return
             if op_id not in self._forced or self._stopping:
                 # Shutting down: leave the occurrence as it is; recovery turns it into FAILED_TEMP.
                 raise
@@ -235,5 +258,7 @@ class LcmEngine:
     def _failed_temp(self, job: Job, problem: dict[str, Any]) -> None:
         try:
             self.store.set_state(job, OpState.FAILED_TEMP, error=problem)
+        except OwnershipLost as exc:
+            log.warning("op %s: not recording FAILED_TEMP: %s", job.occ.id[:8], exc)
         except Exception:
             log.exception("recording FAILED_TEMP for %s failed", job.occ.id)
