@@ -52,8 +52,14 @@ async def _rollback_scale(st: Stages, job: Job, infra: InfraDriver) -> None:
         # The infrastructure step may have partly run: look at what exists now.
         job.inst.resources = await infra.current(st.infra_ctx(job))
     added = [v for v in job.inst.resources.vnfcs if v.id not in before]
+    bare = {v.id for v in added if v.never_built}
+    if bare:
+        # Nothing to undo on the node side for these; the infrastructure step removes them below.
+        st.progress(job, f"rolling back: VNFC(s) {', '.join(sorted(bare))} never got a server or address")
+        job.inst.resources.vnfcs = [v for v in job.inst.resources.vnfcs if v.id not in bare]
+    built = [v for v in added if v.id not in bare]
     await st.rollback_stage(job, "scale_start",
-                            lambda: st.hook(job, "scale_start", rollback=True, removed=added))
+                            lambda: st.hook(job, "scale_start", rollback=True, removed=built))
 
     async def shrink() -> None:
         st.progress(job, f"rolling back: removing {len(added)} added VNFC(s)")
@@ -62,4 +68,4 @@ async def _rollback_scale(st: Stages, job: Job, infra: InfraDriver) -> None:
         job.inst.scale_levels = dict(plan["old_levels"])
 
     await st.rollback_stage(job, "infra_update", shrink)
-    await st.rollback_stage(job, "scale_end", lambda: st.hook(job, "scale_end", rollback=True, removed=added))
+    await st.rollback_stage(job, "scale_end", lambda: st.hook(job, "scale_end", rollback=True, removed=built))
