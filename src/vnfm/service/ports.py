@@ -252,6 +252,9 @@ class LcmContext:
     added: list[Vnfc] = field(default_factory=list)
     removed: list[Vnfc] = field(default_factory=list)
     healed: list[Vnfc] = field(default_factory=list)
+    # Rollback of a scale-in whose VMs still exist: the VNFCs it was removing stay and go back into
+    # service (scale_start with rollback=True: e.g. uncordon the nodes a drain cordoned).
+    restored: list[Vnfc] = field(default_factory=list)
     heal_entire: bool = False
     rollback: bool = False  # True when the hook runs to undo a failed operation
     infra: InfraDriver | None = None
