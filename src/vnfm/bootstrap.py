@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate
+from vnfm.adapters.db.reseal import seal_stored
 from vnfm.adapters.infra.bindings import InfraDrivers
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
 from vnfm.adapters.infra.simulator import SimCloud, SimConfig, SimulatorInfraDriver
@@ -100,11 +101,12 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     migrate(settings.database_url)
     session_factory = make_session_factory(settings.database_url)
+    box = SecretBox.from_settings(settings.data_dir)
 
     def uow() -> SqlAlchemyUnitOfWork:
-        return SqlAlchemyUnitOfWork(session_factory)
+        return SqlAlchemyUnitOfWork(session_factory, box)
 
-    box = SecretBox.from_settings(settings.data_dir)
+    seal_stored(uow(), box)
     subscriptions = SubscriptionService(uow, probe=probe_callback if settings.probe_callbacks else None, box=box)
     if notifier is None:
         notifier = _default_notifier(uow, subscriptions, settings)

@@ -91,6 +91,14 @@ class Outbox(Protocol):
     def remove(self, entry_id: str) -> None: ...
 
 
+class Sealer(Protocol):
+    """Encrypts secrets inside documents before they are stored, and decrypts them when read back
+    (vnfm.service.secrets.SecretBox). The database adapter seals instance and occurrence bodies."""
+
+    def seal(self, value: Any) -> Any: ...
+    def unseal(self, value: Any) -> Any: ...
+
+
 class AbstractUnitOfWork(abc.ABC):
     """One transaction. `with uow: ...; uow.commit()`; leaving without commit rolls back."""
 

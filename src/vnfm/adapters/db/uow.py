@@ -40,7 +40,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from vnfm.adapters.db import mappers, tables
 from vnfm.domain.errors import Conflict, NotFound
 from vnfm.domain.model import OpOcc, OpState, Subscription, Vim, VnfInstance, VnfPackage, new_id, utcnow
-from vnfm.service.ports import AbstractUnitOfWork, OutboxEntry
+from vnfm.service.ports import AbstractUnitOfWork, OutboxEntry, Sealer
 
 E = TypeVar("E")
 
@@ -153,13 +153,14 @@ class SqlInstanceRepository(_TableRepository[VnfInstance]):
     table = tables.vnf_instances
     label = "VNF instance"
 
-    def __init__(self, session: Session) -> None:
-        super().__init__(session, mappers.instance_to_row, self._load)
+    def __init__(self, session: Session, box: Sealer | None = None) -> None:
+        super().__init__(session, mappers.sealing(mappers.instance_to_row, box), self._load)
+        self._from_body = mappers.unsealing(mappers.instance_from_row, box)
         # lock_op_id as this unit of work last saw it, per instance (optimistic check in save()).
         self._seen_lock: dict[str, str | None] = {}
 
     def _load(self, row: Mapping[str, Any]) -> VnfInstance:
-        inst = mappers.instance_from_row(row)
+        inst = self._from_body(row)
         self._seen_lock[inst.id] = inst.lock_op_id
         return inst
 
@@ -225,8 +226,9 @@ class SqlOpOccRepository(_TableRepository[OpOcc]):
     table = tables.vnf_lcm_op_occs
     label = "VNF LCM operation occurrence"
 
-    def __init__(self, session: Session) -> None:
-        super().__init__(session, mappers.op_occ_to_row, mappers.op_occ_from_row, order_by="start_time")
+    def __init__(self, session: Session, box: Sealer | None = None) -> None:
+        super().__init__(session, mappers.sealing(mappers.op_occ_to_row, box),
+                         mappers.unsealing(mappers.op_occ_from_row, box), order_by="start_time")
 
     def for_instance(self, instance_id: str) -> builtins.list[OpOcc]:
         return self._select(self.table.c.vnf_instance_id == instance_id)
@@ -436,13 +438,16 @@ class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
     outbox: SqlOutbox
     kv: SqlKvStore
 
-    def __init__(self, session_factory: sessionmaker[Session] | Callable[[], Session]) -> None:
+    def __init__(self, session_factory: sessionmaker[Session] | Callable[[], Session],
+                 box: Sealer | None = None) -> None:
+        """`box`: encrypts the secrets of instance and occurrence bodies (request parameters,
+        VIM connection info, driver state) before they are stored."""
         self.session_factory = session_factory
         # A Session only takes a connection (and begins a transaction) on its first statement.
         self.session: Session = session_factory()
         self.packages = SqlPackageRepository(self.session)
-        self.instances = SqlInstanceRepository(self.session)
-        self.op_occs = SqlOpOccRepository(self.session)
+        self.instances = SqlInstanceRepository(self.session, box)
+        self.op_occs = SqlOpOccRepository(self.session, box)
         self.subscriptions = SqlSubscriptionRepository(self.session)
         self.vims = SqlVimRepository(self.session)
         self.outbox = SqlOutbox(self.session)
