@@ -116,6 +116,8 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     vims.ensure_default()
     if sim is None:
         sim = default_sim_cloud(settings)
+    if twin is None and settings.sim_node_step_time > 0:
+        twin = TwinConfig(default_latency=settings.sim_node_step_time)
     infra_drivers = default_infra_drivers(sim, vims.get, twin)
     mgmt = mgmt or default_mgmt_drivers(settings)
 

@@ -20,6 +20,8 @@ class Settings:
     # Simulated cloud latencies (seconds).
     sim_boot_time: float = field(default_factory=lambda: float(_env("VNFM_SIM_BOOT_TIME", "0.05")))
     sim_step_time: float = field(default_factory=lambda: float(_env("VNFM_SIM_STEP_TIME", "0.005")))
+    # How long each node step on a simulated VM takes (the twin of kubeadm, etcd, ...; 0: instant).
+    sim_node_step_time: float = field(default_factory=lambda: float(_env("VNFM_SIM_NODE_STEP_TIME", "0")))
     # Run the LCM engine in this process (several processes may share one PostgreSQL database).
     run_engine: bool = True
     worker_id: str = field(default_factory=lambda: _env("VNFM_WORKER_ID", f"{os.uname().nodename}-{os.getpid()}"))
