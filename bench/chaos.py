@@ -156,7 +156,9 @@ class Campaign:
         vnfcs = info.get("vnfcResourceInfo", [])
         workers = [v["id"] for v in vnfcs if v["vduId"] == "workerNode"]
         masters = [v["id"] for v in vnfcs if v["vduId"] == "masterNode"]
-        choices: list[tuple[str, dict[str, Any]]] = [("heal", {"vnfcInstanceId": [self.rng.choice(masters)]})]
+        # one master: only the entire VNF can be healed (a master heal would lose etcd quorum)
+        master_heal = {"vnfcInstanceId": [self.rng.choice(masters)]} if len(masters) > 1 else {}
+        choices: list[tuple[str, dict[str, Any]]] = [("heal", master_heal)]
         if level < 3:
             choices += [("scale", {"type": "SCALE_OUT", "aspectId": "worker_instance"})] * 3
         if level > 0:
@@ -196,7 +198,6 @@ class Campaign:
         kill_at = self.kill_point(op_name)
         op_id = self.send(target, inst_id, task, body, kill_at)
         if op_id is None:
-            self.stats.outcomes["not accepted"] += 1
             return
         self.resolve(op_id, op_name, body)
 
@@ -221,13 +222,18 @@ class Campaign:
             if r.status_code != 202:
                 if killer:
                     killer.cancel()
-                raise RuntimeError(f"{task} answered {r.status_code}: {r.text[:300]}")
+                if r.status_code == 409:  # nothing runs on the instance: a lock was left behind
+                    raise RuntimeError(f"{task} answered 409: {r.text[:300]}")
+                self.stats.outcomes[f"{task} refused {r.status_code}"] += 1
+                return None
             op_id = r.headers["Location"].rsplit("/", 1)[-1]
         except httpx.TransportError:
             self.stats.lost_202 += 1
             if killer:
                 killer.join()
             op_id = self.find_accepted(inst_id, task.upper(), known)
+            if op_id is None:
+                self.stats.outcomes[f"{task} not accepted (connection lost)"] += 1
             return op_id
         if killer:
             if kill_at and kill_at.startswith("stage:"):
@@ -414,6 +420,7 @@ def main() -> None:
     if args.seed is None:
         args.seed = random.randrange(1 << 30)
     started = time.monotonic()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the servers on the way out
     stats = run(args)
     figures = {"seed": args.seed, "servers": args.servers, "database": "postgresql" if (args.postgres or
                args.database_url) else "sqlite", "rounds": stats.rounds, "kills": stats.kills,
