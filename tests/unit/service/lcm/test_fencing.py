@@ -104,3 +104,20 @@ async def test_a_retry_fences_off_the_runner_of_the_earlier_attempt(h: Harness) 
     finally:
         app.engine = paused
         await other.stop()
+
+
+async def test_the_heartbeat_stops_a_runner_that_lost_its_occurrence(h: Harness) -> None:
+    app = h.app
+    inst_id = await h.instantiated()
+    entered, release = _pause_in_hook(h, "scale_end")
+    paused = app.engine
+    occ = app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"})
+    await asyncio.wait_for(entered.wait(), 10)
+    _stop_heartbeat(paused)
+    await _take_over(h, paused, occ.id)
+    taken = app.instances.op_get(occ.id)
+    paused._beat()  # its next heartbeat finds the occurrence owned by another: the runner is stopped
+    await _until(lambda: occ.id not in paused.running)
+    assert not release.is_set()  # stopped while still inside the hook, not at its next write
+    after = app.instances.op_get(occ.id)
+    assert (after.operation_state, after.events, after.epoch) == (taken.operation_state, taken.events, taken.epoch)
