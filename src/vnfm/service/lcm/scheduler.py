@@ -102,6 +102,8 @@ class LcmEngine:
     async def recover(self) -> list[str]:
         """Take over occurrences whose owner stopped heart-beating: start STARTING ones, and turn
         PROCESSING / ROLLING_BACK ones into FAILED_TEMP (their process died mid-operation)."""
+        if self.running:  # after a pause of this process its own heartbeats are stale: renew them first
+            self._beat()
         stale_before = utcnow() - timedelta(seconds=self.orphan_after)
         with self.uow() as uow:
             claimed = uow.op_occs.claim_orphans(self.worker_id, stale_before)

@@ -121,3 +121,21 @@ async def test_the_heartbeat_stops_a_runner_that_lost_its_occurrence(h: Harness)
     assert not release.is_set()  # stopped while still inside the hook, not at its next write
     after = app.instances.op_get(occ.id)
     assert (after.operation_state, after.events, after.epoch) == (taken.operation_state, taken.events, taken.epoch)
+
+
+async def test_a_resumed_process_does_not_take_its_own_running_occurrence_over(h: Harness) -> None:
+    """After its own pause, a process's recovery scan sees its running occurrence's heartbeat
+    stale: it heart-beats it first instead of claiming it (which would fence its own runner)."""
+    app = h.app
+    inst_id = await h.instantiated()
+    entered, release = _pause_in_hook(h, "scale_end")
+    engine = app.engine
+    occ = app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"})
+    await asyncio.wait_for(entered.wait(), 10)
+    with engine.uow() as uow:  # the whole process was paused: its heartbeat is stale
+        assert uow.op_occs.heartbeat(occ.id, engine.worker_id, utcnow() - timedelta(seconds=60))
+        uow.commit()
+    assert await engine.recover() == []
+    release.set()
+    done = await h.wait(occ)
+    assert done.operation_state == OpState.COMPLETED, done.error
