@@ -3,12 +3,14 @@
 Each round sends one LCM request (instantiate, scale out / in, heal a worker or a master, terminate)
 to a server process, and (most rounds) SIGKILLs that process from outside: after a random delay, or
 when the occurrence's progress log shows it inside a chosen stage (a management driver hook such as
-`scale_end`, or the infrastructure step). Some rounds also inject a cloud fault (failed build,
-unreachable VM, failed delete) through `POST /sim/v1/faults`. The killed server is restarted; the
-occurrence (found by listing the instance's occurrences when the 202 was lost) is then resolved by
-retry or rollback (rollback of instantiate / scale-out / scale-in, else retry), with further kills
-on some attempts, until it is final. After the round the invariants of `chaos_invariants.py` are
-checked against the simulated cloud.
+`scale_end`, or the infrastructure step); with two servers some rounds SIGSTOP it instead until the
+other server took the occurrence over, then SIGCONT it (a paused owner must change nothing). Some
+rounds also inject a cloud fault (failed build, unreachable VM, failed delete) through
+`POST /sim/v1/faults`. The killed server is restarted; the occurrence (found by listing the
+instance's occurrences when the 202 was lost) is then resolved by retry or rollback (rollback of
+instantiate / scale-out / scale-in, else retry), with further kills on some attempts, until it is
+final. After the round the invariants of `chaos_invariants.py` are checked against the simulated
+cloud.
 
 With `--servers 2` two processes share the database (PostgreSQL: `--database-url`, or `--postgres`
 to start a throwaway cluster as the tests do) and the data dir; requests go to either, and a
@@ -110,6 +112,8 @@ class Stats:
     kills_by_point: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     lost_202: int = 0
+    pauses: int = 0
+    takeovers: int = 0  # pauses after which the other server took the occurrence over
     operations: Counter[str] = field(default_factory=Counter)
     outcomes: Counter[str] = field(default_factory=Counter)
     retries: int = 0
@@ -118,8 +122,9 @@ class Stats:
 
 
 class Campaign:
-    def __init__(self, servers: list[Server], rng: random.Random, stats: Stats) -> None:
+    def __init__(self, servers: list[Server], rng: random.Random, stats: Stats, pause_share: float = 0.15) -> None:
         self.servers, self.rng, self.stats = servers, rng, stats
+        self.pause_share = pause_share
         self.vnfd_id = ""
 
     # ------------------------------------------------------------------ plumbing
@@ -205,6 +210,8 @@ class Campaign:
         roll = self.rng.random()
         if roll < 0.15:
             return None
+        if len(self.servers) > 1 and roll < 0.15 + self.pause_share:  # SIGSTOP past the takeover, SIGCONT
+            return f"pause:{self.rng.choice(KILL_STAGES[op_name])}"
         if roll < 0.55:
             return f"stage:{self.rng.choice(KILL_STAGES[op_name])}"
         return f"time:{self.rng.uniform(0.0, 1.5):.3f}"
@@ -236,7 +243,7 @@ class Campaign:
                 self.stats.outcomes[f"{task} not accepted (connection lost)"] += 1
             return op_id
         if killer:
-            if kill_at and kill_at.startswith("stage:"):
+            if kill_at and not kill_at.startswith("time:"):
                 killer.start(op_id)
             killer.join()
         return op_id
@@ -334,6 +341,10 @@ class Killer:
 
     def _run(self, op_id: str | None) -> None:
         kind, _, arg = self.point.partition(":")
+        if kind == "pause":
+            if op_id is not None and self._reached(op_id, arg):
+                self._pause(op_id)
+            return
         if kind == "time":
             if self._cancel.wait(float(arg)):
                 return
@@ -344,6 +355,34 @@ class Killer:
         stats.kills += 1
         stats.kills_by_point[self.point if kind == "stage" else "random time"] += 1
         self.target.start()
+
+    def _pause(self, op_id: str) -> None:
+        """SIGSTOP the runner until another server took the occurrence over (FAILED_TEMP), SIGCONT
+        it, and check that the resumed runner changed nothing (fencing)."""
+        assert self.target.proc is not None
+        other = next(s for s in self.campaign.servers if s is not self.target)
+        stats = self.campaign.stats
+        self.target.proc.send_signal(signal.SIGSTOP)
+        stats.pauses += 1
+        try:
+            with self.campaign.client(other) as c:
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline:
+                    taken = c.get(f"{LCM}/vnf_lcm_op_occs/{op_id}").json()
+                    if taken["operationState"] in FINAL | {"FAILED_TEMP"}:
+                        break
+                    time.sleep(0.05)
+        finally:
+            self.target.proc.send_signal(signal.SIGCONT)
+        if taken["operationState"] != "FAILED_TEMP":
+            return
+        stats.takeovers += 1
+        time.sleep(1.5)  # the resumed runner's next writes (refused) happen now
+        with self.campaign.client(other) as c:
+            after = c.get(f"{LCM}/vnf_lcm_op_occs/{op_id}").json()
+        if (after["operationState"], after.get("error")) != (taken["operationState"], taken.get("error")):
+            stats.violations.append(f"paused owner changed {op_id[:8]} after the takeover: "
+                                    f"{taken['operationState']} -> {after['operationState']}")
 
     def _reached(self, op_id: str, stage: str) -> bool:
         deadline = time.monotonic() + 60
@@ -381,7 +420,7 @@ def run(args: argparse.Namespace) -> Stats:
     try:
         for s in servers:
             s.start()
-        campaign = Campaign(servers, random.Random(args.seed), stats)
+        campaign = Campaign(servers, random.Random(args.seed), stats, args.pause_share)
         campaign.onboard()
         deadline = time.monotonic() + args.max_seconds
         shown = 0
@@ -415,6 +454,8 @@ def main() -> None:
     p.add_argument("--postgres", action="store_true", help="start a throwaway PostgreSQL (needs its binaries)")
     p.add_argument("--data", default=None, help="data dir (default: a new temporary one)")
     p.add_argument("--max-seconds", type=float, default=3600.0, help="stop starting rounds after this")
+    p.add_argument("--pause-share", type=float, default=0.15,
+                   help="with two servers: share of the rounds that SIGSTOP the runner instead of killing it")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = p.parse_args()
     if args.seed is None:
@@ -425,7 +466,8 @@ def main() -> None:
     figures = {"seed": args.seed, "servers": args.servers, "database": "postgresql" if (args.postgres or
                args.database_url) else "sqlite", "rounds": stats.rounds, "kills": stats.kills,
                "kills_by_point": dict(stats.kills_by_point), "faults": dict(stats.faults),
-               "lost_202": stats.lost_202, "operations": dict(stats.operations), "outcomes": dict(stats.outcomes),
+               "lost_202": stats.lost_202, "pauses": stats.pauses, "takeovers": stats.takeovers,
+               "operations": dict(stats.operations), "outcomes": dict(stats.outcomes),
                "retries": stats.retries, "rollbacks": stats.rollbacks, "violations": stats.violations,
                "seconds": round(time.monotonic() - started, 1)}
     print(json.dumps(figures, indent=None if args.json else 2))
