@@ -155,12 +155,15 @@ async def test_lb_frontends_owners_share_the_lb_hitless(make_hosts, ssh: SshExec
     cluster_file = await read(f"{CONF_DIR}/cluster.cfg")
     assert b"backend vnfm_cluster_pool_nodeport" in cluster_file
 
-    # two CNFs' NodePorts: each its own file, the cluster's stays byte-identical
-    for owner, port in (("cnf-a", NODEPORT_A), ("cnf-b", NODEPORT_B)):
-        res = await steps.run(lb.address, nodeport(owner, port, nodes))
+    # two CNFs' NodePorts, added at the same time: each its own file, the cluster's stays
+    # byte-identical (the changes are serialized on the LB, each checked and reloaded whole)
+    added = await asyncio.gather(*(steps.run(lb.address, nodeport(owner, port, nodes))
+                                   for owner, port in (("cnf-a", NODEPORT_A), ("cnf-b", NODEPORT_B))))
+    for res in added:
         assert res.changed and res.data["action"] == "reload" and res.data["master_pid"] == master
+    for port in (NODEPORT_A, NODEPORT_B):
         await converged(lb.address, port, {f"{n.name}:{port}" for n in nodes})
-    assert await listing() == [".lock", "cluster.cfg", "cnf-a.cfg", "cnf-b.cfg"]
+    assert await listing() == [".active", ".lock", "cluster.cfg", "cnf-a.cfg", "cnf-b.cfg"]
     assert await read(f"{CONF_DIR}/cluster.cfg") == cluster_file
     b_file = await read(f"{CONF_DIR}/cnf-b.cfg")
     main_file = await read(MAIN_CFG)
@@ -171,12 +174,17 @@ async def test_lb_frontends_owners_share_the_lb_hitless(make_hosts, ssh: SshExec
         again = await steps.run(lb.address, step)
         assert not again.changed and again.data["action"] == "none" and again.data["master_pid"] == master
     assert await workers(master) == before
+    # ... unless HAProxy may not run what the files say (an activation that did not finish)
+    await ssh.run(lb.target(), ["rm", f"{CONF_DIR}/.active"], check=True)
+    redo = await steps.run(lb.address, cluster)
+    assert redo.changed and redo.data["action"] == "reload"
+    assert (await steps.run(lb.address, cluster)).data["action"] == "none"
 
     # a port of another owner is refused, naming it; nothing changes
     with pytest.raises(StepFailed) as ei:
         await steps.run(lb.address, nodeport("cnf-c", NODEPORT_B, nodes))
     assert f"port(s) {NODEPORT_B} already served for owner cnf-b" in str(ei.value)
-    assert await listing() == [".lock", "cluster.cfg", "cnf-a.cfg", "cnf-b.cfg"]
+    assert await listing() == [".active", ".lock", "cluster.cfg", "cnf-a.cfg", "cnf-b.cfg"]
 
     clients = Clients(lb.address, (LB_API, NODEPORT_B))
     tasks = [asyncio.create_task(clients.loop(p)) for p in clients.ports]
@@ -198,14 +206,14 @@ async def test_lb_frontends_owners_share_the_lb_hitless(make_hosts, ssh: SshExec
             await steps.run(lb.address, broken)
         assert "haproxy rejected" in str(ei.value) and "no-such-node.invalid" in str(ei.value)
         assert await read(f"{CONF_DIR}/cnf-a.cfg") == a_file
-        assert await listing() == [".lock", "cluster.cfg", "cnf-a.cfg", "cnf-b.cfg"]
+        assert await listing() == [".active", ".lock", "cluster.cfg", "cnf-a.cfg", "cnf-b.cfg"]
         await converged(lb.address, NODEPORT_A_HEALED, {f"{n.name}:{NODEPORT_A_HEALED}" for n in nodes})
 
         # terminate CNF a: its file goes, its port closes, the others keep serving
         gone = await steps.run(lb.address, LbFrontends("cnf-a", ()))
         assert gone.changed and gone.data["action"] == "reload" and gone.data["ports"] == []
         await refused(lb.address, NODEPORT_A_HEALED)
-        assert await listing() == [".lock", "cluster.cfg", "cnf-b.cfg"]
+        assert await listing() == [".active", ".lock", "cluster.cfg", "cnf-b.cfg"]
         again = await steps.run(lb.address, LbFrontends("cnf-a", ()))
         assert not again.changed and again.data["action"] == "none"
         await clients.more(20)
@@ -223,3 +231,31 @@ async def test_lb_frontends_owners_share_the_lb_hitless(make_hosts, ssh: SshExec
     assert await read(MAIN_CFG) == main_file
     ps = await ssh.run(lb.target(), ["cat", "/run/haproxy.pid"], check=True)
     assert int(ps.stdout.split()[0]) == master
+
+    # HAProxy died: the next run of any owner starts it again with every owner's part
+    await ssh.run(lb.target(), f"kill {master}; while kill -0 {master} 2>/dev/null; do sleep 0.02; done",
+                  check=True, timeout=10)
+    await refused(lb.address, LB_API)
+    back = await steps.run(lb.address, nodeport("cnf-b", NODEPORT_B, nodes))
+    assert back.changed and back.data["action"] == "start" and back.data["master_pid"] != master
+    await converged(lb.address, LB_API, {f"{n1.name}:{API}", f"{n2.name}:{API}"})
+    await converged(lb.address, NODEPORT_B, {f"{n.name}:{NODEPORT_B}" for n in nodes})
+
+
+async def test_lb_frontends_refuse_an_haproxy_running_another_configuration(make_hosts, ssh: SshExecutor) -> None:
+    """The pid file names a master that does not run the owners' configuration (e.g. a distribution
+    service): the step says so and changes nothing, rather than reloading a process that would not
+    load the owners' files."""
+    require("haproxy", "flock")
+    (lb,) = make_hosts(1)
+    other = "global\n  master-worker\ndefaults\n  mode tcp\n  timeout client 5s\n  timeout server 5s\n" \
+            "  timeout connect 5s\nlisten other\n  bind :9000\n  server s 127.0.0.1:9001\n"
+    await ssh.put_file(lb.target(), "/etc/haproxy/other.cfg", other)
+    await ssh.run(lb.target(), "haproxy -W -D -p /run/haproxy.pid -f /etc/haproxy/other.cfg", check=True)
+    steps = SshStepExecutor(ssh, {lb.address: lb.target()})
+    with pytest.raises(StepFailed) as ei:
+        await steps.run(lb.address, nodeport("cnf-a", NODEPORT_A, [lb]))
+    assert "runs another configuration than /etc/haproxy/vnfm.cfg + /etc/haproxy/vnfm.d" in str(ei.value)
+    left = await ssh.run(lb.target(), ["ls", "-A", CONF_DIR], check=True)
+    assert left.stdout.split() == [".lock"]
+    assert (await ssh.run(lb.target(), ["test", "-e", MAIN_CFG])).exit_status == 1

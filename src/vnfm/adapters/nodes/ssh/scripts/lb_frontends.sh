@@ -6,13 +6,15 @@
 # runs as `haproxy -W -D -p PIDFILE -f MAIN_CFG -f CONF_DIR` (files of CONF_DIR in lexical order).
 # 1. under a lock on CONF_DIR/.lock (one change at a time), a port bound in another file is
 #    refused (exit 4), nothing changed;
-# 2. files identical to the wanted ones and HAProxy running: nothing to do (no reload);
+# 2. files identical to the wanted ones and HAProxy running with them (CONF_DIR/.active, the digest
+#    of what the last activation loaded): nothing to do (no reload);
 # 3. the files are swapped in and the whole configuration is checked with `haproxy -c`; a broken
 #    one is refused (exit 3) and the previous files are restored: never activated;
 # 4. HAProxy (master-worker) reloads with USR2 (new worker takes the listeners over, old workers
 #    finish their connections), or is started when not running.
 # Output: "@@ changed=true|false", "@@ action=none|reload|start|removed", "@@ master_pid=N".
 set -euo pipefail
+shopt -s nullglob
 : "${CONF_DIR:?}" "${MAIN_CFG:?}" "${MAIN_TEXT:?}" "${OWNER:?}" "${PIDFILE:?}" "${DEADLINE_S:?}"
 OWNER_TEXT=${OWNER_TEXT-}
 PORTS=${PORTS-}
@@ -69,8 +71,14 @@ if [ -s "$PIDFILE" ] && kill -0 "$(head -n 1 "$PIDFILE")" 2>/dev/null; then
 fi
 workers() { ps -o pid= --ppid "$1" 2>/dev/null | tr -d ' ' | sort; }
 
+# what the running HAProxy loaded: a digest of every file, written after each activation (a
+# reload that did not finish leaves it behind, so a re-run reloads again)
+digest() { cat "$MAIN_CFG" "$CONF_DIR"/*.cfg | sha256sum | cut -d' ' -f1; }
+active() { [ -n "$master" ] && [ -f "$CONF_DIR/.active" ] && [ "$(cat "$CONF_DIR/.active")" = "$(digest)" ]; }
+activated() { digest > "$CONF_DIR/.active"; }
+
 if $main_same && $own_same; then
-  if [ -n "$master" ] || ! compgen -G "$CONF_DIR/*.cfg" >/dev/null; then
+  if active || { [ -z "$master" ] && ! compgen -G "$CONF_DIR/*.cfg" >/dev/null; }; then
     echo "@@ changed=false"
     echo "@@ action=none"
     echo "@@ master_pid=${master:-0}"
@@ -118,6 +126,7 @@ if [ -n "$master" ]; then
     fi
     sleep 0.02
   done
+  activated
   echo "@@ changed=true"
   echo "@@ action=reload"
   echo "@@ master_pid=$master"
@@ -142,6 +151,7 @@ while :; do
   fi
   sleep 0.02
 done
+activated
 echo "@@ changed=true"
 echo "@@ action=start"
 echo "@@ master_pid=$master"
