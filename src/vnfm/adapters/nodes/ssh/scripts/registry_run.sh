@@ -42,18 +42,26 @@ key=""
 config=$(printf '%s\n' "$image_id" "$PORT" "$DATA_DIR" "$RESTART" "$tls_digest" | sha256sum | cut -d' ' -f1)
 current=$(docker inspect --format '{{index .Config.Labels "vnfm.config"}} {{.State.Running}}' "$NAME" 2>/dev/null || true)
 changed=false
-if [ "$current" != "$config true" ]; then
+start() {
   docker rm -f "$NAME" >/dev/null 2>&1 || true
   if ! out=$(docker run -d --name "$NAME" --restart="$RESTART" -p "$PORT:5000" -v "$DATA_DIR:/var/lib/registry" \
-      -e REGISTRY_HTTP_ADDR=:5000 "${tls_args[@]}" --label "vnfm.config=$config" "$IMAGE" 2>&1); then
+      -e REGISTRY_HTTP_ADDR=:5000 "${tls_args[@]}" --label "vnfm.config=$config" "$IMAGE" 2>&1 </dev/null); then
     echo "docker run of the registry failed:" >&2
     printf '%s\n' "$out" | tail -n 15 >&2
     exit 1
   fi
   changed=true
-fi
+}
+if [ "$current" != "$config true" ]; then start; fi
+answers() {
+  code=$(curl -ksS -m 5 -o /dev/null -w '%{http_code}' "$URL/v2/" 2>/dev/null) && { [ "$code" = 200 ] || [ "$code" = 401 ]; }
+}
+# a container the runtime reports running may be stale (its host was restarted): when it does not
+# answer within a grace period, it is started again once
+grace=$((SECONDS + 5))
 code=""
-until code=$(curl -ksS -m 5 -o /dev/null -w '%{http_code}' "$URL/v2/" 2>/dev/null) && { [ "$code" = 200 ] || [ "$code" = 401 ]; }; do
+until answers; do
+  if [ "$changed" = false ] && [ "$SECONDS" -ge "$grace" ]; then start; fi
   if [ "$SECONDS" -ge "$deadline" ]; then
     echo "the registry did not answer GET $URL/v2/ within ${DEADLINE_S}s (last status: ${code:-none}):" >&2
     docker ps -a --filter "name=^${NAME}\$" --format '{{.Status}}' >&2 2>/dev/null || true
