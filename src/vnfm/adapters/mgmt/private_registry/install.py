@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import posixpath
 from dataclasses import dataclass
+from pathlib import Path
 
 from vnfm.adapters.mgmt.cluster.topology import address
 from vnfm.adapters.mgmt.private_registry import params as R
@@ -46,17 +48,22 @@ def _package_file(pkg: PackageFiles | None, key: str, path: str) -> str:
     return norm
 
 
-def image_step(ctx: LcmContext, rp: R.RegistryParams) -> NodeStep:
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+async def image_step(ctx: LcmContext, rp: R.RegistryParams) -> NodeStep:
     if rp.image_path is None:
         return DockerPullImage(IMAGE)
     path = _package_file(ctx.package, "image_path", rp.image_path)
     assert ctx.package is not None
     local = (ctx.package.root / path).resolve()
-    digest = hashlib.sha256()
-    with open(local, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return DockerLoadImage(str(local), digest.hexdigest(), path, IMAGE)
+    digest = await asyncio.to_thread(_sha256, local)  # images are large: not on the event loop
+    return DockerLoadImage(str(local), digest, path, IMAGE)
 
 
 def tls_files(ctx: LcmContext, rp: R.RegistryParams) -> tuple[str | None, str | None]:
@@ -90,7 +97,7 @@ def session(ctx: LcmContext, rp: R.RegistryParams, v: Vnfc) -> tuple[StepExecuto
 async def setup(ctx: LcmContext, rp: R.RegistryParams, v: Vnfc) -> Outcome:
     """Every step is idempotent: a retry of a failed operation converges."""
     vol = volume(rp, v)
-    image = image_step(ctx, rp)
+    image = await image_step(ctx, rp)
     cert, key = tls_files(ctx, rp)
     ex, ssh, own = session(ctx, rp, v)
     try:
