@@ -4,7 +4,8 @@ over SFTP, `docker load` and `docker run` it for real, and wait for GET /v2/. Th
 podman behind a `docker` command (what Debian's podman-docker provides, plus the flags podman
 needs inside a test host: cgroupfs, runc, vfs storage, ulimits); the image holds Debian's
 docker-registry binary (registry_image.py). skopeo pushes an image, the VNFC is healed (its server
-restarted with a new host key, its disk kept) and the image is pulled back from the new registry."""
+restarted with a new host key, its disk kept) and the image is pulled back from the new registry;
+then the package's certificate and key turn it to HTTPS, and the image is pulled with the CA."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ import pytest
 from tests.integration.conftest import require
 from tests.integration.harness import TestHost
 from tests.integration.registry_image import build_registry_archive
-from tests.integration.test_registry import build_oci_image
-from tests.unit.mgmt.registry_pkg import registry_csar
+from tests.integration.test_registry import build_oci_image, make_ca_and_cert
+from tests.unit.mgmt.registry_pkg import CERT_PATH, KEY_PATH, registry_csar
 from vnfm.adapters.mgmt.private_registry import PrivateRegistryDriver
 from vnfm.adapters.nodes.ssh.access import SshAccess
 from vnfm.adapters.remote.ssh import SshExecutor
@@ -82,7 +83,7 @@ class Site:
                           progress=self.events.append, nodes=SshAccess(timeout=300), **kw)
 
 
-async def test_private_registry_podman_instantiate_push_heal_pull(make_hosts, ssh: SshExecutor,
+async def test_private_registry_podman_instantiate_push_heal_pull_tls(make_hosts, ssh: SshExecutor,
                                                                  tmp_path: Path) -> None:
     require("podman", "runc", "skopeo", "docker-registry", "curl")
     [host] = make_hosts(1)
@@ -90,7 +91,8 @@ async def test_private_registry_podman_instantiate_push_heal_pull(make_hosts, ss
     await ssh.run_script(host.target(), "install -m 0755 /dev/stdin /usr/local/sbin/docker <<'EOF'\n" + DOCKER
                          + "EOF\n", check=True)
     archive = build_registry_archive(tmp_path / "private_registry.tar")
-    site = Site(host, tmp_path / "pkg", registry_csar(image=archive.read_bytes()))
+    ca_pem, cert_pem, key_pem = make_ca_and_cert(host.address)
+    site = Site(host, tmp_path / "pkg", registry_csar(image=archive.read_bytes(), cert=cert_pem, key=key_pem))
     driver = PrivateRegistryDriver()
     driver.validate_request(LcmOperation.INSTANTIATE, {"additionalParams": site.params}, site.instance,
                             site.flavour, site.package)
@@ -129,3 +131,20 @@ async def test_private_registry_podman_instantiate_push_heal_pull(make_hosts, ss
     assert any("rebuilt at" in e and "1 repositories" in e for e in site.events), site.events
     text = json.dumps([site.events, site.state])
     assert host.bed.root_password not in text
+
+    # TLS from the package's certificate and key: the same data served over HTTPS
+    site.params[R].update(cert_path=CERT_PATH, key_path=KEY_PATH)
+    await driver.handle("instantiate_end", site.ctx("instantiate_end", LcmOperation.INSTANTIATE,
+                                                    added=[site.vnfc]))
+    assert site.state["registries"]["vnfc-1"]["url"] == f"https://{host.address}:5000"
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    (certs / "ca.crt").write_text(ca_pem)
+    r4 = skopeo("copy", "--src-cert-dir", str(certs), f"docker://{host.address}:5000/demo/tiny:1.0",
+                f"oci:{tmp_path / 'pulled-tls'}:1.0")
+    assert r4.returncode == 0, r4.stderr
+    with pytest.raises(OSError):  # plain HTTP is no longer served
+        catalog(url)
+    mode = await ssh.run(host.target(), ["stat", "-c", "%a", "/etc/vnfm/private-registry/tls.key"], check=True)
+    assert mode.stdout.strip() == "600"
+    assert key_pem not in json.dumps([site.events, site.state])

@@ -27,14 +27,15 @@ VOLUME = """
 """
 
 
-def registry_csar(*, volume: bool = False, image: bytes = b"registry image archive (docker save)\n") -> bytes:
+def registry_csar(*, volume: bool = False, image: bytes = b"registry image archive (docker save)\n",
+                  cert: str = CERT, key: str = KEY) -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "pkg"
         shutil.copytree(SAMPLE, root)
         (root / IMAGE_PATH).write_bytes(image)
         (root / CERT_PATH).parent.mkdir(parents=True, exist_ok=True)
-        (root / CERT_PATH).write_text(CERT)
-        (root / KEY_PATH).write_text(KEY)
+        (root / CERT_PATH).write_text(cert)
+        (root / KEY_PATH).write_text(key)
         meta = root / "TOSCA-Metadata" / "TOSCA.meta"
         extra = "".join(f"\nName: {p}\nContent-Type: application/octet-stream\nAlgorithm: SHA-256\nHash: {'0' * 64}\n"
                         for p in (IMAGE_PATH, CERT_PATH, KEY_PATH))
