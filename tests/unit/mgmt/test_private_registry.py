@@ -160,6 +160,17 @@ async def test_heal_of_the_vnfc_with_data_on_the_disk_says_the_registry_starts_e
     assert "the registry starts empty (its data was on the VM's disk" in _progress(reg, occ)
 
 
+async def test_heal_of_the_vnfc_that_deletes_its_volume_says_the_registry_starts_empty(reg: Reg) -> None:
+    inst_id, _ = await reg.instantiate(volume=True)
+    old_volume = reg.state(inst_id)["data"]["volume_id"]
+    reg.push(inst_id, "demo/tiny")
+    occ = await reg.done(reg.app.instances.heal(inst_id, {"vnfcInstanceId": [reg.vnfc(inst_id)],
+                                                          "additionalParams": {"all": True}}))
+    after = reg.state(inst_id)
+    assert after["repositories"] == {} and after["data"]["volume_id"] != old_volume
+    assert "the registry starts empty (its data volume was re-created" in _progress(reg, occ)
+
+
 async def test_heal_entire_rebuilds_the_registry_empty(reg: Reg) -> None:
     inst_id, _ = await reg.instantiate(volume=True)
     reg.push(inst_id, "demo/tiny")

@@ -77,13 +77,24 @@ class PrivateRegistryDriver(MgmtDriver):
             pins.pop(v.id, None)  # a new server: a new host key
             out = await setup(ctx, rp, v)
             _record(ctx, v, out)
-            name = v.name or v.id
-            if out.on_volume and not ctx.heal_entire:
-                held = ", ".join(out.repositories) or "none"
-                ctx.progress(f"private registry {name} rebuilt at {out.url}: its data volume was kept "
-                             f"({len(out.repositories)} repositories: {held})")
-            else:
-                where = "the entire VNF was re-created" if ctx.heal_entire else "its data was on the VM's disk"
-                ctx.progress(f"private registry {name} rebuilt at {out.url}: the registry starts empty ({where}; "
-                             "push the images again)" if not out.repositories else
-                             f"private registry {name} rebuilt at {out.url} ({len(out.repositories)} repositories)")
+            _heal_progress(ctx, v, out)
+
+
+def _heal_progress(ctx: LcmContext, v: Vnfc, out: Outcome) -> None:
+    name = v.name or v.id
+    held = ", ".join(out.repositories) or "none"
+    if out.on_volume and not out.fresh_volume and not ctx.heal_entire:
+        ctx.progress(f"private registry {name} rebuilt at {out.url}: its data volume was kept "
+                     f"({len(out.repositories)} repositories: {held})")
+        return
+    if ctx.heal_entire:
+        why = "the entire VNF was re-created"
+    elif out.on_volume:
+        why = "its data volume was re-created"
+    else:
+        why = "its data was on the VM's disk"
+    if out.repositories:  # e.g. a disk the infrastructure kept
+        ctx.progress(f"private registry {name} rebuilt at {out.url} ({len(out.repositories)} repositories: {held})")
+    else:
+        ctx.progress(f"private registry {name} rebuilt at {out.url}: the registry starts empty ({why}; push "
+                     "the images again)")

@@ -27,6 +27,7 @@ class Outcome:
     address: str
     repositories: list[str]
     on_volume: bool
+    fresh_volume: bool = False  # the volume had no file system yet (new, or re-created by heal)
 
 
 def volume(rp: R.RegistryParams, v: Vnfc) -> StorageResource | None:
@@ -106,8 +107,9 @@ async def setup(ctx: LcmContext, rp: R.RegistryParams, v: Vnfc) -> Outcome:
         res = await ex.run(ssh, InstallDocker(px.http_proxy, px.https_proxy, px.no_proxy))
         ctx.progress(f"private registry {v.name or v.id}: Docker "
                      f"{'installed' if res.data.get('installed') else 'running'}")
+        fresh = False
         if vol is not None:
-            await ex.run(ssh, PrepareVolume(vol.volume_id, rp.data_dir))
+            fresh = bool((await ex.run(ssh, PrepareVolume(vol.volume_id, rp.data_dir))).data.get("formatted"))
             ctx.progress(f"private registry {v.name or v.id}: data on volume {vol.volume_id} "
                          f"({vol.virtual_storage_desc_id}) mounted at {rp.data_dir}")
         res = await ex.run(ssh, image)
@@ -118,4 +120,4 @@ async def setup(ctx: LcmContext, rp: R.RegistryParams, v: Vnfc) -> Outcome:
     finally:
         await ex.close()
     repos = [str(r) for r in res.data.get("repositories") or []]
-    return Outcome(run.url, own, repos, vol is not None)
+    return Outcome(run.url, own, repos, vol is not None, fresh)
