@@ -23,6 +23,7 @@ DEFAULT_BINDINGS: dict[str, str] = {
     "mgmt-drivers-kubernetes": "kubeadm",
     "mgmt-drivers-kubespray": "kubespray",
     "mgmt-drivers-noop": "noop",
+    "mgmt-drivers-private-registry": "private-registry",
     "vnflcm_noop": "noop",
 }
 # former driver names, still accepted in VNFM_DRIVER_BINDINGS
