@@ -50,6 +50,9 @@ async def remove_workers(s: Site, removed: Sequence[Node]) -> None:
     await pin(c, [*c.masters, s.lb_node])
     await c.ex.verify_host_keys([s.ansible])
     lb_host = s.lb_node.ssh
+    # the inventory of the nodes as they are now: this operation's Ansible server may be another
+    # one (a request's `ansible` override) or lack a node a failed run left out
+    await s.write_inventory(c.nodes)
     for n in removed:
         reachable = await s.reachable(n)
         c.ctx.progress(f"draining node {n.name} through the LB's kubectl"
