@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from vnfm.adapters.nodes.ssh import etcd, hosts, kubeadm, kubernetes, lb, registry, storage
+from vnfm.adapters.nodes.ssh import etcd, hosts, kubeadm, kubernetes, kubespray, lb, registry, storage
 from vnfm.adapters.nodes.ssh.base import Handler
 
 ALL_HANDLERS: Mapping[type, Handler] = {
@@ -15,4 +15,5 @@ ALL_HANDLERS: Mapping[type, Handler] = {
     **registry.HANDLERS,
     **kubernetes.HANDLERS,
     **kubeadm.HANDLERS,
+    **kubespray.HANDLERS,
 }
