@@ -62,10 +62,12 @@ recap=$(awk '/^PLAY RECAP/ {r=1; next}
       if (kv[1]=="unreachable") u=kv[2]; if (kv[1]=="failed") f=kv[2] }
     printf "%s:%s:%s:%s:%s ", h, o, c, u, f }' "$log")
 if [ "$rc" -ne 0 ]; then
-  task=$(awk '/^TASK \[/ {t=$0} /^(fatal|failed): / && !found {found=t} END {print found}' "$log")
-  tail -n 10 "$log" | cut -c1-300 >&2
+  task=$(awk '/^TASK \[/ {t=$0} /^(fatal|failed): / && !found {found=t} END {print found}' "$log" | tr -d '*' | sed 's/ *$//')
+  error=$(grep -m1 -E '^(fatal|failed): ' "$log" | cut -c1-400 || true)
+  tail -n 8 "$log" | cut -c1-300 >&2
   if [ "$rc" -eq 124 ]; then echo "$PLAYBOOK timed out after ${TIMEOUT_S}s" >&2; fi
   echo "failing task: ${task:-none reported (exit $rc)}" >&2
+  if [ -n "$error" ]; then echo "error: $error" >&2; fi
   exit 1
 fi
 echo "@@ changed=true"
