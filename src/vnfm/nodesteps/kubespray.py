@@ -151,12 +151,16 @@ class KubesprayCheckInventory(NodeStep):
     """On the Ansible server, before anything is created: the Kubespray tree is at `kubespray_root`
     (cluster.yml, scale.yml, remove-node.yml, facts.yml, inventory/sample/) and `inventory_path` is
     free or `owner`'s own; an inventory of another cluster there (another owner's mark, or a
-    hosts.yaml nobody marked) fails the step naming it. Nothing is written."""
+    hosts.yaml nobody marked) fails the step naming it. Without `claim` nothing is written; with
+    it a free path is taken at once (inventory/sample copied there and marked as `owner`'s), so
+    that a second cluster given the same path is refused even while the first one is being built.
+    data: created (the path was claimed now)."""
 
     kind: ClassVar[str] = "kubespray-inventory-check"
     kubespray_root: str
     inventory_path: str
     owner: str
+    claim: bool = False
 
     def __post_init__(self) -> None:
         _check_inventory(self.kubespray_root, self.inventory_path)

@@ -8,7 +8,7 @@ from typing import Any
 
 from vnfm.domain.model import OpState
 
-from .conftest import ANSIBLE, ANSIBLE_PW, INVENTORY, LB_PW, NODE_PW, OVERRIDES, Ks
+from .conftest import ANSIBLE, ANSIBLE_PW, INVENTORY, LB_PW, NODE_PW, OVERRIDES, PARAMS, Ks
 
 
 def _groups(st: dict[str, Any]) -> dict[str, list[str]]:
@@ -52,7 +52,7 @@ async def test_instantiate_builds_the_cluster_through_the_ansible_server(ks: Ks)
     assert lb["address"] in sans
     # the Ansible server was checked before any VM existed; progress names playbook, hosts, time
     msgs = ks.messages(occ)
-    check = next(i for i, m in enumerate(msgs) if "inventory path" in m and "free for this cluster" in m)
+    check = next(i for i, m in enumerate(msgs) if "inventory path" in m and "claimed for this cluster" in m)
     assert check < next(i for i, m in enumerate(msgs) if m.startswith("deploying"))
     assert any(m.startswith("kubespray: cluster.yml finished in ") and
                "(hosts: masternode-0, workernode-0, workernode-1)" in m for m in msgs)
@@ -175,3 +175,17 @@ async def test_inventory_path_of_another_cluster_is_refused_before_anything_is_c
     await ks.wait(ks.app.instances.rollback(occ.id))
     assert ks.app.instances.op_get(occ.id).operation_state == OpState.ROLLED_BACK
     assert ks.operator()[ANSIBLE]["inventories"][INVENTORY]["owner"] == first
+
+
+async def test_two_clusters_given_the_same_inventory_path_at_once_one_is_refused_before_its_vms(ks: Ks) -> None:
+    app = ks.app
+    a = app.instances.create({"vnfdId": ks.vnfd_id})
+    b = app.instances.create({"vnfdId": ks.vnfd_id})
+    body = {"flavourId": "simple", "additionalParams": PARAMS}
+    occs = [app.instances.instantiate(a.id, body), app.instances.instantiate(b.id, body)]
+    done = [await ks.wait(o) for o in occs]
+    states = sorted(o.operation_state.value for o in done)
+    assert states == ["COMPLETED", "FAILED_TEMP"]
+    loser = next(o for o in done if o.operation_state == OpState.FAILED_TEMP)
+    assert "another cluster" in loser.error["detail"]
+    assert not (app.sim.snapshot(loser.vnf_instance_id) or {}).get("servers")

@@ -10,7 +10,7 @@ from vnfm.adapters.infra.simulator.twin.operator import set_operator_host
 from vnfm.domain.errors import BadRequest, UnprocessableEntity
 from vnfm.domain.model import OpState
 
-from .conftest import ANSIBLE, OVERRIDES, ROOT_PATH, Ks
+from .conftest import ANSIBLE, INVENTORY, OVERRIDES, ROOT_PATH, Ks
 
 
 async def test_a_partial_override_dict_is_refused_naming_the_missing_keys(ks: Ks) -> None:
@@ -66,3 +66,15 @@ async def test_a_failed_playbook_names_the_task_and_the_end_of_its_output_withou
     occ = await ks.done(ks.app.instances.retry(occ.id))
     runs = ks.state(inst_id)["kubespray"]["runs"]
     assert [r["limit"] for r in runs if r["playbook"] == "scale.yml"] == [["workernode-2"]]
+
+
+async def test_a_failed_build_rolled_back_removes_the_claimed_inventory(ks: Ks) -> None:
+    set_operator_host(ks.app.sim, ANSIBLE, failing_tasks={"cluster.yml": "kubernetes/control-plane : kubeadm init"})
+    inst_id, occ = await ks.instantiate(ok=False)
+    assert occ.operation_state == OpState.FAILED_TEMP
+    assert "kubespray cluster.yml failed after" in occ.error["detail"]
+    assert "TASK [kubernetes/control-plane : kubeadm init]" in occ.error["detail"]
+    assert list(ks.operator()[ANSIBLE]["inventories"]) == [INVENTORY]
+    rolled = await ks.wait(ks.app.instances.rollback(occ.id))
+    assert rolled.operation_state == OpState.ROLLED_BACK, rolled.error
+    assert ks.operator()[ANSIBLE]["inventories"] == {}

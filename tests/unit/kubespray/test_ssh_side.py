@@ -95,8 +95,8 @@ def test_inventory_script_owns_its_directory_and_refuses_another_clusters(tmp_pa
     assert (inv / "hosts.yaml").read_text() == render_hosts(step)
     assert oct((inv / "hosts.yaml").stat().st_mode & 0o777) == "0o600"
     assert parse_output(_run("kubespray_inventory", write).stdout) == {"changed": "false", "created": "false"}
-    # another cluster: refused on check, write and delete; its files stay
-    for mode in ("check", "write", "delete"):
+    # another cluster: refused on check, claim, write and delete; its files stay
+    for mode in ("check", "claim", "write", "delete"):
         other = {**write, **_inventory_inputs(mode, str(root), str(inv), "inst-2")}
         r = _run("kubespray_inventory", other)
         assert r.returncode == 3 and "another cluster (inst-1)" in r.stderr, (mode, r.stderr)
@@ -110,6 +110,13 @@ def test_inventory_script_owns_its_directory_and_refuses_another_clusters(tmp_pa
     # no Kubespray tree
     r = _run("kubespray_inventory", _inventory_inputs("check", str(tmp_path / "nowhere"), str(inv), "inst-1"))
     assert r.returncode == 3 and "no Kubespray tree" in r.stderr
+    # claim takes a free path at once (the sample, the mark; no hosts yet); a second claim is a no-op
+    claimed = root / "inventory/claimed"
+    r = _run("kubespray_inventory", _inventory_inputs("claim", str(root), str(claimed), "inst-3"))
+    assert parse_output(r.stdout) == {"changed": "true", "created": "true"}
+    assert (claimed / ".vnfm-owner").read_text() == "inst-3" and not (claimed / "hosts.yaml").exists()
+    r = _run("kubespray_inventory", _inventory_inputs("claim", str(root), str(claimed), "inst-3"))
+    assert parse_output(r.stdout) == {"changed": "false", "created": "false"}
     # delete removes exactly the directory
     r = _run("kubespray_inventory", _inventory_inputs("delete", str(root), str(inv), "inst-1"))
     assert parse_output(r.stdout)["changed"] == "true" and not inv.exists()

@@ -51,17 +51,23 @@ class KubesprayDriver(MgmtDriver):
         Kubespray tree, and the inventory path holds no other cluster's inventory."""
         a = params(ctx).ansible
         ex = ansible_session(ctx, [a.ip_address])
+        place = [a.ip_address, a.transferring_inventory_path]
         try:
             await ex.verify_host_keys([a.ip_address])
-            await ex.run(a.ip_address, KubesprayCheckInventory(a.kubespray_root_path, a.transferring_inventory_path,
-                                                               ctx.instance.id))
+            res = await ex.run(a.ip_address, KubesprayCheckInventory(
+                a.kubespray_root_path, a.transferring_inventory_path, ctx.instance.id, claim=True))
         except StepFailed as e:
             raise OperationFailed(f"{ROOT}.ansible: the Ansible server {a.ip_address} cannot take this cluster's "
                                   f"inventory: {e.reason} (nothing was created)") from None
         finally:
             await ex.close()
-        ctx.progress(f"kubespray: Ansible server {a.ip_address} checked: Kubespray at {a.kubespray_root_path}, "
-                     f"inventory path {a.transferring_inventory_path} free for this cluster")
+        places = ctx.state.setdefault("inventories", [])
+        if place not in places:  # a rollback or terminate removes it
+            places.append(place)
+        ctx.progress(f"kubespray: Ansible server {a.ip_address} checked: Kubespray at {a.kubespray_root_path}; "
+                     f"inventory path {a.transferring_inventory_path} "
+                     + ("claimed for this cluster (a copy of inventory/sample)" if res.data.get("created")
+                        else "already this cluster's"))
 
     async def terminate_end(self, ctx: LcmContext) -> None:
         """The VIM goes; so does every inventory directory this cluster wrote (and nothing else on

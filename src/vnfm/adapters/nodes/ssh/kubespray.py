@@ -109,9 +109,9 @@ def _inventory_inputs(mode: str, root: str, inv: str, owner: str) -> dict[str, s
 
 
 async def check_inventory(ex: ScriptRunner, t: SshTarget, s: KubesprayCheckInventory) -> StepResult:
-    await ex.script(t, s, "kubespray_inventory", _inventory_inputs("check", s.kubespray_root, s.inventory_path,
-                                                                   s.owner))
-    return StepResult(False)
+    out = await ex.script(t, s, "kubespray_inventory", _inventory_inputs("claim" if s.claim else "check",
+                                                                         s.kubespray_root, s.inventory_path, s.owner))
+    return StepResult(changed(out), {"created": out.get("created") == "true"})
 
 
 async def inventory(ex: ScriptRunner, t: SshTarget, s: KubesprayInventory) -> StepResult:

@@ -71,7 +71,7 @@ def inventory(tw: TwinHost, host: str, sid: str, step: KubesprayInventory) -> St
 
 
 def check_inventory(tw: TwinHost, host: str, sid: str, step: KubesprayCheckInventory) -> StepResult:
-    def fn(hosts: dict[str, Any]) -> None:
+    def fn(hosts: dict[str, Any]) -> bool:
         h = ensure(hosts, host)
         if not _kubespray_at(h, step.kubespray_root):
             raise StepFailed(host, step, f"no Kubespray tree at {step.kubespray_root} (cluster.yml and "
@@ -80,9 +80,15 @@ def check_inventory(tw: TwinHost, host: str, sid: str, step: KubesprayCheckInven
         if inv is not None and inv.get("owner") != step.owner:
             raise StepFailed(host, step, f"{step.inventory_path} holds the inventory of another cluster "
                                          f"({inv.get('owner')}); give another transferring_inventory_path")
+        if inv is None and step.claim:  # the sample copied, marked; no hosts yet
+            h["inventories"][step.inventory_path] = {"owner": step.owner, "root": step.kubespray_root,
+                                                     "groups": {}, "hosts": {}, "vars": {}, "known_hosts": {},
+                                                     "facts": []}
+            return True
+        return False
 
-    operator_tx(tw.sim, fn)
-    return StepResult(False)
+    created = operator_tx(tw.sim, fn)
+    return StepResult(created, {"created": created})
 
 
 def remove_host(tw: TwinHost, host: str, sid: str, step: KubesprayRemoveHost) -> StepResult:

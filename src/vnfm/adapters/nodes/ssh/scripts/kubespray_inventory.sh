@@ -3,7 +3,8 @@
 # OWNER's by the file INV/OWNER_FILE. MODE:
 #   check   the Kubespray tree at ROOT has its entry points and inventory/sample/, and INV is free
 #           (missing or empty) or OWNER's; nothing is written
-#   write   as check, then (first time) INV is a copy of ROOT/inventory/sample marked as OWNER's;
+#   claim   as check, then (first time) INV is a copy of ROOT/inventory/sample marked as OWNER's
+#   write   as claim, then
 #           HOSTS_FILE, KNOWN_HOSTS and VARS_FILE are set to HOSTS_B64, KNOWN_B64, VARS_B64
 #           (base64), each replaced whole and only when it differs
 #   read    prints OWNER's HOSTS_FILE and KNOWN_HOSTS (base64); "@@ exists=false" without one
@@ -55,6 +56,22 @@ put_file() {
   fi
 }
 
+# claim: a free INV becomes a copy of the sample marked as OWNER's (staged, then moved in place)
+claim() {
+  if whose; then return 0; fi
+  local parent staged
+  parent=$(dirname "$INV")
+  mkdir -p "$parent"
+  staged=$(mktemp -d "$parent/.vnfm-inventory.XXXXXX")
+  cp -a "$ROOT/inventory/sample/." "$staged/"
+  printf '%s' "$OWNER" > "$staged/$OWNER_FILE"
+  if [ -d "$INV" ]; then rmdir "$INV"; fi
+  mv "$staged" "$INV"
+  chmod 700 "$INV"
+  created=true
+  changed=true
+}
+
 changed=false
 created=false
 case "$MODE" in
@@ -62,20 +79,13 @@ case "$MODE" in
     check_tree
     whose || true
     ;;
+  claim)
+    check_tree
+    claim
+    ;;
   write)
     check_tree
-    if ! whose; then
-      parent=$(dirname "$INV")
-      mkdir -p "$parent"
-      staged=$(mktemp -d "$parent/.vnfm-inventory.XXXXXX")
-      cp -a "$ROOT/inventory/sample/." "$staged/"
-      printf '%s' "$OWNER" > "$staged/$OWNER_FILE"
-      if [ -d "$INV" ]; then rmdir "$INV"; fi
-      mv "$staged" "$INV"
-      chmod 700 "$INV"
-      created=true
-      changed=true
-    fi
+    claim
     put_file "$HOSTS_FILE" "${HOSTS_B64:?}"
     put_file "$KNOWN_HOSTS" "${KNOWN_B64-}"
     put_file "$VARS_FILE" "${VARS_B64:?}"
