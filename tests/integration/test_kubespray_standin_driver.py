@@ -1,9 +1,9 @@
 """The Kubespray driver's hooks over real SSH on test hosts, with the REAL ansible-core on the
 Ansible-server host running the STAND-IN Kubespray tree (tests/fixtures/kubespray_standin).
-Also stand-ins here (NOT the real programs): `kubectl` on the master and the LB (a recording
-script with a file store: enough for the driver's drain, delete and VIM-token scripts), and the
-LbFrontends step on the LB (records the frontends it was given; the real HAProxy handler and its
-tests come from the `lb` work). Instantiate, scale out and in, heal of a dead worker, terminate."""
+The LB runs the REAL HAProxy (checked by TCP connections through it to a backend on the master).
+A stand-in here (NOT the real program): `kubectl` on the master and the LB (a recording script with
+a file store: enough for the driver's drain, delete and VIM-token scripts). Instantiate, scale out
+and in, heal of a dead worker, terminate."""
 
 from __future__ import annotations
 
@@ -15,17 +15,16 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.integration.conftest import require
 from tests.integration.harness import TestHost
 from tests.integration.test_kubespray_standin_playbooks import INV, MARKS, ROOT, _cat, _install_ansible_server
+from tests.integration.test_lb_frontends import CONF_DIR, converged, start_servers
 from vnfm.adapters.mgmt.kubespray import KubesprayDriver
 from vnfm.adapters.nodes.ssh import SshAccess
-from vnfm.adapters.nodes.ssh import executor as ssh_executor
-from vnfm.adapters.remote.ssh import SshExecutor, SshTarget
+from vnfm.adapters.remote.ssh import SshExecutor
 from vnfm.domain.model import LcmOperation, Vim, VnfInstance
 from vnfm.domain.resources import CpResource, Vnfc, VnfResources
 from vnfm.examples import example_csar
-from vnfm.nodesteps.base import StepResult
-from vnfm.nodesteps.lb import LbFrontends
 from vnfm.packaging.csar import read_csar
 from vnfm.packaging.tosca import parse_vnfd
 from vnfm.service.ports import LcmContext
@@ -60,15 +59,6 @@ esac
 """
 
 FAKE_CA = "-----BEGIN CERTIFICATE-----\nc3RhbmQtaW4gQ0E=\n-----END CERTIFICATE-----\n"
-
-
-async def lb_frontends_standin(ex: Any, t: SshTarget, step: LbFrontends) -> StepResult:
-    """STAND-IN LbFrontends over SSH: the owner's frontends and pools as YAML on the LB."""
-    doc = {"frontends": {str(f.port): [f"{b.addr}:{b.port}" for b in f.backends] for f in step.frontends},
-           "pools": {p.name: [a for _, a in p.servers] for p in step.pools}}
-    path = f"/etc/haproxy/vnfm-standin-{step.owner}.yaml"
-    await ex.ssh.put_file(t, path, yaml.safe_dump(doc), mode=0o644)
-    return StepResult(True, {"ports": [f.port for f in step.frontends]})
 
 
 class Vims:
@@ -143,17 +133,13 @@ async def _standin_kubectl(ssh: SshExecutor, hosts: Sequence[TestHost]) -> None:
         await ssh.put_file(h.target(), "/etc/kubernetes/pki/ca.crt", FAKE_CA, mode=0o644)
 
 
-async def test_kubespray_standin_driver_lifecycle_over_ssh(make_hosts, ssh: SshExecutor,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    if LbFrontends not in ssh_executor.ALL_HANDLERS:  # the real one comes with the lb work
-        monkeypatch.setattr(ssh_executor, "ALL_HANDLERS", {**ssh_executor.ALL_HANDLERS,
-                                                           LbFrontends: lb_frontends_standin})
+async def test_kubespray_standin_driver_lifecycle_over_ssh(make_hosts, ssh: SshExecutor) -> None:
+    require("haproxy", "python3")
     ansible, lb, m, w0, w1 = make_hosts(5)
     await _install_ansible_server(ssh, ansible)
     await _standin_kubectl(ssh, [m, lb])
+    await start_servers(ssh, m, [6443])  # the "API server" behind the LB
     site = Site(ansible, lb, m, [w0])
-    standin_lb = LbFrontends not in ssh_executor.ALL_HANDLERS or \
-        ssh_executor.ALL_HANDLERS[LbFrontends] is lb_frontends_standin
 
     # ---- instantiate: the check before any VM, then the cluster through the Ansible server
     await site.hook("instantiate_start", LcmOperation.INSTANTIATE, {})
@@ -166,9 +152,9 @@ async def test_kubespray_standin_driver_lifecycle_over_ssh(make_hosts, ssh: SshE
     assert vim.access_info["authUrl"] == f"https://{lb.address}:8383" and vim.access_info["bearer_token"]
     kubeconfig = yaml.safe_load(await _cat(ssh, lb, "/root/.kube/config") or "")
     assert kubeconfig["clusters"][0]["cluster"]["server"] == f"https://{lb.address}:8383"
-    if standin_lb:
-        front = yaml.safe_load(await _cat(ssh, lb, "/etc/haproxy/vnfm-standin-cluster.yaml") or "")
-        assert front == {"frontends": {"8383": [f"{m.address}:6443"]}, "pools": {"nodeport": [m.address, w0.address]}}
+    await converged(lb.address, 8383, {f"{m.name}:6443"})  # *:8383 -> the master's :6443, real HAProxy
+    cfg = await _cat(ssh, lb, f"{CONF_DIR}/cluster.cfg") or ""
+    assert m.address in cfg and w0.address in cfg and w1.address not in cfg  # the NodePort pool
     assert any(p.startswith("kubespray: cluster.yml finished in ") for p in site.progress)
     assert set(site.state["host_keys"]) >= {"vnfc-masterNode-0", "vnfc-workerNode-0", f"host:{ansible.address}"}
 
@@ -179,6 +165,7 @@ async def test_kubespray_standin_driver_lifecycle_over_ssh(make_hosts, ssh: SshE
                     added=[new])
     assert "joined workernode-1" in (await _cat(ssh, w1, f"{MARKS}/scale.yml") or "")
     assert await _cat(ssh, w0, f"{MARKS}/scale.yml") is None
+    assert w1.address in (await _cat(ssh, lb, f"{CONF_DIR}/cluster.cfg") or "")
 
     # ---- scale in: drained and deleted through the LB's kubectl, remove-node.yml, out of hosts.yaml
     await site.hook("scale_start", LcmOperation.SCALE, {"type": "SCALE_IN", "aspectId": "worker_instance"},
@@ -189,6 +176,8 @@ async def test_kubespray_standin_driver_lifecycle_over_ssh(make_hosts, ssh: SshE
     assert "reset workernode-1" in (await _cat(ssh, w1, f"{MARKS}/reset") or "")
     hosts_yaml = yaml.safe_load(await _cat(ssh, ansible, f"{INV}/hosts.yaml") or "")
     assert list(hosts_yaml["all"]["children"]["kube_node"]["hosts"]) == ["workernode-0"]
+    assert w1.address not in (await _cat(ssh, lb, f"{CONF_DIR}/cluster.cfg") or "")
+    await converged(lb.address, 8383, {f"{m.name}:6443"})
     site.instance.resources = VnfResources(vnfcs=[v for v in site.instance.resources.vnfcs if v.id != new.id])
 
     # ---- heal of a dead worker: ungraceful removal (no drain), then the replacement joins
