@@ -14,6 +14,7 @@ from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate
 from vnfm.adapters.infra.bindings import InfraDrivers
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
 from vnfm.adapters.infra.simulator import SimCloud, SimConfig, SimulatorInfraDriver
+from vnfm.adapters.infra.simulator.k8sapi.server import KubeApiServer
 from vnfm.adapters.infra.simulator.twin import TwinAccess, TwinConfig
 from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
 from vnfm.adapters.mgmt.bindings import MgmtDrivers
@@ -61,6 +62,9 @@ class App:
 
     async def stop(self) -> None:
         await self.engine.stop()
+        kube_api = self.extras.get("kube_api")
+        if isinstance(kube_api, KubeApiServer):
+            kube_api.stop()
         if self.notifier is not None and hasattr(self.notifier, "close"):
             self.notifier.close(5.0)
 
@@ -114,6 +118,13 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     vims.ensure_default()
     if sim is None:
         sim = default_sim_cloud(settings)
+    twin = twin or TwinConfig()
+    if twin.kube_api is None:
+        twin.kube_api = KubeApiServer(settings.data_dir / "sim-kube-api", settings.sim_kube_api_host,
+                                      settings.sim_kube_api_port)
+    twin.kube_api.default_sim = sim
+    if settings.sim_kube_api_port:
+        twin.kube_api.start()  # registered VIMs name this port: serve it from the start
     infra_drivers = default_infra_drivers(sim, vims.get, twin)
     mgmt = mgmt or default_mgmt_drivers(settings)
 
@@ -148,7 +159,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     )
     return App(settings=settings, uow=uow, packages=packages, instances=instances, vims=vims,
                subscriptions=subscriptions, engine=engine, mgmt=mgmt, sim=sim,
-               infra_drivers=infra_drivers, notifier=notifier)
+               infra_drivers=infra_drivers, notifier=notifier, extras={"kube_api": twin.kube_api})
 
 
 class _OutboxSource:
