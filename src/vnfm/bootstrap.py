@@ -12,12 +12,14 @@ from typing import Any
 
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate
 from vnfm.adapters.infra.bindings import InfraDrivers
+from vnfm.adapters.infra.kubernetes import KubernetesInfraDriver
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
 from vnfm.adapters.infra.simulator import SimCloud, SimConfig, SimulatorInfraDriver
 from vnfm.adapters.infra.simulator.k8sapi.server import KubeApiServer
 from vnfm.adapters.infra.simulator.twin import TwinAccess, TwinConfig
 from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
 from vnfm.adapters.mgmt.bindings import MgmtDrivers
+from vnfm.adapters.mgmt.cnf_nodeport import CnfNodePortDriver
 from vnfm.adapters.mgmt.kubeadm import KubeadmDriver
 from vnfm.adapters.mgmt.kubespray import KubesprayDriver
 from vnfm.adapters.nodes.ssh import SshAccess
@@ -76,6 +78,7 @@ def default_mgmt_drivers(settings: Settings) -> MgmtDrivers:
     reg.register("vm-readiness", VmReadinessDriver)
     reg.register("kubeadm", KubeadmDriver)
     reg.register("kubespray", KubesprayDriver)
+    reg.register("cnf-nodeport", CnfNodePortDriver)
     reg.load_entry_points()
     return reg
 
@@ -87,6 +90,7 @@ def default_infra_drivers(sim: SimCloud, vim_of: Any, twin: TwinConfig | None = 
     infra.register("simulator", lambda: SimulatorInfraDriver(sim))
     infra.register_nodes("simulator", TwinAccess(sim, twin))
     infra.register("openstack", HeatInfraDriver)
+    infra.register("kubernetes", KubernetesInfraDriver)
     infra.load_entry_points()
     return infra
 

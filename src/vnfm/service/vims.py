@@ -137,6 +137,14 @@ class VimService:
     def resolve(self, conns: builtins.list[dict[str, Any]]) -> tuple[Vim, str | None]:
         """Which VIM an instantiate request runs on, and a note when it is the default."""
         default = self.ensure_default()
+        for c in conns:  # a CNF: the Kubernetes VIM it names (a cluster a driver registered, or an operator's)
+            if normalise_type(str(c.get("vimType", ""))) != "kubernetes":
+                continue
+            vim = self.get(str(c.get("vimId") or ""))
+            if vim is None or vim.vim_type != "kubernetes":
+                raise UnprocessableEntity(f"vimConnectionInfo '{c.get('id')}': Kubernetes VIM {c.get('vimId')} "
+                                          "is not registered")
+            return vim, None
         infra = [c for c in conns if normalise_type(str(c.get("vimType", ""))) != "kubernetes"]
         if not infra:
             return default, "no vimConnectionInfo given: running on the default VIM (simulated cloud)"
