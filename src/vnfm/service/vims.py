@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import builtins
 import dataclasses
 from typing import Any
@@ -84,6 +85,29 @@ class VimService:
         if vim is None:
             raise NotFound(f"VIM {vim_id} is not registered")
         return vim
+
+    def kubeconfig(self, vim_id: str, *, with_token: bool = False) -> dict[str, Any]:
+        """A kubeconfig for Kubernetes VIM `vim_id`: its server and CA; its bearer token only when
+        `with_token` (asked for explicitly)."""
+        vim = self.require(vim_id)
+        if vim.vim_type != "kubernetes":
+            raise UnprocessableEntity(f"VIM {vim_id} is a {vim.vim_type} VIM, not a Kubernetes one")
+        access = vim.access_info or {}
+        server = str(access.get("authUrl") or (vim.interface_info or {}).get("endpoint") or "")
+        cluster: dict[str, Any] = {"server": server}
+        ca = str(access.get("ssl_ca_cert") or "")
+        if ca:
+            cluster["certificate-authority-data"] = base64.b64encode(ca.encode()).decode() \
+                if "BEGIN CERTIFICATE" in ca else ca
+        user: dict[str, Any] = {}
+        if with_token and access.get("bearer_token"):
+            user["token"] = str(access["bearer_token"])
+        name = vim.name or vim.id
+        return {"apiVersion": "v1", "kind": "Config", "current-context": name,
+                "clusters": [{"name": name, "cluster": cluster}],
+                "users": [{"name": f"{name}-vnfm", "user": user}],
+                "contexts": [{"name": name, "context": {"cluster": name, "user": f"{name}-vnfm"}}],
+                "preferences": {}}
 
     def register(self, vim: Vim) -> Vim:
         with self.uow() as uow:
