@@ -167,3 +167,110 @@ async def test_bad_manifests_are_refused_at_request_time(k8s: K8s, tmp_path: Pat
     assert app.instances.get(cnf.id).instantiation_state.value == "NOT_INSTANTIATED"
     state = instance_state(app.sim, cluster_id)
     assert state is not None and not state["kubernetes"]["api"]["configmaps"]
+
+
+ALL_KINDS = """\
+apiVersion: v1
+kind: Namespace
+metadata: {name: cnf}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: conf, namespace: cnf}
+data: {key: value}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: creds, namespace: cnf}
+stringData: {password: not-logged}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: cnf}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: vdu1-simple, namespace: cnf}
+spec:
+  replicas: 1
+  serviceName: vdu1
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: postgres}]}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: cnf}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {containers: [{name: agent, image: busybox}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: helper, namespace: cnf, labels: {app: helper}}
+spec: {containers: [{name: helper, image: busybox}]}
+"""
+
+
+async def test_every_kind_on_a_kubeadm_cluster_and_forceful_terminate(k8s: K8s, tmp_path: Path) -> None:
+    """A CNF whose VDU is a StatefulSet, beside a DaemonSet, a bare Pod, a ConfigMap, a Secret, a
+    claim and its own Namespace, on a cluster the kubeadm driver built (no external LB named)."""
+    app = k8s.app
+    cluster_id, _ = await k8s.instantiate("ha")
+    vim_id = app.instances.get(cluster_id).driver_state["kubeadm"]["vim_id"]
+    pkg_dir = tmp_path / "cnf"
+    shutil.copytree(PACKAGES / "cnf_nodeport", pkg_dir)
+    (pkg_dir / "Files/kubernetes/all.yaml").write_text(ALL_KINDS)
+    pkg = app.packages.create({})
+    cnf = app.instances.create({"vnfdId": str(app.packages.upload(pkg.id, build_csar(pkg_dir)).vnfd_id)})
+    body = cnf_body(vim_id, "192.0.2.1", **{"lcm-kubernetes-def-files": ["Files/kubernetes/all.yaml"]})
+    body["additionalParams"].pop("lcm-kubernetes-external-lb")
+    body["vimConnectionInfo"][0]["vimType"] = "ETSINFV.KUBERNETES.V_1"
+    await k8s.done(app.instances.instantiate(cnf.id, body))
+
+    [pod] = app.instances.get(cnf.id).resources.vnfcs
+    assert (pod.vdu_id, pod.resource_type, pod.server_id) == ("VDU1", "StatefulSet", "vdu1-simple-0")
+    api = k8s.view(cluster_id)  # the twin: what the API created
+    state = instance_state(app.sim, cluster_id)
+    assert state is not None
+    objs = state["kubernetes"]["api"]
+    assert "cnf" in objs["namespaces"] and objs["configmaps"] == ["cnf/conf"] and objs["secrets"] == ["cnf/creds"]
+    assert objs["persistentvolumeclaims"] == ["cnf/data"] and "cnf/agent" in objs["daemonsets"]
+    workers = [n for n in api["nodes"] if n.startswith("workernode")]
+    assert objs["daemonsets"]["cnf/agent"]["ready"] == len(api["nodes"]) - 3 == len(workers)
+    assert objs["pods"]["cnf/helper"]["node"] in workers
+    assert "not-logged" not in str(state)
+
+    await k8s.done(app.instances.scale(cnf.id, {"type": "SCALE_OUT", "aspectId": "vdu1_aspect", "numberOfSteps": 1}))
+    assert sorted(v.server_id for v in app.instances.get(cnf.id).resources.vnfcs) == ["vdu1-simple-0",
+                                                                                       "vdu1-simple-1"]
+    await k8s.done(app.instances.terminate(cnf.id, {"terminationType": "FORCEFUL"}))
+    state = instance_state(app.sim, cluster_id)
+    assert state is not None
+    objs = state["kubernetes"]["api"]
+    assert "cnf" not in objs["namespaces"] and not objs["statefulsets"] and not objs["daemonsets"]
+    assert not [k for k in objs["pods"] if k.startswith("cnf/")]
+
+
+async def test_a_vim_whose_ca_is_not_the_servers_fails_the_operation(k8s: K8s) -> None:
+    """TLS is verified: the same API URL and token with another CA is not trusted."""
+    app = k8s.app
+    cluster_id, _ = await k8s.instantiate("ha")
+    real = app.vims.get(app.instances.get(cluster_id).driver_state["kubeadm"]["vim_id"])
+    assert real is not None
+    from vnfm.adapters.infra.simulator.k8sapi import pki
+
+    other_ca = pki.ensure(Path(str(k8s.app.settings.data_dir)) / "other-ca", ["127.0.0.1"]).ca_pem
+    assert other_ca != real.access_info["ssl_ca_cert"]
+    fake = app.vims.register_body({"vimType": "kubernetes", "name": "wrong-ca",
+                                   "accessInfo": {**real.access_info, "ssl_ca_cert": other_ca}})
+    cnf = app.instances.create({"vnfdId": onboard(k8s, "cnf_nodeport")})
+    body = cnf_body(fake.id, "192.0.2.1")
+    body["additionalParams"].pop("lcm-kubernetes-external-lb")
+    occ = await k8s.wait(app.instances.instantiate(cnf.id, body))
+    assert occ.operation_state.value == "FAILED_TEMP"
+    assert "CERTIFICATE_VERIFY_FAILED" in str(occ.error) and real.access_info["bearer_token"] not in str(occ.error)

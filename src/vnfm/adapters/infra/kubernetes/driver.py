@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
@@ -60,8 +61,9 @@ class KubernetesInfraDriver(InfraDriver):
             return await asyncio.to_thread(work)
         except ApiException as e:
             raise OperationFailed(f"Kubernetes VIM {ctx.vim.id}: API error {e.status}: {e.reason}") from None
-        except OSError as e:  # the API server cannot be reached
-            raise OperationFailed(f"Kubernetes VIM {ctx.vim.id}: API server unreachable: {e}") from None
+        except (OSError, urllib3.exceptions.HTTPError) as e:  # unreachable, or its certificate not the VIM's CA's
+            raise OperationFailed(f"Kubernetes VIM {ctx.vim.id}: API server unreachable or not trusted: "
+                                  f"{str(e)[:300]}") from None
 
     @staticmethod
     def manifests(ctx: InfraContext) -> list[Manifest]:
