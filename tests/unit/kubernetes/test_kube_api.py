@@ -4,6 +4,7 @@ exercised with the real `kubernetes` client over HTTPS, TLS verified against the
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import shutil
 import ssl
@@ -175,3 +176,40 @@ async def test_kubectl_get_apply_delete_drain(k8s: K8s, tmp_path: Path) -> None:
     assert pods and all(p["spec"].get("nodeName") != "workernode-0" for p in pods)
     await kubectl("delete", "-f", str(manifest))
     assert "web" not in await kubectl("get", "deployments", "-o", "name")
+
+
+async def test_what_the_simulated_api_refuses(k8s: K8s, tmp_path: Path) -> None:
+    import httpx
+
+    inst_id, _ = await k8s.instantiate("ha")
+    vim = k8s.app.vims.get(k8s.app.instances.get(inst_id).driver_state["kubeadm"]["vim_id"])
+    assert vim is not None
+    ca = tmp_path / "ca.crt"
+    ca.write_text(vim.access_info["ssl_ca_cert"])
+    base = vim.access_info["authUrl"]
+    auth = {"Authorization": f"Bearer {vim.access_info['bearer_token']}"}
+
+    def run() -> None:
+        with httpx.Client(verify=ssl.create_default_context(cafile=str(ca)), timeout=10, trust_env=False) as c:
+            assert c.get(f"{base}/api/v1/nodes").status_code == 401  # no token
+            other = base.rsplit("/", 1)[0] + "/00000000-0000-0000-0000-000000000000"
+            assert c.get(f"{other}/api/v1/nodes", headers=auth).status_code == 404
+            assert c.get(f"{base}/api/v1/pods", params={"watch": "true"}, headers=auth).status_code == 405
+            cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dry"}, "data": {"a": "b"}}
+            r = c.post(f"{base}/api/v1/namespaces/default/configmaps", params={"dryRun": "All"}, json=cm,
+                       headers=auth)
+            assert r.status_code == 201
+            assert c.get(f"{base}/api/v1/namespaces/default/configmaps/dry", headers=auth).status_code == 404
+            bad = copy.deepcopy(DEPLOYMENT)
+            bad["spec"]["template"]["metadata"]["labels"] = {"app": "other"}
+            r = c.post(f"{base}/apis/apps/v1/namespaces/default/deployments", json=bad, headers=auth)
+            assert r.status_code == 422 and "selector" in r.json()["message"]
+            svc = copy.deepcopy(SERVICE)
+            svc["spec"]["ports"][1]["nodePort"] = 29999
+            r = c.post(f"{base}/api/v1/namespaces/default/services", json=svc, headers=auth)
+            assert r.status_code == 422 and "29999" in r.json()["message"]
+            r = c.post(f"{base}/api/v1/namespaces/nowhere/configmaps", json=cm, headers=auth)
+            assert r.status_code == 404
+            assert c.post(f"{base}/api/v1/nodes", json={"metadata": {"name": "x"}}, headers=auth).status_code == 405
+
+    await asyncio.to_thread(run)
