@@ -213,3 +213,35 @@ async def test_what_the_simulated_api_refuses(k8s: K8s, tmp_path: Path) -> None:
             assert c.post(f"{base}/api/v1/nodes", json={"metadata": {"name": "x"}}, headers=auth).status_code == 405
 
     await asyncio.to_thread(run)
+
+
+async def test_the_registered_vim_still_answers_after_a_restart(tmp_path: Path) -> None:
+    """The listener's port is remembered in the data dir: the next process serves the same URL
+    (the simulated cloud's state is in the data dir too)."""
+    from vnfm.adapters.infra.simulator import SimCloud, SimConfig
+    from vnfm.adapters.infra.simulator.twin import TwinConfig
+    from vnfm.bootstrap import build
+    from vnfm.config import Settings
+
+    def app_at() -> Any:
+        settings = Settings(data_dir=tmp_path / "data", probe_callbacks=False, orphan_after=5)
+        sim = SimCloud.at(settings.sim_state_file, SimConfig(boot_time=0, api_latency=0, delete_time=0))
+        return build(settings, sim=sim, notifier=None, twin=TwinConfig(poll=0.002))
+
+    first = app_at()
+    await first.start()
+    k8s = K8s(first, TwinConfig())
+    k8s.onboard()
+    inst_id, _ = await k8s.instantiate("ha")
+    vim = first.vims.get(first.instances.get(inst_id).driver_state["kubeadm"]["vim_id"])
+    assert vim is not None
+    await first.stop()
+    with pytest.raises(Exception):  # noqa: B017 - nothing listens any more
+        await asyncio.to_thread(lambda: client.CoreV1Api(api_client(vim, tmp_path)).list_node(_request_timeout=2))
+
+    second = app_at()  # a new process on the same data dir serves the URL the VIM names
+    try:
+        nodes = await asyncio.to_thread(lambda: client.CoreV1Api(api_client(vim, tmp_path)).list_node().items)
+        assert len(nodes) == 5
+    finally:
+        await second.stop()

@@ -6,7 +6,8 @@ certificate signed by the simulator's CA (pki.py); the VIM carries that CA.
 The listener starts on the first `endpoint()` call (the twin's VIM-token step asks for it when a
 cluster driver registers the cluster as a VIM), on the configured host and port (port 0: any free
 port, which a later process does not get again: set a fixed port to keep VIM URLs valid across
-restarts, and the composition root starts the listener at once)."""
+restarts; the port a process took is also remembered in the data dir and taken again by the next
+one when free. The composition root starts the listener at once when the port is known)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from vnfm.adapters.infra.simulator.k8sapi.routes import Answer, Request, answer
 
 log = logging.getLogger(__name__)
 PREFIX = "/clusters/"
+PORT_FILE = "port"
 MAX_BODY = 8 * 1024 * 1024
 
 
@@ -62,13 +64,32 @@ class KubeApiServer:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             ctx.minimum_version = ssl.TLSVersion.TLSv1_2
             ctx.load_cert_chain(str(files.cert_file), str(files.key_file))
-            httpd = ThreadingHTTPServer((self.host, self.port), _handler(self))
+            httpd = self._bind(directory)
             httpd.daemon_threads = True
             httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
             self._ca_pem = files.ca_pem
             self._httpd = httpd
+            if self.directory is not None:  # the next process takes the same port: registered VIMs stay valid
+                (directory / PORT_FILE).write_text(str(self.bound_port))
             threading.Thread(target=httpd.serve_forever, name="sim-kube-api", daemon=True).start()
             log.info("simulated Kubernetes API listening on https://%s:%d", self.host, self.bound_port)
+
+    def _bind(self, directory: Path) -> ThreadingHTTPServer:
+        """The configured port; with port 0, the port an earlier process of this data dir used when
+        it is free, else any free port."""
+        port = self.port
+        remembered = directory / PORT_FILE
+        if not port and self.directory is not None and remembered.exists():
+            try:
+                return ThreadingHTTPServer((self.host, int(remembered.read_text().strip())), _handler(self))
+            except (OSError, ValueError):
+                log.warning("simulated Kubernetes API: port of %s not available, taking another", remembered)
+        return ThreadingHTTPServer((self.host, port), _handler(self))
+
+    @property
+    def remembered(self) -> bool:
+        """An earlier process of this data dir served on a port that registered VIMs may name."""
+        return self.directory is not None and (self.directory / PORT_FILE).exists()
 
     def stop(self) -> None:
         with self._lock:
