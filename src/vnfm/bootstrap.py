@@ -83,14 +83,15 @@ def default_mgmt_drivers(settings: Settings) -> MgmtDrivers:
     return reg
 
 
-def default_infra_drivers(sim: SimCloud, vim_of: Any, twin: TwinConfig | None = None) -> InfraDrivers:
+def default_infra_drivers(sim: SimCloud, vim_of: Any, twin: TwinConfig | None = None,
+                          kube_ready_timeout: float = 600.0) -> InfraDrivers:
     """The built-in VIM types (the simulated cloud, OpenStack/Heat) with their node access, and
     installed plug-ins; any other VIM type's hosts are reached over SSH."""
     infra = InfraDrivers(default_nodes=SshAccess(), vim_of=vim_of)
     infra.register("simulator", lambda: SimulatorInfraDriver(sim))
     infra.register_nodes("simulator", TwinAccess(sim, twin))
     infra.register("openstack", HeatInfraDriver)
-    infra.register("kubernetes", KubernetesInfraDriver)
+    infra.register("kubernetes", lambda: KubernetesInfraDriver(ready_timeout=kube_ready_timeout))
     infra.load_entry_points()
     return infra
 
@@ -129,7 +130,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     twin.kube_api.default_sim = sim
     if settings.sim_kube_api_port or twin.kube_api.remembered:
         twin.kube_api.start()  # registered VIMs name this port: serve it from the start
-    infra_drivers = default_infra_drivers(sim, vims.get, twin)
+    infra_drivers = default_infra_drivers(sim, vims.get, twin, settings.kube_ready_timeout)
     mgmt = mgmt or default_mgmt_drivers(settings)
 
     def vnfd_of(pkg_id: str) -> Vnfd:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from vnfm.adapters.infra.kubernetes import KubernetesInfraDriver
 from vnfm.adapters.infra.simulator.twin import instance_state
 from vnfm.domain.errors import UnprocessableEntity
 from vnfm.packaging.csar_files import build_csar
@@ -274,3 +275,27 @@ async def test_a_vim_whose_ca_is_not_the_servers_fails_the_operation(k8s: K8s) -
     occ = await k8s.wait(app.instances.instantiate(cnf.id, body))
     assert occ.operation_state.value == "FAILED_TEMP"
     assert "CERTIFICATE_VERIFY_FAILED" in str(occ.error) and real.access_info["bearer_token"] not in str(occ.error)
+
+
+async def test_pods_that_never_get_ready_fail_instantiate_and_rollback_removes_everything(
+        k8s: K8s, tmp_path: Path) -> None:
+    app = k8s.app
+    cluster_id, vim_id, lb_ip = await cluster(k8s)
+    before = frontends(k8s, cluster_id)
+
+    def never_ready(extras: dict[str, Any]) -> None:
+        extras["k8s"]["faults"]["pods_never_ready"] = ["vdu1-simple"]
+
+    app.sim.update_extras(cluster_id, never_ready)
+    app.infra_drivers.register("kubernetes", lambda: KubernetesInfraDriver(ready_timeout=0.3, poll=0.01))
+    cnf = app.instances.create({"vnfdId": onboard(k8s, "cnf_nodeport")})
+    occ = await k8s.wait(app.instances.instantiate(cnf.id, cnf_body(vim_id, lb_ip)))
+    assert occ.operation_state.value == "FAILED_TEMP"
+    assert "not ready after" in str(occ.error) and "Deployment 'default/vdu1-simple' (0/1 Ready)" in str(occ.error)
+
+    occ = await k8s.wait(app.instances.rollback(occ.id))
+    assert occ.operation_state.value == "ROLLED_BACK", occ.error
+    state = instance_state(app.sim, cluster_id)
+    assert state is not None and not state["kubernetes"]["api"]["deployments"]
+    assert not [k for k in state["kubernetes"]["api"]["services"] if k.startswith("default/nginx")]
+    assert frontends(k8s, cluster_id) == before
