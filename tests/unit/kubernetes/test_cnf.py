@@ -14,7 +14,7 @@ import pytest
 
 from vnfm.adapters.infra.kubernetes import KubernetesInfraDriver
 from vnfm.adapters.infra.simulator.twin import instance_state
-from vnfm.domain.errors import UnprocessableEntity
+from vnfm.domain.errors import BadRequest, UnprocessableEntity
 from vnfm.packaging.csar_files import build_csar
 
 from .conftest import K8s
@@ -164,6 +164,10 @@ async def test_bad_manifests_are_refused_at_request_time(k8s: K8s, tmp_path: Pat
     assert "Files/kubernetes/syntax.yaml" in refused(["Files/kubernetes/syntax.yaml"])
     assert "Files/kubernetes/missing.yaml is not a file" in refused(["Files/kubernetes/missing.yaml"])
     assert "not registered" in refused(CNF_FILES, vim="no-such-vim")
+    no_ip = cnf_body(vim_id, lb_ip)
+    del no_ip["additionalParams"]["lcm-kubernetes-external-lb"]["external_lb_param"]["ssh_ip"]
+    with pytest.raises(BadRequest, match="external_lb_param.ssh_ip"):
+        app.instances.instantiate(cnf.id, no_ip)
     # nothing was applied, the instance is as it was
     assert app.instances.get(cnf.id).instantiation_state.value == "NOT_INSTANTIATED"
     state = instance_state(app.sim, cluster_id)

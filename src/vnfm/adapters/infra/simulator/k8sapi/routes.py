@@ -125,8 +125,7 @@ def answer(sim: Any, instance_id: str, req: Request, server: str) -> Answer:
         found = _discovery(_state(dict(extras)), req.path, server)
         if found is not None:
             return found
-        if req.path.startswith(("/openapi/", "/apis/") + tuple(f"/api/{x}" for x in ("v2",))) and \
-                req.path.startswith("/openapi/"):
+        if req.path.startswith("/openapi/"):
             raise ApiError(404, "NotFound", "the simulated API serves no OpenAPI document")
         call = _call(req)
         if req.query.get("watch") in ("1", "true"):

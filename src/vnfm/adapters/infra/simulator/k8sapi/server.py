@@ -106,7 +106,8 @@ class KubeApiServer:
     @property
     def base_url(self) -> str:
         self.start()
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        host = self.host if self.host not in ("", "0.0.0.0", "::") else "127.0.0.1"  # noqa: S104 - a wildcard bind
+        host = f"[{host}]" if ":" in host else host
         return f"https://{host}:{self.bound_port}"
 
     def endpoint(self, sim: Any, instance_id: str) -> Endpoint:
