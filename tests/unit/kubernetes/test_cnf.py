@@ -303,3 +303,26 @@ async def test_pods_that_never_get_ready_fail_instantiate_and_rollback_removes_e
     assert state is not None and not state["kubernetes"]["api"]["deployments"]
     assert not [k for k in state["kubernetes"]["api"]["services"] if k.startswith("default/nginx")]
     assert frontends(k8s, cluster_id) == before
+
+
+async def test_heal_of_a_bare_pod_vnfc_re_creates_it(k8s: K8s, tmp_path: Path) -> None:
+    """Nothing re-creates a bare Pod: the driver does, under the same name; the VNFC id stays."""
+    app = k8s.app
+    cluster_id, _ = await k8s.instantiate("ha")
+    vim_id = app.instances.get(cluster_id).driver_state["kubeadm"]["vim_id"]
+    pkg_dir = tmp_path / "cnf"
+    shutil.copytree(PACKAGES / "cnf_nodeport", pkg_dir)
+    (pkg_dir / "Files/kubernetes/pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: vdu1-simple}\n"
+        "spec: {containers: [{name: c, image: busybox}]}\n")
+    pkg = app.packages.create({})
+    cnf = app.instances.create({"vnfdId": str(app.packages.upload(pkg.id, build_csar(pkg_dir)).vnfd_id)})
+    body = cnf_body(vim_id, "192.0.2.1", **{"lcm-kubernetes-def-files": ["Files/kubernetes/pod.yaml"]})
+    body["additionalParams"].pop("lcm-kubernetes-external-lb")
+    await k8s.done(app.instances.instantiate(cnf.id, body))
+    [pod] = app.instances.get(cnf.id).resources.vnfcs
+    assert (pod.resource_type, pod.server_id) == ("Pod", "vdu1-simple")
+    await k8s.done(app.instances.heal(cnf.id, {"vnfcInstanceId": [pod.id]}))
+    [healed] = app.instances.get(cnf.id).resources.vnfcs
+    assert healed.id == pod.id and healed.server_id == "vdu1-simple"
+    assert healed.metadata["uid"] != pod.metadata["uid"]
