@@ -326,3 +326,37 @@ async def test_heal_of_a_bare_pod_vnfc_re_creates_it(k8s: K8s, tmp_path: Path) -
     [healed] = app.instances.get(cnf.id).resources.vnfcs
     assert healed.id == pod.id and healed.server_id == "vdu1-simple"
     assert healed.metadata["uid"] != pod.metadata["uid"]
+
+
+async def test_retry_after_a_failed_wait_converges_and_keeps_the_allocated_node_port(k8s: K8s) -> None:
+    """A retry applies the manifests again over what exists: replaced (a Service keeps its node
+    ports), nothing twice."""
+    app = k8s.app
+    cluster_id, vim_id, lb_ip = await cluster(k8s)
+    before = frontends(k8s, cluster_id)
+
+    def faults(names: list[str]) -> None:
+        def fn(extras: dict[str, Any]) -> None:
+            extras["k8s"]["faults"]["pods_never_ready"] = names
+
+        app.sim.update_extras(cluster_id, fn)
+
+    faults(["vdu1-simple"])
+    app.infra_drivers.register("kubernetes", lambda: KubernetesInfraDriver(ready_timeout=0.3, poll=0.01))
+    cnf = app.instances.create({"vnfdId": onboard(k8s, "cnf_nodeport")})
+    occ = await k8s.wait(app.instances.instantiate(cnf.id, cnf_body(vim_id, lb_ip)))
+    assert occ.operation_state.value == "FAILED_TEMP"
+    state = instance_state(app.sim, cluster_id)
+    assert state is not None
+    port = state["kubernetes"]["api"]["services"]["default/nginx-service"]["node_ports"]
+
+    faults([])
+    occ = await k8s.wait(app.instances.retry(occ.id))
+    assert occ.operation_state.value == "COMPLETED", occ.error
+    state = instance_state(app.sim, cluster_id)
+    assert state is not None
+    api = state["kubernetes"]["api"]
+    assert api["services"]["default/nginx-service"]["node_ports"] == port
+    assert list(api["deployments"]) == ["default/vdu1-simple"]
+    assert api["deployments"]["default/vdu1-simple"]["ready"] == 1
+    assert set(frontends(k8s, cluster_id)) == {*before, "30422", str(port[0])}

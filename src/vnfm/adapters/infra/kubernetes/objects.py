@@ -25,6 +25,8 @@ METHODS: dict[str, tuple[type[Any], str]] = {
     "StatefulSet": (client.AppsV1Api, "namespaced_stateful_set"),
     "DaemonSet": (client.AppsV1Api, "namespaced_daemon_set"),
 }
+# kinds whose spec the API server does not let a replace change (Pod; a bound claim)
+IMMUTABLE_SPEC = ("Pod", "PersistentVolumeClaim")
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
@@ -58,7 +60,8 @@ def read(api: client.ApiClient, m: Manifest) -> dict[str, Any] | None:
 
 def apply(api: client.ApiClient, m: Manifest, body: dict[str, Any]) -> None:
     """Create the object; when it exists (a retry), replace it with `body` (the fields the API
-    allocated, a Service's cluster IP and node ports, are kept unless the manifest names them)."""
+    allocated, a Service's cluster IP and node ports, are kept unless the manifest names them);
+    a Pod or claim that exists is left as it is."""
     try:
         _call(api, m, "create", body=body)
         return
@@ -68,6 +71,8 @@ def apply(api: client.ApiClient, m: Manifest, body: dict[str, Any]) -> None:
     old = read(api, m)
     if old is None:
         raise OperationFailed(f"{m.file}: {m.label}: exists and does not")
+    if m.kind in IMMUTABLE_SPEC:  # a retry finds it as it was made (its spec cannot be replaced)
+        return
     new = copy.deepcopy(body)
     new.setdefault("metadata", {})["resourceVersion"] = old["metadata"].get("resourceVersion")
     if m.kind == "Service":
