@@ -12,11 +12,14 @@ from typing import Any
 
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate
 from vnfm.adapters.infra.bindings import InfraDrivers
+from vnfm.adapters.infra.kubernetes import KubernetesInfraDriver
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
 from vnfm.adapters.infra.simulator import SimCloud, SimConfig, SimulatorInfraDriver
+from vnfm.adapters.infra.simulator.k8sapi.server import KubeApiServer
 from vnfm.adapters.infra.simulator.twin import TwinAccess, TwinConfig
 from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
 from vnfm.adapters.mgmt.bindings import MgmtDrivers
+from vnfm.adapters.mgmt.cnf_nodeport import CnfNodePortDriver
 from vnfm.adapters.mgmt.kubeadm import KubeadmDriver
 from vnfm.adapters.mgmt.kubespray import KubesprayDriver
 from vnfm.adapters.mgmt.private_registry import PrivateRegistryDriver
@@ -62,6 +65,9 @@ class App:
 
     async def stop(self) -> None:
         await self.engine.stop()
+        kube_api = self.extras.get("kube_api")
+        if isinstance(kube_api, KubeApiServer):
+            kube_api.stop()
         if self.notifier is not None and hasattr(self.notifier, "close"):
             self.notifier.close(5.0)
 
@@ -74,17 +80,20 @@ def default_mgmt_drivers(settings: Settings) -> MgmtDrivers:
     reg.register("kubeadm", KubeadmDriver)
     reg.register("kubespray", KubesprayDriver)
     reg.register("private-registry", PrivateRegistryDriver)
+    reg.register("cnf-nodeport", CnfNodePortDriver)
     reg.load_entry_points()
     return reg
 
 
-def default_infra_drivers(sim: SimCloud, vim_of: Any, twin: TwinConfig | None = None) -> InfraDrivers:
+def default_infra_drivers(sim: SimCloud, vim_of: Any, twin: TwinConfig | None = None,
+                          kube_ready_timeout: float = 600.0) -> InfraDrivers:
     """The built-in VIM types (the simulated cloud, OpenStack/Heat) with their node access, and
     installed plug-ins; any other VIM type's hosts are reached over SSH."""
     infra = InfraDrivers(default_nodes=SshAccess(), vim_of=vim_of)
     infra.register("simulator", lambda: SimulatorInfraDriver(sim))
     infra.register_nodes("simulator", TwinAccess(sim, twin))
     infra.register("openstack", HeatInfraDriver)
+    infra.register("kubernetes", lambda: KubernetesInfraDriver(ready_timeout=kube_ready_timeout))
     infra.load_entry_points()
     return infra
 
@@ -116,7 +125,14 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     vims.ensure_default()
     if sim is None:
         sim = default_sim_cloud(settings)
-    infra_drivers = default_infra_drivers(sim, vims.get, twin)
+    twin = twin or TwinConfig()
+    if twin.kube_api is None:
+        twin.kube_api = KubeApiServer(settings.data_dir / "sim-kube-api", settings.sim_kube_api_host,
+                                      settings.sim_kube_api_port)
+    twin.kube_api.default_sim = sim
+    if settings.sim_kube_api_port or twin.kube_api.remembered:
+        twin.kube_api.start()  # registered VIMs name this port: serve it from the start
+    infra_drivers = default_infra_drivers(sim, vims.get, twin, settings.kube_ready_timeout)
     mgmt = mgmt or default_mgmt_drivers(settings)
 
     def vnfd_of(pkg_id: str) -> Vnfd:
@@ -150,7 +166,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     )
     return App(settings=settings, uow=uow, packages=packages, instances=instances, vims=vims,
                subscriptions=subscriptions, engine=engine, mgmt=mgmt, sim=sim,
-               infra_drivers=infra_drivers, notifier=notifier)
+               infra_drivers=infra_drivers, notifier=notifier, extras={"kube_api": twin.kube_api})
 
 
 class _OutboxSource:

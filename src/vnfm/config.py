@@ -20,6 +20,12 @@ class Settings:
     # Simulated cloud latencies (seconds).
     sim_boot_time: float = field(default_factory=lambda: float(_env("VNFM_SIM_BOOT_TIME", "0.05")))
     sim_step_time: float = field(default_factory=lambda: float(_env("VNFM_SIM_STEP_TIME", "0.005")))
+    # The simulated clusters' Kubernetes API listener (HTTPS); port 0: any free port, chosen when
+    # the first cluster registers as a VIM (a fixed port keeps registered VIM URLs valid across restarts).
+    sim_kube_api_host: str = field(default_factory=lambda: _env("VNFM_SIM_KUBE_API_HOST", "127.0.0.1"))
+    sim_kube_api_port: int = field(default_factory=lambda: int(_env("VNFM_SIM_KUBE_API_PORT", "0")))
+    # How long the Kubernetes infrastructure driver waits for a CNF's pods to be Ready (seconds).
+    kube_ready_timeout: float = field(default_factory=lambda: float(_env("VNFM_KUBE_READY_TIMEOUT", "600")))
     # Run the LCM engine in this process (several processes may share one PostgreSQL database).
     run_engine: bool = True
     worker_id: str = field(default_factory=lambda: _env("VNFM_WORKER_ID", f"{os.uname().nodename}-{os.getpid()}"))

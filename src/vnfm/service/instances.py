@@ -17,6 +17,7 @@ from vnfm.domain.errors import BadRequest, Conflict, NotFound, UnprocessableEnti
 from vnfm.domain.model import LcmOperation, OpOcc, OpState, VnfInstance, utcnow
 from vnfm.domain.scaling import scaled_levels, target_counts
 from vnfm.domain.vnfd import Flavour
+from vnfm.packaging import k8s_manifests
 from vnfm.service import requests as rq
 from vnfm.service import views
 from vnfm.service.notifications import Notifications
@@ -139,6 +140,11 @@ class InstanceService:
             inst.additional_params = dict(req.additionalParams or {})
             inst.vim_connection_info = conns
             inst.vim_id = vim.id
+            if vim.vim_type == "kubernetes":  # a CNF: its manifests are checked before anything is applied
+                paths = k8s_manifests.def_files(inst.additional_params)
+                if not paths:
+                    raise UnprocessableEntity(f"a Kubernetes VIM needs additionalParams.{k8s_manifests.DEF_FILES}")
+                k8s_manifests.load(self.packages.files(inst.vnf_pkg_id), paths)
             self._validate_with_drivers(flavour, "INSTANTIATE", params, inst)
             # Computes the counts now so that an impossible level fails the request, not the operation.
             from vnfm.domain.scaling import initial_scale_levels

@@ -138,6 +138,7 @@ class InfraContext:
     additional_params: dict[str, Any] = field(default_factory=dict)
     resources: VnfResources = field(default_factory=VnfResources)
     progress: Callable[[str], None] = lambda msg: None
+    operation_params: dict[str, Any] = field(default_factory=dict)  # this operation's request (terminationType, ...)
 
 
 class InfraDriver(abc.ABC):

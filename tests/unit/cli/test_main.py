@@ -120,7 +120,7 @@ COMMANDS: dict[tuple[str, ...], list[str]] = {
     ("package",): ["create", "delete", "disable", "enable", "list", "show", "upload", "vnfd"],
     ("sim",): ["state"],
     ("subscription",): ["create", "delete", "list", "show"],
-    ("vim",): ["delete", "list", "register", "show"],
+    ("vim",): ["delete", "kubeconfig", "list", "register", "show"],
     ("vnf",): ["create", "delete", "heal", "instantiate", "list", "scale", "show", "terminate"],
 }
 

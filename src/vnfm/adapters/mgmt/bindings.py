@@ -22,6 +22,7 @@ ENTRY_POINT_GROUP = "vnfm.mgmt_drivers"
 DEFAULT_BINDINGS: dict[str, str] = {
     "mgmt-drivers-kubernetes": "kubeadm",
     "mgmt-drivers-kubespray": "kubespray",
+    "mgmt-drivers-cnf-nodeport": "cnf-nodeport",
     "mgmt-drivers-noop": "noop",
     "mgmt-drivers-private-registry": "private-registry",
     "vnflcm_noop": "noop",

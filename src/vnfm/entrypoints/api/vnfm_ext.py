@@ -33,6 +33,12 @@ async def show_vim(request: Request, vim_id: str) -> dict[str, Any]:
     return views.vim_info(app_of(request).vims.require(vim_id))
 
 
+@router.get("/vnfm/v1/vims/{vim_id}/kubeconfig")
+async def vim_kubeconfig(request: Request, vim_id: str, showToken: bool = False) -> dict[str, Any]:  # noqa: N803
+    """A kubeconfig for a Kubernetes VIM; its bearer token only with `?showToken=true`."""
+    return app_of(request).vims.kubeconfig(vim_id, with_token=showToken)
+
+
 @router.delete("/vnfm/v1/vims/{vim_id}", status_code=204)
 async def delete_vim(request: Request, vim_id: str) -> Response:
     app_of(request).vims.delete(vim_id)

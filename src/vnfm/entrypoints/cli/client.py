@@ -287,6 +287,11 @@ class VnfmClient:
         result: dict[str, Any] = self._json("GET", f"{VIMS}/{vim_id}")
         return result
 
+    def vim_kubeconfig(self, vim_id: str, *, show_token: bool = False) -> dict[str, Any]:
+        params = {"showToken": "true"} if show_token else {}
+        result: dict[str, Any] = self._json("GET", f"{VIMS}/{vim_id}/kubeconfig", params=params)
+        return result
+
     def register_vim(self, body: dict[str, Any]) -> dict[str, Any]:
         result: dict[str, Any] = self._json("POST", VIMS, json=body)
         return result

@@ -204,7 +204,28 @@ def render_cluster(k8s: dict[str, Any]) -> str:
         parts.append("Registered VIM:\n" + render_fields(vim))
     else:
         parts.append("Registered VIM: (none)")
+    api = k8s.get("api")
+    if isinstance(api, dict):
+        parts.append("Created through the cluster's API:\n" + render_table(api_rows(api), API_COLUMNS,
+                                                                           empty="(nothing)"))
     return "\n\n".join(parts)
+
+
+API_COLUMNS: list[Column] = [("KIND", key("kind")), ("NAME", key("name")), ("STATE", key("state"))]
+
+
+def api_rows(api: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per workload, Service and pod the API holds (pods of the cluster's own system excluded)."""
+    rows: list[dict[str, Any]] = []
+    for plural, kind in (("deployments", "Deployment"), ("statefulsets", "StatefulSet"), ("daemonsets", "DaemonSet")):
+        for name, w in (api.get(plural) or {}).items():
+            rows.append({"kind": kind, "name": name, "state": f"{w.get('ready')}/{w.get('replicas', '-')} ready"})
+    for name, svc in (api.get("services") or {}).items():
+        ports = ",".join(str(p) for p in svc.get("node_ports") or [])
+        rows.append({"kind": "Service", "name": name, "state": svc.get("type") + (f" {ports}" if ports else "")})
+    for name, pod in (api.get("pods") or {}).items():
+        rows.append({"kind": "Pod", "name": name, "state": f"on {pod.get('node') or '-'}"})
+    return rows
 
 
 def render_sim_state(value: Any) -> str:

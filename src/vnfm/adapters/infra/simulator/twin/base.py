@@ -24,6 +24,9 @@ class TwinConfig:
     ready_delay: float = 0.0  # from join until the node reports Ready
     step_latency: dict[str, float] = field(default_factory=dict)
     poll: float = 0.01
+    # The simulated clusters' Kubernetes API (k8sapi.server.KubeApiServer); None: the process's
+    # shared listener. The VIM a cluster driver registers points at it.
+    kube_api: Any = None
 
 
 def sha(text: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from vnfm.adapters.infra.simulator.k8sapi.summary import api_summary
 from vnfm.adapters.infra.simulator.twin.base import KEY, empty
 
 
@@ -76,6 +77,7 @@ def kubernetes_view(extras: dict[str, Any], live_servers: set[str] | None = None
                  "members": members},
         "haproxy": haproxy,
         "vim": vim_out,
+        "api": api_summary(st),  # what was created through the cluster's Kubernetes API (CNFs)
     }
 
 
