@@ -41,6 +41,9 @@ def test_package_upload_and_lifecycle_with_wait(server_url: str, tmp_path: Path)
     res = run(server_url, "vnf", "instantiate", vnf["id"], str(req), "--wait", "--timeout", "60")
     assert res.exit_code == 0, res.output
     assert "COMPLETED" in res.stdout
+    # the server's progress lines, live: the stack the simulated cloud created, its servers
+    progress = [ln for ln in res.stdout.splitlines() if ln.startswith("    ")]
+    assert any("deploying" in ln for ln in progress) and any("server" in ln for ln in progress), res.stdout
     shown = run(server_url, "vnf", "show", vnf["id"])
     assert shown.exit_code == 0, shown.output
     assert "VNFCs:" in shown.stdout
