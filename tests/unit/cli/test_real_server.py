@@ -52,3 +52,36 @@ def test_package_upload_and_lifecycle_with_wait(server_url: str, tmp_path: Path)
     res = run(server_url, "vnf", "terminate", vnf["id"], "--wait", "--timeout", "60")
     assert res.exit_code == 0, res.output
     assert run(server_url, "vnf", "delete", vnf["id"]).exit_code == 0
+
+
+def test_vnf_list_columns_and_output_formats(server_url: str, tmp_path: Path) -> None:
+    import yaml
+
+    from vnfm.entrypoints.cli.demo import instantiate_request
+    from vnfm.examples import example_package_dir
+
+    pkg = json.loads(run(server_url, "--json", "package", "create").stdout)
+    assert run(server_url, "package", "upload", pkg["id"], str(example_package_dir())).exit_code == 0
+    pkg = json.loads(run(server_url, "package", "show", pkg["id"], "--json").stdout)
+    vnf = json.loads(run(server_url, "vnf", "create", pkg["vnfdId"], "--json").stdout)
+    req = tmp_path / "req.json"
+    req.write_text(json.dumps(instantiate_request()))
+    assert run(server_url, "vnf", "instantiate", vnf["id"], str(req), "--wait", "--timeout", "60").exit_code == 0
+
+    # the table fills VNF STATE, FLAVOUR and VNFCS (instantiatedVnfInfo asked for with `fields`)
+    table = run(server_url, "vnf", "list").stdout.splitlines()
+    header = table[0].split()
+    row = table[2]
+    assert "FLAVOUR" in header and "STARTED simple" in " ".join(row.split()[2:5]), table
+    # -c picks columns (case-insensitive), -o value prints bare values
+    res = run(server_url, "vnf", "list", "-c", "id", "-c", "vnfcs", "-o", "value")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.split() == [vnf["id"], "3"]
+    res = run(server_url, "-o", "yaml", "vnf", "list", "-c", "FLAVOUR")
+    assert yaml.safe_load(res.stdout) == [{"FLAVOUR": "simple"}]
+    res = run(server_url, "vnf", "show", vnf["id"], "-o", "json", "-c", "instantiationState")
+    assert json.loads(res.stdout) == {"instantiationState": "INSTANTIATED"}
+    res = run(server_url, "vnf", "show", vnf["id"], "-o", "value", "-c", "id")
+    assert res.stdout.strip() == vnf["id"]
+    res = run(server_url, "vnf", "list", "-c", "nope")
+    assert res.exit_code == 2 and "no column nope" in res.output and "FLAVOUR" in res.output

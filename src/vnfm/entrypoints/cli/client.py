@@ -217,7 +217,11 @@ class VnfmClient:
         return result
 
     def list_vnfs(self, filter_: str | None = None) -> list[dict[str, Any]]:
-        return self._all(f"{LCM}/vnf_instances", self._list_params(filter_))
+        """With instantiatedVnfInfo (SOL013 `fields`: excluded by default), for the VNF STATE,
+        FLAVOUR and VNFCS columns."""
+        params = self._list_params(filter_) or {}
+        params["fields"] = "instantiatedVnfInfo"
+        return self._all(f"{LCM}/vnf_instances", params)
 
     def get_vnf(self, vnf_id: str) -> dict[str, Any]:
         result: dict[str, Any] = self._json("GET", f"{LCM}/vnf_instances/{vnf_id}")

@@ -7,7 +7,6 @@ import click
 
 from vnfm.entrypoints.cli.context import CliContext, filter_option, json_option, pass_cc
 from vnfm.entrypoints.cli.lcm_task import Ends, follow_op, op_resolution, wait_options
-from vnfm.entrypoints.cli.output import render_table
 from vnfm.entrypoints.cli.render import OP_COLUMNS, render_op
 from vnfm.entrypoints.cli.wait import DEFAULT_TIMEOUT
 
@@ -36,7 +35,7 @@ def op_list(cc: CliContext, filter_: str | None) -> None:
     Example:
       vnfm op list --filter '(eq,operationState,FAILED_TEMP)'
     """
-    cc.emit(cc.client.list_ops(filter_), lambda rows: render_table(rows, OP_COLUMNS))
+    cc.emit(cc.client.list_ops(filter_), columns=OP_COLUMNS)
 
 
 @op.command("show")

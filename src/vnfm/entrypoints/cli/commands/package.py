@@ -11,7 +11,7 @@ import click
 from vnfm.entrypoints.cli.client import ApiError
 from vnfm.entrypoints.cli.context import CliContext, filter_option, json_option, pass_cc
 from vnfm.entrypoints.cli.files import csar_bytes
-from vnfm.entrypoints.cli.output import render_fields, render_table
+from vnfm.entrypoints.cli.output import render_fields
 from vnfm.entrypoints.cli.render import PACKAGE_COLUMNS
 
 
@@ -137,7 +137,7 @@ def package_list(cc: CliContext, filter_: str | None) -> None:
     Example:
       vnfm package list --filter '(eq,onboardingState,ONBOARDED)'
     """
-    cc.emit(cc.client.list_packages(filter_), lambda rows: render_table(rows, PACKAGE_COLUMNS))
+    cc.emit(cc.client.list_packages(filter_), columns=PACKAGE_COLUMNS)
 
 
 @package.command("show")

@@ -12,7 +12,6 @@ from vnfm.entrypoints.cli.client import VnfmClient
 from vnfm.entrypoints.cli.context import CliContext, filter_option, json_option, pass_cc
 from vnfm.entrypoints.cli.files import load_json_object, required_json_object
 from vnfm.entrypoints.cli.lcm_task import lcm_task
-from vnfm.entrypoints.cli.output import render_table
 from vnfm.entrypoints.cli.render import VNF_COLUMNS, render_vnf
 
 additional_params_option = click.option(
@@ -73,7 +72,7 @@ def vnf_list(cc: CliContext, filter_: str | None) -> None:
     Example:
       vnfm vnf list --filter '(eq,instantiationState,INSTANTIATED)'
     """
-    cc.emit(cc.client.list_vnfs(filter_), lambda rows: render_table(rows, VNF_COLUMNS))
+    cc.emit(cc.client.list_vnfs(filter_), columns=VNF_COLUMNS)
 
 
 @vnf.command("show")
