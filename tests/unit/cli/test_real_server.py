@@ -85,3 +85,21 @@ def test_vnf_list_columns_and_output_formats(server_url: str, tmp_path: Path) ->
     assert res.stdout.strip() == vnf["id"]
     res = run(server_url, "vnf", "list", "-c", "nope")
     assert res.exit_code == 2 and "no column nope" in res.output and "FLAVOUR" in res.output
+
+
+def test_package_show_is_concise_unless_long(server_url: str) -> None:
+    from vnfm.examples import example_package_dir
+
+    pkg = json.loads(run(server_url, "--json", "package", "create").stdout)
+    res = run(server_url, "package", "upload", pkg["id"], str(example_package_dir()))
+    assert res.exit_code == 0, res.output
+    full = json.loads(run(server_url, "package", "show", pkg["id"], "--json").stdout)
+    artifacts = full["additionalArtifacts"]
+    assert len(artifacts) > 5 and all("checksum" in a for a in artifacts)
+    short = run(server_url, "package", "show", pkg["id"]).stdout
+    assert len(short.splitlines()) < 25, short
+    assert f"{len(artifacts)}: " in short and "--long" in short
+    assert all(a["checksum"]["hash"] not in short for a in artifacts)
+    assert len(res.stdout.splitlines()) < 30  # upload ends with the same short view
+    long = run(server_url, "package", "show", pkg["id"], "--long").stdout
+    assert all(a["checksum"]["hash"] in long for a in artifacts)

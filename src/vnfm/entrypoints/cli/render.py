@@ -51,6 +51,28 @@ VIM_COLUMNS: list[Column] = [
 ]
 
 
+_PACKAGE_LISTS = ("softwareImages", "additionalArtifacts")
+
+
+def render_package(pkg: dict[str, Any], *, long: bool = False) -> str:
+    """A package's fields; its software images and artifacts (each with a checksum: ~150 lines for
+    the seeds' packages) as counts unless `long`."""
+    if long:
+        return render_fields(pkg)
+    fields: list[tuple[str, Any]] = []
+    for k, v in pkg.items():
+        if k == "_links":
+            continue
+        if k in _PACKAGE_LISTS and isinstance(v, list):
+            names = [str(i.get("name") or i.get("artifactPath") or i.get("id")) for i in v if isinstance(i, dict)]
+            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            v = f"{len(v)}{': ' + shown if shown else ''}  (--long for all, with checksums)"
+        elif k == "checksum" and isinstance(v, dict):
+            v = f"{v.get('algorithm', '')}:{str(v.get('hash', ''))[:16]}..."
+        fields.append((k, v))
+    return render_fields(pkg, fields)
+
+
 def render_op(op: dict[str, Any]) -> str:
     """An operation occurrence's fields, then its error (if any) as one line."""
     text = render_fields(op)
