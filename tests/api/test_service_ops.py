@@ -156,3 +156,22 @@ def test_tls_server_answers_over_https_only(tmp_path: Path) -> None:
             httpx.get(handle.url.replace("https://", "http://") + "/healthz", timeout=5)
     finally:
         handle.stop()
+
+
+async def test_fault_injection_is_mounted_only_when_enabled(api_factory: ApiFactory) -> None:
+    off = await api_factory(fault_injection=False)
+    assert (await off.c.post("/sim/v1/faults", json={"fail_build": {"workerNode": 1}})).status_code == 404
+    assert (await off.c.delete("/sim/v1/faults")).status_code == 404
+    assert (await off.c.get("/sim/v1/state")).status_code == 200  # the rest of /sim/v1 stays
+    on = await api_factory(fault_injection=True)
+    assert (await on.c.post("/sim/v1/faults", json={"fail_build": {"workerNode": 1}})).status_code == 204
+    assert (await on.c.delete("/sim/v1/faults")).status_code == 204
+
+
+def test_fault_injection_is_off_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vnfm.config import Settings
+
+    monkeypatch.delenv("VNFM_FAULT_INJECTION", raising=False)
+    assert Settings().fault_injection is False
+    monkeypatch.setenv("VNFM_FAULT_INJECTION", "1")
+    assert Settings().fault_injection is True

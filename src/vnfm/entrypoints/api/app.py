@@ -78,6 +78,8 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
     app.include_router(vnfpkgm.router)
     app.include_router(vnflcm.router)
     app.include_router(vnfm_ext.router)
+    if settings.fault_injection:
+        app.include_router(vnfm_ext.faults_router)
     app.include_router(tacker_vims.router)
     app.include_router(health.router)
     return app
