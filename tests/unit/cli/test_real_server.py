@@ -47,6 +47,13 @@ def test_package_upload_and_lifecycle_with_wait(server_url: str, tmp_path: Path)
     shown = run(server_url, "vnf", "show", vnf["id"])
     assert shown.exit_code == 0, shown.output
     assert "VNFCs:" in shown.stdout
+    # the cluster's nodes next to the VNFCs: each node Ready, on one of the VNFCs listed
+    nodes_part = shown.stdout.split("Kubernetes nodes (3/3 Ready):\n")[1].splitlines()
+    vnfc_ids = {v["id"] for v in json.loads(run(server_url, "vnf", "show", vnf["id"], "--json").stdout)[
+        "instantiatedVnfInfo"]["vnfcResourceInfo"]}
+    rows = [ln.split() for ln in nodes_part[2:5]]
+    assert sorted(r[1] for r in rows) == ["master", "worker", "worker"] and all(r[2] == "Ready" for r in rows)
+    assert {r[-1] for r in rows} == vnfc_ids
     assert '"password": "ubuntu"' not in shown.stdout
     assert run(server_url, "sim", "state", vnf["id"]).exit_code == 0
     res = run(server_url, "vnf", "terminate", vnf["id"], "--wait", "--timeout", "60")

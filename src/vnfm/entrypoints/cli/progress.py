@@ -60,7 +60,8 @@ class ProgressView:
         when = str(event.get("time") or "")
         clock = when[11:19] if len(when) >= 19 else when
         text = mask_text(str(event.get("message", "")))
-        self.echo(f"    {clock} {stage + ': ' if stage else ''}{text}".rstrip())
+        prefix = f"{stage}: " if stage and not text.startswith(f"{stage}:") else ""
+        self.echo(f"    {clock} {prefix}{text}".rstrip())
 
     def poll(self, _op: dict[str, Any], elapsed: float) -> None:
         """On a terminal: redraw the spinner line (state, elapsed time, current stage)."""

@@ -229,6 +229,25 @@ def render_cluster(k8s: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
+def _vnfc_of_node(node: dict[str, Any], vnfcs: list[dict[str, Any]]) -> str | None:
+    """The VNFC whose addresses include one of the node's."""
+    addrs = {str(a) for a in node.get("addresses") or []}
+    for v in vnfcs:
+        mine = {a for part in vnfc_addresses(v).split() for a in part.split("=", 1)[-1].split("/")}
+        if addrs & mine:
+            return str(v.get("id"))
+    return None
+
+
+def render_cluster_nodes(k8s: dict[str, Any], inst: dict[str, Any]) -> str:
+    """`vnf show`: the cluster's nodes, their state and the VNFC each runs on."""
+    vnfcs = _vnfcs(inst)
+    nodes = [dict(n, vnfc=_vnfc_of_node(n, vnfcs)) for n in k8s.get("nodes") or [] if isinstance(n, dict)]
+    ready = sum(1 for n in nodes if n.get("ready"))
+    cols = [*NODE_COLUMNS[:4], ("VNFC", key("vnfc"))]
+    return f"Kubernetes nodes ({ready}/{len(nodes)} Ready):\n" + render_table(nodes, cols)
+
+
 def render_sim_state(value: Any) -> str:
     """`vnfm sim state`: the cloud's sections, then the cluster when the twin holds one."""
     if isinstance(value, dict) and isinstance(value.get("kubernetes"), dict):

@@ -8,11 +8,11 @@ from typing import Any
 
 import click
 
-from vnfm.entrypoints.cli.client import VnfmClient
+from vnfm.entrypoints.cli.client import ApiError, VnfmClient
 from vnfm.entrypoints.cli.context import CliContext, filter_option, json_option, pass_cc
 from vnfm.entrypoints.cli.files import load_json_object, required_json_object
 from vnfm.entrypoints.cli.lcm_task import lcm_task
-from vnfm.entrypoints.cli.render import VNF_COLUMNS, render_vnf
+from vnfm.entrypoints.cli.render import VNF_COLUMNS, render_cluster_nodes, render_vnf
 
 additional_params_option = click.option(
     "--additional-params-file",
@@ -80,13 +80,29 @@ def vnf_list(cc: CliContext, filter_: str | None) -> None:
 @json_option
 @pass_cc
 def vnf_show(cc: CliContext, vnf_id: str) -> None:
-    """Show a VNF instance, with its VNFCs (servers, addresses) when instantiated.
+    """Show a VNF instance, with its VNFCs (servers, addresses) when instantiated, and the
+    Kubernetes nodes (role, Ready, the VNFC each runs on) when the server can tell.
 
     \b
     Example:
       vnfm vnf show VNF_ID
     """
-    cc.emit(cc.client.get_vnf(vnf_id), render_vnf)
+    inst = cc.client.get_vnf(vnf_id)
+    nodes = _cluster(cc, inst) if cc.format == "table" and not cc.columns else None
+    cc.emit(inst, lambda i: render_vnf(i) + (f"\n\n{render_cluster_nodes(nodes, i)}" if nodes else ""))
+
+
+def _cluster(cc: CliContext, inst: dict[str, Any]) -> dict[str, Any] | None:
+    """The cluster view the server has of the instance (today: the simulated cloud's twin); None
+    when it has none (not instantiated, not a cluster, another cloud)."""
+    if inst.get("instantiationState") != "INSTANTIATED":
+        return None
+    try:
+        state = cc.client.sim_state(str(inst.get("id")))
+    except ApiError:
+        return None
+    k8s = state.get("kubernetes") if isinstance(state, dict) else None
+    return k8s if isinstance(k8s, dict) and k8s.get("nodes") else None
 
 
 @vnf.command("instantiate")
