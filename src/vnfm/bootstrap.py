@@ -6,17 +6,19 @@ The API server, the CLI's embedded demo and the tests all start vnfm through `bu
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate
+from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate, ping
 from vnfm.adapters.infra.bindings import InfraDrivers
 from vnfm.adapters.infra.kubernetes import KubernetesInfraDriver
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
 from vnfm.adapters.infra.simulator import SimCloud, SimConfig, SimulatorInfraDriver
 from vnfm.adapters.infra.simulator.k8sapi.server import KubeApiServer
 from vnfm.adapters.infra.simulator.twin import TwinAccess, TwinConfig
+from vnfm.adapters.metrics import Metrics
 from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
 from vnfm.adapters.mgmt.bindings import MgmtDrivers
 from vnfm.adapters.mgmt.cnf_nodeport import CnfNodePortDriver
@@ -56,6 +58,8 @@ class App:
     infra_drivers: InfraDrivers
     notifier: Notifier | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    metrics: Metrics = field(default_factory=Metrics)
+    db_ping: Callable[[], None] = lambda: None
 
     async def start(self) -> None:
         if self.notifier is not None:
@@ -116,9 +120,10 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         return SqlAlchemyUnitOfWork(session_factory)
 
     box = SecretBox.from_settings(settings.data_dir)
+    metrics = Metrics()
     subscriptions = SubscriptionService(uow, probe=probe_callback if settings.probe_callbacks else None, box=box)
     if notifier is None:
-        notifier = _default_notifier(uow, subscriptions, settings)
+        notifier = _default_notifier(uow, subscriptions, settings, metrics)
     packages = PackageService(uow, settings.package_cache, notifier=notifier, worker_id=settings.worker_id,
                               fetch=fetch_package)
     vims = VimService(uow, box)
@@ -157,7 +162,9 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         worker_id=settings.worker_id,
         orphan_after=settings.orphan_after,
         nodes_of=infra_drivers.nodes_of,
+        telemetry=metrics,
     )
+    metrics.track_in_flight(lambda: len(engine.running))
     instances = InstanceService(
         uow, packages, vims, mgmt,
         submit=(lambda op_id, rb: engine.submit(op_id, rollback=rb)) if settings.run_engine else None,
@@ -166,7 +173,8 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     )
     return App(settings=settings, uow=uow, packages=packages, instances=instances, vims=vims,
                subscriptions=subscriptions, engine=engine, mgmt=mgmt, sim=sim,
-               infra_drivers=infra_drivers, notifier=notifier, extras={"kube_api": twin.kube_api})
+               infra_drivers=infra_drivers, notifier=notifier, metrics=metrics,
+               db_ping=lambda: ping(session_factory), extras={"kube_api": twin.kube_api})
 
 
 class _OutboxSource:
@@ -189,7 +197,8 @@ class _OutboxSource:
             u.commit()
 
 
-def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Settings) -> Notifier:
+def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Settings,
+                      metrics: Metrics) -> Notifier:
     def subs() -> list[Any]:
         return subscriptions.for_delivery()
 
@@ -204,4 +213,5 @@ def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Se
         return views.package_info(pkg) if pkg is not None else None
 
     return HttpNotifier(subs, _OutboxSource(uow, settings.worker_id, settings.notify_reclaim_after),
-                        instance_info=instance_info, package_info=package_info)
+                        instance_info=instance_info, package_info=package_info,
+                        on_delivery=metrics.notification_delivered)

@@ -1,4 +1,5 @@
-"""vnfm's own endpoints: the VIM registry (/vnfm/v1/vims) and the simulated cloud (/sim/v1)."""
+"""vnfm's own endpoints: the VIM registry (/vnfm/v1/vims) and the simulated cloud (/sim/v1; its
+fault injection only when enabled)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from vnfm.service import requests as rq
 from vnfm.service import views
 
 router = APIRouter()
+# mounted only with the fault_injection setting (VNFM_FAULT_INJECTION=1, `vnfm server --fault-injection`)
+faults_router = APIRouter()
 
 
 @router.get("/vnfm/v1/vims")
@@ -65,7 +68,7 @@ async def sim_state_of(request: Request, inst_id: str) -> dict[str, Any]:
     return snap
 
 
-@router.post("/sim/v1/faults", status_code=204)
+@faults_router.post("/sim/v1/faults", status_code=204)
 async def sim_faults(request: Request) -> Response:
     """Inject faults into the simulated cloud (tests and demos of error paths)."""
     req = rq.parse(rq.SimFaultsRequest, await json_body(request))
@@ -77,7 +80,7 @@ async def sim_faults(request: Request) -> Response:
     return Response(status_code=204)
 
 
-@router.delete("/sim/v1/faults", status_code=204)
+@faults_router.delete("/sim/v1/faults", status_code=204)
 async def sim_clear_faults(request: Request) -> Response:
     app_of(request).sim.clear_faults()
     return Response(status_code=204)

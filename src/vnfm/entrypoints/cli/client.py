@@ -217,7 +217,11 @@ class VnfmClient:
         return result
 
     def list_vnfs(self, filter_: str | None = None) -> list[dict[str, Any]]:
-        return self._all(f"{LCM}/vnf_instances", self._list_params(filter_))
+        """With instantiatedVnfInfo (SOL013 `fields`: excluded by default), for the VNF STATE,
+        FLAVOUR and VNFCS columns."""
+        params = self._list_params(filter_) or {}
+        params["fields"] = "instantiatedVnfInfo"
+        return self._all(f"{LCM}/vnf_instances", params)
 
     def get_vnf(self, vnf_id: str) -> dict[str, Any]:
         result: dict[str, Any] = self._json("GET", f"{LCM}/vnf_instances/{vnf_id}")
@@ -246,12 +250,12 @@ class VnfmClient:
         result: dict[str, Any] = self._json("GET", f"{LCM}/vnf_lcm_op_occs/{op_id}")
         return result
 
-    def op_action(self, op_id: str, action: str) -> dict[str, Any] | None:
-        """POST retry / rollback / fail; returns the body when the server sends one (fail: 200)."""
-        resp = self.request("POST", f"{LCM}/vnf_lcm_op_occs/{op_id}/{action}")
+    def op_action(self, op_id: str, action: str, body: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """POST retry / rollback / fail / cancel; returns the body when the server sends one (fail: 200)."""
+        resp = self.request("POST", f"{LCM}/vnf_lcm_op_occs/{op_id}/{action}", json=body)
         if resp.content and resp.headers.get("Content-Type", "").startswith("application/json"):
-            body: dict[str, Any] = resp.json()
-            return body
+            answer: dict[str, Any] = resp.json()
+            return answer
         return None
 
     # --- subscriptions ---

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
 from typing import Any
@@ -28,6 +29,7 @@ from vnfm.service.lcm.operations.terminate import terminate
 from vnfm.service.lcm.stages import Stages, failure_problem
 from vnfm.service.notifications import Notifications
 from vnfm.service.ports import InfraDriver, NodeAccess, Notifier, PackageFiles, UowFactory
+from vnfm.service.telemetry import NoTelemetry, Telemetry
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +59,9 @@ class LcmEngine:
         orphan_after: float = 30.0,
         poll_interval: float = 1.0,
         nodes_of: Callable[[Vim], NodeAccess | None] | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
+        self.telemetry: Telemetry = telemetry or NoTelemetry()
         self.uow = uow
         self.vnfd_of = vnfd_of
         self.files_of = files_of
@@ -71,7 +75,8 @@ class LcmEngine:
         self.poll_interval = poll_interval
         self.nodes_of = nodes_of  # the node access of a VIM, for hooks (None: hooks get none)
         self.store = JobStore(uow, self.notes)
-        self.stages = Stages(self.store, mgmt=mgmt, vim_registry=vim_registry, nodes_of=nodes_of)
+        self.stages = Stages(self.store, mgmt=mgmt, vim_registry=vim_registry, nodes_of=nodes_of,
+                             telemetry=self.telemetry)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.running: dict[str, asyncio.Task[None]] = {}
         self._bg: list[asyncio.Task[None]] = []
@@ -87,6 +92,12 @@ class LcmEngine:
         await self.recover()
         self._bg.append(asyncio.create_task(self._heartbeat_loop(), name="lcm-heartbeat"))
         self._bg.append(asyncio.create_task(self._poll_loop(), name="lcm-poll"))
+
+    @property
+    def is_running(self) -> bool:
+        """Started, not stopping, and its heartbeat and poll loops alive."""
+        return (self.loop is not None and not self._stopping and bool(self._bg)
+                and not any(t.done() for t in self._bg))
 
     async def stop(self) -> None:
         """Stop without finishing running operations: they stay PROCESSING and are recovered later."""
@@ -109,6 +120,15 @@ class LcmEngine:
         for occ in claimed:
             if occ.id in self.running:
                 continue
+            fields = {"op": occ.id, "instance": occ.vnf_instance_id, "operation": occ.operation.value,
+                      "state": occ.operation_state.value}
+            if occ.operation_state == OpState.STARTING:
+                log.warning("taking over orphaned operation %s (%s, STARTING): running it here", occ.id,
+                            occ.operation.value, extra=fields)
+            else:
+                log.warning("taking over orphaned operation %s (%s, %s): its process stopped mid-operation, "
+                            "it becomes FAILED_TEMP", occ.id, occ.operation.value, occ.operation_state.value,
+                            extra=fields)
             if occ.operation_state == OpState.STARTING:
                 self._spawn(occ.id, rollback=False)
                 started.append(occ.id)
@@ -187,11 +207,21 @@ class LcmEngine:
             log.exception("cannot load occurrence %s", op_id)
             self.store.fail_unloadable(op_id, exc)
             return
+        fields = {"op": job.occ.id, "instance": job.inst.id, "operation": job.occ.operation.value}
+        log.info("operation %s %s%s started", job.occ.operation.value, job.occ.id, " rollback" if rollback else "",
+                 extra=fields)
+        self.telemetry.operation_started(job.occ.operation.value)
+        started = time.monotonic()
         try:
             if rollback:
                 await self._roll_back(job)
             else:
                 await self._forward(job)
+            outcome = job.occ.operation_state.value
+            log.info("operation %s %s ended %s in %.2fs", job.occ.operation.value, job.occ.id, outcome,
+                     time.monotonic() - started, extra={**fields, "outcome": outcome,
+                                                       "seconds": round(time.monotonic() - started, 3)})
+            self.telemetry.operation_done(job.occ.operation.value, outcome)
         except asyncio.CancelledError:
             if op_id not in self._forced or self._stopping:
                 # Shutting down: leave the occurrence as it is; recovery turns it into FAILED_TEMP.
@@ -204,11 +234,12 @@ class LcmEngine:
             problem = OperationFailed(
                 "cancelled (FORCEFUL) on request" + (f" during stage '{stage}'" if stage else "")
                 + "; retry resumes it, rollback undoes it, fail ends it").problem()
-            log.warning("op %s cancelled in %s", job.occ.id[:8], stage)
+            log.warning("op %s cancelled in %s", job.occ.id, stage, extra={**fields, "stage": stage})
             self._failed_temp(job, problem)
         except Exception as exc:
             problem = failure_problem(job, exc)
-            log.warning("op %s failed in %s: %s", job.occ.id[:8], job.current_stage, problem["detail"])
+            log.warning("op %s failed in %s: %s", job.occ.id, job.current_stage, problem["detail"],
+                        extra={**fields, "stage": job.current_stage, "outcome": "FAILED_TEMP"})
             self._failed_temp(job, problem)
 
     async def _forward(self, job: Job) -> None:
@@ -233,6 +264,7 @@ class LcmEngine:
         self.store.set_state(job, OpState.ROLLED_BACK)
 
     def _failed_temp(self, job: Job, problem: dict[str, Any]) -> None:
+        self.telemetry.operation_done(job.occ.operation.value, "FAILED_TEMP")
         try:
             self.store.set_state(job, OpState.FAILED_TEMP, error=problem)
         except Exception:

@@ -10,7 +10,7 @@ import yaml
 
 from vnfm.entrypoints.cli.context import CliContext, json_option, pass_cc
 from vnfm.entrypoints.cli.files import required_json_object
-from vnfm.entrypoints.cli.output import render_fields, render_table
+from vnfm.entrypoints.cli.output import render_fields
 from vnfm.entrypoints.cli.render import VIM_COLUMNS
 
 
@@ -37,7 +37,7 @@ def vim_list(cc: CliContext) -> None:
     Example:
       vnfm vim list
     """
-    cc.emit(cc.client.list_vims(), lambda rows: render_table(rows, VIM_COLUMNS))
+    cc.emit(cc.client.list_vims(), columns=VIM_COLUMNS)
 
 
 @vim.command("show")
