@@ -7,7 +7,7 @@ from fastapi.responses import JSONResponse
 
 from vnfm.domain.model import OpOcc
 from vnfm.entrypoints.api import query
-from vnfm.entrypoints.api.common import add_subscription_routes, app_of, json_body, listing
+from vnfm.entrypoints.api.common import ListSource, add_subscription_routes, app_of, json_body, listing
 from vnfm.service import views
 
 router = APIRouter(prefix="/vnflcm")
@@ -33,14 +33,17 @@ async def create_instance(request: Request) -> JSONResponse:
 
 
 @router.get("/v1/vnf_instances")
-async def list_instances(request: Request) -> JSONResponse:
-    docs = [views.instance_info(i) for i in app_of(request).instances.list()]
-    return listing(request, docs, query.VNF_INSTANCE_DEFAULT_EXCLUDED, attributes=query.VNF_INSTANCE_ATTRIBUTES,
-                   resource="VnfInstance")
+async def list_instances(request: Request) -> Response:
+    app = app_of(request)
+    source = ListSource(app.instances.page, views.instance_info, lambda i: i.id)
+    return await listing(request, source, query.VNF_INSTANCE_DEFAULT_EXCLUDED,
+                         attributes=query.VNF_INSTANCE_ATTRIBUTES, resource="VnfInstance",
+                         page_size=app.settings.page_size)
 
 
+# Plain `def` routes that only read run in a worker thread (the database is not read on the loop).
 @router.get("/v1/vnf_instances/{inst_id}", name="show_instance")
-async def show_instance(request: Request, inst_id: str) -> dict[str, object]:
+def show_instance(request: Request, inst_id: str) -> dict[str, object]:
     return views.instance_info(app_of(request).instances.get(inst_id))
 
 
@@ -79,14 +82,16 @@ async def terminate(request: Request, inst_id: str) -> Response:
 
 # ------------------------------------------------------------------ occurrences
 @router.get("/v1/vnf_lcm_op_occs")
-async def list_op_occs(request: Request) -> JSONResponse:
-    docs = [views.op_occ_info(o) for o in app_of(request).instances.op_list()]
-    return listing(request, docs, query.VNF_LCM_OP_OCC_DEFAULT_EXCLUDED,
-                   attributes=query.VNF_LCM_OP_OCC_ATTRIBUTES, resource="VnfLcmOpOcc")
+async def list_op_occs(request: Request) -> Response:
+    app = app_of(request)
+    source = ListSource(app.instances.op_page, views.op_occ_info, lambda o: o.id)
+    return await listing(request, source, query.VNF_LCM_OP_OCC_DEFAULT_EXCLUDED,
+                         attributes=query.VNF_LCM_OP_OCC_ATTRIBUTES, resource="VnfLcmOpOcc",
+                         page_size=app.settings.page_size)
 
 
 @router.get("/v1/vnf_lcm_op_occs/{op_id}", name="show_op_occ")
-async def show_op_occ(request: Request, op_id: str) -> dict[str, object]:
+def show_op_occ(request: Request, op_id: str) -> dict[str, object]:
     occ = app_of(request).instances.op_get(op_id)
     body = views.op_occ_info(occ)
     body["vnfmProgress"] = views.masked(occ.events[-50:])

@@ -7,7 +7,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 
 from vnfm.domain.errors import BadRequest, NotAcceptable
 from vnfm.entrypoints.api import query
-from vnfm.entrypoints.api.common import add_subscription_routes, app_of, json_body, listing
+from vnfm.entrypoints.api.common import ListSource, add_subscription_routes, app_of, json_body, listing
 from vnfm.entrypoints.api.ranges import ranged
 from vnfm.packaging.stream import read_limited
 from vnfm.service import views
@@ -41,14 +41,16 @@ async def create_package(request: Request) -> JSONResponse:
 
 
 @router.get("/vnf_packages")
-async def list_packages(request: Request) -> JSONResponse:
-    docs = [views.package_info(p) for p in app_of(request).packages.list()]
-    return listing(request, docs, query.VNF_PKG_INFO_DEFAULT_EXCLUDED, attributes=query.VNF_PKG_INFO_ATTRIBUTES,
-                   resource="VnfPkgInfo")
+async def list_packages(request: Request) -> Response:
+    app = app_of(request)
+    source = ListSource(app.packages.page, views.package_info, lambda p: p.id)
+    return await listing(request, source, query.VNF_PKG_INFO_DEFAULT_EXCLUDED,
+                         attributes=query.VNF_PKG_INFO_ATTRIBUTES, resource="VnfPkgInfo",
+                         page_size=app.settings.page_size)
 
 
 @router.get("/vnf_packages/{pkg_id}", name="show_package")
-async def show_package(request: Request, pkg_id: str) -> dict[str, object]:
+def show_package(request: Request, pkg_id: str) -> dict[str, object]:  # in a worker thread
     return views.package_info(app_of(request).packages.get(pkg_id))
 
 
