@@ -69,12 +69,12 @@ async def test_one_instance_answers_while_a_list_is_being_built(api_factory: Any
     held = {"first": True, "timed_out": False}
     real = views.instance_info
 
-    def slow_in_the_list(inst: Any) -> dict[str, Any]:
+    def slow_in_the_list(inst: Any, *rest: Any) -> dict[str, Any]:
         if held["first"]:  # the list's first row: wait until the single GET has answered
             held["first"] = False
             listing_entered.set()
             held["timed_out"] = not shown.wait(timeout=30)  # a deadline, not a measurement
-        return real(inst)
+        return real(inst, *rest)
 
     monkeypatch.setattr(views, "instance_info", slow_in_the_list)
     big = asyncio.create_task(api.c.get(INSTANCES))

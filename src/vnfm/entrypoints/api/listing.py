@@ -41,6 +41,18 @@ class ListSource(Generic[E]):
     fetch: Callable[[Sequence[Condition], str | None, int], list[E]]
     doc: Callable[[E], dict[str, Any]]
     ident: Callable[[E], str]
+    # The document without some top-level attributes (not built at all), when the view can.
+    lean: Callable[[E, frozenset[str]], dict[str, Any]] | None = None
+
+
+def not_shown(q: query.ListParams, default_excluded: Sequence[str]) -> frozenset[str]:
+    """Top-level attributes that neither the response nor the filter look at: not worth building."""
+    if q.all_fields:
+        return frozenset()
+    removed = q.exclude_fields if q.exclude_fields is not None else default_excluded
+    used = {t.path[0] for t in q.filter.terms} if q.filter else set()
+    used |= {f.split("/")[0] for f in q.fields or ()}
+    return frozenset(n for n in removed if "/" not in n and n not in used)
 
 
 def conditions_of(flt: query.Filter | None) -> list[Condition]:
@@ -62,6 +74,9 @@ def build_page(source: ListSource[E], q: query.ListParams, default_excluded: Seq
     conds = conditions_of(q.filter)
     chunk = page_size + 1 if page_size > 0 else UNPAGED_CHUNK
     budget = SCAN_PAGES * page_size if page_size > 0 else 0
+    omit = not_shown(q, default_excluded)
+    lean = source.lean
+    to_doc: Callable[[E], dict[str, Any]] = (lambda e: lean(e, omit)) if lean and omit else source.doc
     items: list[dict[str, Any]] = []
     cursor, scanned, first = after, 0, True
     while True:
@@ -74,7 +89,7 @@ def build_page(source: ListSource[E], q: query.ListParams, default_excluded: Seq
             return Page(items, cursor)  # the row to continue after went away meanwhile
         first = False
         for entity in rows:
-            doc = source.doc(entity)
+            doc = to_doc(entity)
             if q.matches(doc):
                 if 0 < page_size == len(items):
                     return Page(items, cursor)

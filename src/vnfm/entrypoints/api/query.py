@@ -340,13 +340,16 @@ def apply_selectors(
     check_selector_combination(all_fields, fields, exclude_fields, exclude_default)
     if all_fields:
         return copy.deepcopy(dict(doc))
-    result: dict[str, Any] = copy.deepcopy(dict(doc))
+    removed = exclude_fields if exclude_fields is not None else default_excluded
+    param = "exclude_fields" if exclude_fields is not None else "default_excluded"
+    paths = [_split_path(name, param) for name in removed]
+    whole = {p[0] for p in paths if len(p) == 1}  # top-level attributes removed: never copied
+    result: dict[str, Any] = {k: copy.deepcopy(v) for k, v in doc.items() if k not in whole}
+    for segs in paths:
+        if len(segs) > 1:
+            _remove(result, segs)
     if exclude_fields is not None:
-        for name in exclude_fields:
-            _remove(result, _split_path(name, "exclude_fields"))
         return result
-    for name in default_excluded:
-        _remove(result, _split_path(name, "default_excluded"))
     for name in fields or ():
         merged = _include(doc, result, _split_path(name, "fields"))
         result = merged if isinstance(merged, dict) else result

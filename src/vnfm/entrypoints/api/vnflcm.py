@@ -35,7 +35,8 @@ async def create_instance(request: Request) -> JSONResponse:
 @router.get("/v1/vnf_instances")
 async def list_instances(request: Request) -> Response:
     app = app_of(request)
-    source = ListSource(app.instances.page, views.instance_info, lambda i: i.id)
+    source = ListSource(app.instances.page, views.instance_info, lambda i: i.id,
+                        lean=lambda i, omit: views.instance_info(i, omit))
     return await listing(request, source, query.VNF_INSTANCE_DEFAULT_EXCLUDED,
                          attributes=query.VNF_INSTANCE_ATTRIBUTES, resource="VnfInstance",
                          page_size=app.settings.page_size)
