@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
+from starlette.concurrency import run_in_threadpool as off_loop
 
 from vnfm.domain.errors import BadRequest, NotAcceptable
 from vnfm.entrypoints.api import query
@@ -34,7 +35,7 @@ async def create_package(request: Request) -> JSONResponse:
     udd = body.get("userDefinedData") or {}
     if not isinstance(udd, dict):
         raise BadRequest("userDefinedData must be an object")
-    pkg = app_of(request).packages.create(udd)
+    pkg = await off_loop(app_of(request).packages.create, udd)
     info = views.package_info(pkg)
     location = str(request.url_for("show_package", pkg_id=pkg.id))
     return JSONResponse(info, status_code=201, headers={"Location": location})
@@ -59,19 +60,19 @@ async def modify_package(request: Request, pkg_id: str) -> dict[str, object]:
     body = await json_body(request)
     if not isinstance(body, dict):
         raise BadRequest("VnfPkgInfoModifications must be a JSON object")
-    return app_of(request).packages.modify(pkg_id, body)
+    return await off_loop(app_of(request).packages.modify, pkg_id, body)
 
 
 @router.delete("/vnf_packages/{pkg_id}", status_code=204)
 async def delete_package(request: Request, pkg_id: str) -> Response:
-    app_of(request).packages.delete(pkg_id)
+    await off_loop(app_of(request).packages.delete, pkg_id)
     return Response(status_code=204)
 
 
 @router.put("/vnf_packages/{pkg_id}/package_content", status_code=202)
 async def upload_content(request: Request, pkg_id: str) -> Response:
     app = app_of(request)
-    app.packages.get(pkg_id)  # 404 before reading a large body
+    await off_loop(app.packages.get, pkg_id)  # 404 before reading a large body
     limit = app.settings.max_package_size
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
@@ -84,7 +85,7 @@ async def upload_content(request: Request, pkg_id: str) -> Response:
         data = _first_multipart_file(data, ctype)
     if not data:
         raise BadRequest("the package content is empty; send the CSAR zip as the body")
-    app.packages.upload(pkg_id, data)
+    await off_loop(app.packages.upload, pkg_id, data)  # reading and checking a CSAR takes a while
     return Response(status_code=202)
 
 
