@@ -42,8 +42,8 @@ async def test_a_filter_left_to_python_reads_bounded_pages(api_factory: Any, mon
     fetched: list[int] = []
     real = api.core.instances.page
 
-    def counting(conds: Any, after: str | None, limit: int) -> list[Any]:
-        rows = real(conds, after, limit)
+    def counting(conds: Any, after: str | None, limit: int, *omit: Any) -> list[Any]:
+        rows = real(conds, after, limit, *omit)
         fetched.append(len(rows))
         return rows
 

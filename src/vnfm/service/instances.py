@@ -83,10 +83,12 @@ class InstanceService:
         with self.uow() as uow:
             return uow.instances.list()
 
-    def page(self, conditions: Sequence[Condition], after_id: str | None, limit: int) -> builtins.list[VnfInstance]:
-        """One list page, narrowed in the database (a superset of the matches: see ports.Condition)."""
+    def page(self, conditions: Sequence[Condition], after_id: str | None, limit: int,
+             omit: frozenset[str] = frozenset()) -> builtins.list[VnfInstance]:
+        """One list page, narrowed in the database (a superset of the matches: see ports.Condition);
+        `omit`: API attributes not read (the instances are then partial, see Repository.page)."""
         with self.uow() as uow:
-            return uow.instances.page(conditions, after_id, limit)
+            return uow.instances.page(conditions, after_id, limit, omit)
 
     def delete(self, inst_id: str) -> None:
         with self.uow() as uow:

@@ -45,10 +45,13 @@ class Repository(Protocol, Generic[T]):
     def save(self, entity: T) -> None: ...
     def delete(self, entity_id: str) -> None: ...
 
-    def page(self, conditions: Sequence[Condition], after_id: str | None, limit: int) -> builtins.list[T]:
+    def page(self, conditions: Sequence[Condition], after_id: str | None, limit: int,
+             omit: frozenset[str] = frozenset()) -> builtins.list[T]:
         """At most `limit` entities in list order after the one with id `after_id` (from the start
         when None), narrowed by those `conditions` the database can evaluate. NotFound when no
-        entity has id `after_id` (any more)."""
+        entity has id `after_id` (any more). `omit`: top-level API attributes the caller will not
+        read; the repository may leave out of the entities what only they need (such entities
+        are partial: to read, never to save)."""
         ...
 
 

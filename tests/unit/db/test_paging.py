@@ -126,3 +126,18 @@ def test_subscription_pages_are_per_api(uow: Uow) -> None:
     with uow() as u:
         assert [s.id for s in u.subscriptions.page_of_kind("vnflcm", [], None, 10)] == ["s1", "s3"]
         assert [s.id for s in u.subscriptions.page_of_kind("vnfpkgm", [], "s0", 10)] == ["s2"]
+
+
+def test_a_page_can_leave_out_what_only_omitted_attributes_need(uow: Uow) -> None:
+    with uow() as u:
+        u.instances.add(f.instance(id="full"))
+        u.commit()
+    with uow() as u:
+        whole = u.instances.page([], None, 5)[0]
+        lean = u.instances.page([], None, 5, frozenset({"instantiatedVnfInfo", "metadata"}))[0]
+    assert whole.resources.vnfcs and whole.metadata and whole.driver_state
+    assert not lean.resources.vnfcs and not lean.metadata and not lean.driver_state
+    assert (lean.vim_connection_info, lean.extensions, lean.vnf_instance_name, lean.instantiation_state) == (
+        whole.vim_connection_info, whole.extensions, whole.vnf_instance_name, whole.instantiation_state)
+    shown = frozenset({"instantiatedVnfInfo", "metadata"})
+    assert views.instance_info(lean, shown) == views.instance_info(whole, shown)

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, Table, and_, false, or_, select
+from sqlalchemy import JSON, ColumnElement, Select, String, Table, and_, cast, false, func, literal, or_, select
+from sqlalchemy.dialects.postgresql import JSONB
 
 from vnfm.domain.errors import NotFound
 from vnfm.service.ports import Condition
@@ -128,15 +129,33 @@ def narrowing(table: Table, columns: Mapping[str, Col], conditions: Sequence[Con
     return out
 
 
+def _body_without(body: Any, keys: Sequence[str], dialect: str) -> Any:
+    """The JSON `body` column without top-level `keys`, computed by the database (less to decode)."""
+    if dialect == "sqlite":
+        return func.json_remove(body, *(f"$.{k}" for k in keys), type_=JSON())
+    if dialect == "postgresql":
+        expr: Any = cast(body, JSONB())
+        for k in keys:
+            expr = expr.op("-", return_type=JSONB())(literal(k, String()))
+        return expr
+    return body
+
+
 def keyset_page(table: Table, order_col: str, where: Sequence[ColumnElement[bool]],
-                after_key: tuple[Any, str] | None, limit: int) -> Select[Any]:
-    """SELECT ... WHERE <where> [AND (order, id) > after_key] ORDER BY order, id LIMIT limit."""
+                after_key: tuple[Any, str] | None, limit: int, drop: Sequence[str] = (),
+                dialect: str = "") -> Select[Any]:
+    """SELECT ... WHERE <where> [AND (order, id) > after_key] ORDER BY order, id LIMIT limit;
+    `drop`: keys of the JSON `body` not to return."""
     order = table.c[order_col]
     clauses = list(where)
     if after_key is not None:
         key, last_id = after_key
         clauses.append(or_(order > key, and_(order == key, table.c.id > last_id)))
-    stmt = select(table).where(*clauses).order_by(order, table.c.id)
+    cols: list[Any] = list(table.c)
+    if drop and "body" in table.c:
+        cols = [c for c in cols if c.name != "body"]
+        cols.append(_body_without(table.c.body, drop, dialect).label("body"))
+    stmt = select(*cols).where(*clauses).order_by(order, table.c.id)
     return stmt.limit(limit) if limit > 0 else stmt
 
 

@@ -106,17 +106,22 @@ class _TableRepository(Generic[E]):
     def list(self) -> builtins.list[E]:
         return self._select()
 
-    def page(self, conditions: Sequence[Condition], after_id: str | None, limit: int) -> builtins.list[E]:
-        return self._page((), conditions, after_id, limit)
+    def page(self, conditions: Sequence[Condition], after_id: str | None, limit: int,
+             omit: frozenset[str] = frozenset()) -> builtins.list[E]:
+        return self._page((), conditions, after_id, limit, omit)
+
+    # API attribute -> body keys only it needs (left out of the rows of a page that omits it).
+    body_parts: Mapping[str, tuple[str, ...]] = {}
 
     def _page(self, scope: Sequence[ColumnElement[bool]], conditions: Sequence[Condition],
-              after_id: str | None, limit: int) -> builtins.list[E]:
+              after_id: str | None, limit: int, omit: frozenset[str] = frozenset()) -> builtins.list[E]:
         """Keyset page narrowed in SQL (vnfm.adapters.db.paging); `scope`: extra fixed clauses."""
         t = self.table
         after = paging.after_key_of(self._conn(), t, self._order_by, after_id)
         where = [*scope, *paging.narrowing(t, self.columns, conditions, self.dialect)]
-        rows = self._exec(paging.keyset_page(t, self._order_by, where, after, limit)).mappings().all()
-        return [self._from_row(dict(r)) for r in rows]
+        drop = [key for attr in omit for key in self.body_parts.get(attr, ())]
+        stmt = paging.keyset_page(t, self._order_by, where, after, limit, drop, self.dialect)
+        return [self._from_row(dict(r)) for r in self._exec(stmt).mappings().all()]
 
     def save(self, entity: E) -> None:
         row = self._to_row(entity)
@@ -175,6 +180,10 @@ class SqlInstanceRepository(_TableRepository[VnfInstance]):
     columns = {"id": Col("id", ordered=True), "vnfdId": Col("vnfd_id"), "vnfPkgId": Col("vnf_pkg_id", ordered=True),
                "vnfInstanceName": Col("vnf_instance_name"),
                "instantiationState": Col("instantiation_state", ordered=True)}
+    body_parts = {"instantiatedVnfInfo": ("resources", "ext_virtual_links", "ext_managed_virtual_links",
+                                          "additional_params", "driver_state"),
+                  "vimConnectionInfo": ("vim_connection_info",), "metadata": ("metadata",),
+                  "extensions": ("extensions",), "vnfConfigurableProperties": ("vnf_configurable_properties",)}
 
     def __init__(self, session: Session) -> None:
         super().__init__(session, mappers.instance_to_row, self._load)
@@ -185,6 +194,14 @@ class SqlInstanceRepository(_TableRepository[VnfInstance]):
         inst = mappers.instance_from_row(row)
         self._seen_lock[inst.id] = inst.lock_op_id
         return inst
+
+    def page(self, conditions: Sequence[Condition], after_id: str | None, limit: int,
+             omit: frozenset[str] = frozenset()) -> builtins.list[VnfInstance]:
+        found = super().page(conditions, after_id, limit, omit)
+        if omit:  # partial instances: a save() of one must not pass the lock check
+            for inst in found:
+                self._seen_lock.pop(inst.id, None)
+        return found
 
     def add(self, entity: VnfInstance) -> None:
         super().add(entity)

@@ -41,8 +41,10 @@ class ListSource(Generic[E]):
     fetch: Callable[[Sequence[Condition], str | None, int], list[E]]
     doc: Callable[[E], dict[str, Any]]
     ident: Callable[[E], str]
-    # The document without some top-level attributes (not built at all), when the view can.
+    # The document without some top-level attributes (not built at all), when the view can, and
+    # the page read without what only those attributes need, when the repository can.
     lean: Callable[[E, frozenset[str]], dict[str, Any]] | None = None
+    fetch_lean: Callable[[Sequence[Condition], str | None, int, frozenset[str]], list[E]] | None = None
 
 
 def not_shown(q: query.ListParams, default_excluded: Sequence[str]) -> frozenset[str]:
@@ -75,13 +77,18 @@ def build_page(source: ListSource[E], q: query.ListParams, default_excluded: Seq
     chunk = page_size + 1 if page_size > 0 else UNPAGED_CHUNK
     budget = SCAN_PAGES * page_size if page_size > 0 else 0
     omit = not_shown(q, default_excluded)
-    lean = source.lean
-    to_doc: Callable[[E], dict[str, Any]] = (lambda e: lean(e, omit)) if lean and omit else source.doc
+    lean, fetch_lean = source.lean, source.fetch_lean
+    to_doc: Callable[[E], dict[str, Any]] = source.doc
+    fetch = source.fetch
+    if lean and omit:
+        to_doc = lambda e: lean(e, omit)  # noqa: E731
+        if fetch_lean:
+            fetch = lambda c, a, n: fetch_lean(c, a, n, omit)  # noqa: E731
     items: list[dict[str, Any]] = []
     cursor, scanned, first = after, 0, True
     while True:
         try:
-            rows = source.fetch(conds, cursor, chunk)
+            rows = fetch(conds, cursor, chunk)
         except NotFound:
             if first:
                 raise BadRequest("nextpage_opaque_marker is not valid any more (the item it follows is "

@@ -39,7 +39,7 @@ async def create_instance(request: Request) -> JSONResponse:
 async def list_instances(request: Request) -> Response:
     app = app_of(request)
     source = ListSource(app.instances.page, views.instance_info, lambda i: i.id,
-                        lean=lambda i, omit: views.instance_info(i, omit))
+                        lean=lambda i, omit: views.instance_info(i, omit), fetch_lean=app.instances.page)
     return await listing(request, source, query.VNF_INSTANCE_DEFAULT_EXCLUDED,
                          attributes=query.VNF_INSTANCE_ATTRIBUTES, resource="VnfInstance",
                          page_size=app.settings.page_size)
