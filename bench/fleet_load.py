@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -41,6 +42,9 @@ from vnfm.examples import example_csar  # noqa: E402
 
 ACTIVE = "(in,operationState,STARTING,PROCESSING,ROLLING_BACK)"
 SERVER = "import sys; from vnfm.entrypoints.cli.main import main; sys.argv[0] = 'vnfm'; main()"
+# The same under cProfile (the event loop's thread only: the engine, request parsing, the simulator).
+PROFILED = ("import cProfile, sys; from vnfm.entrypoints.cli.main import main; sys.argv[0] = 'vnfm'; "
+            "cProfile.run('main()', sys.argv.pop())")
 
 
 def free_port() -> int:
@@ -62,7 +66,8 @@ def proc_kb(pid: int, key: str) -> int:
 
 
 @contextmanager
-def servers(k: int, data_dir: Path, db_url: str | None) -> Iterator[list[tuple[subprocess.Popen[bytes], str]]]:
+def servers(k: int, data_dir: Path, db_url: str | None,
+            profile: str = "") -> Iterator[list[tuple[subprocess.Popen[bytes], str]]]:
     procs: list[tuple[subprocess.Popen[bytes], str]] = []
     try:
         for n in range(k):
@@ -70,14 +75,18 @@ def servers(k: int, data_dir: Path, db_url: str | None) -> Iterator[list[tuple[s
             env = {**os.environ, "VNFM_SIM_BOOT_TIME": "0", "VNFM_SIM_STEP_TIME": "0", "VNFM_AUTH_TOKEN": "",
                    "VNFM_PROBE_CALLBACKS": "0", "VNFM_WORKER_ID": f"bench-{n}", "VNFM_DATA_DIR": str(data_dir),
                    "VNFM_PORT": str(port), **({"VNFM_DATABASE_URL": db_url} if db_url else {})}
-            p = subprocess.Popen([sys.executable, "-c", SERVER, "server"], env=env,
+            argv = [sys.executable, "-c", PROFILED, "server", profile] if profile and n == 0 else \
+                [sys.executable, "-c", SERVER, "server"]
+            p = subprocess.Popen(argv, env=env,
                                  stdout=subprocess.DEVNULL, stderr=open(data_dir / f"server-{n}.log", "wb"))  # noqa: SIM115 (lives as long as the server)
             procs.append((p, f"http://127.0.0.1:{port}"))
             wait_up(procs[-1][1], p)  # one at a time: each runs the migrations at start
         yield procs
     finally:
         for p, _ in procs:
-            p.terminate()
+            # SIGINT: uvicorn re-raises the signal after its shutdown; as KeyboardInterrupt it lets
+            # cProfile write its file (SIGTERM would end the process first).
+            p.send_signal(signal.SIGINT)
         for p, _ in procs:
             try:
                 p.wait(timeout=20)
@@ -153,12 +162,12 @@ async def drive(urls: list[str], n: int, concurrency: int) -> dict[str, Any]:
             await c.aclose()
 
 
-def run(n: int, k: int, db: str, concurrency: int) -> None:
+def run(n: int, k: int, db: str, concurrency: int, profile: str = "") -> None:
     with tempfile.TemporaryDirectory(prefix="vnfm-fleet-") as tmp, \
             (postgres_url() if db == "postgresql" else _none()) as url:
         if db == "postgresql" and url is None:
             return
-        with servers(k, Path(tmp), url) as procs:
+        with servers(k, Path(tmp), url, profile) as procs:
             pids = [p.pid for p, _ in procs]
             rss0 = sum(proc_kb(pid, "VmRSS") for pid in pids)
             cpu0 = sum(proc_cpu(pid) for pid in pids)
@@ -174,6 +183,12 @@ def run(n: int, k: int, db: str, concurrency: int) -> None:
           f"RSS growth {(rss1 - rss0) / 1024 / n * 1024:.0f} kB per cluster")
     for f in res["post_failures"][:3]:
         print(f"  e.g. {f}")
+    if profile and Path(profile).exists():
+        import pstats
+
+        print(f"profile of the first server's event-loop thread ({profile}), by own time:")
+        pstats.Stats(profile).sort_stats("tottime").print_stats(15)
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
 
 
 @contextmanager
@@ -187,10 +202,11 @@ def main() -> None:
     ap.add_argument("--processes", default="1")
     ap.add_argument("--db", default="sqlite", choices=["sqlite", "postgresql"])
     ap.add_argument("--concurrency", type=int, default=100, help="requests in flight at most")
+    ap.add_argument("--profile", default="", help="run the first server under cProfile, write the profile here")
     args = ap.parse_args()
     for n in (int(x) for x in args.clusters.split(",")):
         for k in (int(x) for x in args.processes.split(",")):
-            run(n, k, args.db, args.concurrency)
+            run(n, k, args.db, args.concurrency, args.profile)
 
 
 if __name__ == "__main__":

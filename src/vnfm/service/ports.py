@@ -85,6 +85,11 @@ class OpOccRepository(Repository[OpOcc], Protocol):
         ...
 
 
+class VimRepository(Repository[Vim], Protocol):
+    def default(self) -> Vim | None: ...
+    def of_type(self, vim_type: str) -> list[Vim]: ...
+
+
 class SubscriptionRepository(Repository[Subscription], Protocol):
     def page_of_kind(self, kind: str, conditions: Sequence[Condition], after_id: str | None,
                      limit: int) -> builtins.list[Subscription]:
@@ -124,7 +129,7 @@ class AbstractUnitOfWork(abc.ABC):
     instances: InstanceRepository
     op_occs: OpOccRepository
     subscriptions: SubscriptionRepository
-    vims: Repository[Vim]
+    vims: VimRepository
     outbox: Outbox
 
     def __enter__(self) -> AbstractUnitOfWork:

@@ -355,6 +355,9 @@ class SqlVimRepository(_TableRepository[Vim]):
     def by_name(self, name: str) -> builtins.list[Vim]:
         return self._select(self.table.c.name == name)
 
+    def of_type(self, vim_type: str) -> builtins.list[Vim]:
+        return self._select(self.table.c.vim_type == vim_type)
+
     def default(self) -> Vim | None:
         found = self._select(self.table.c.is_default.is_(True))
         return found[0] if found else None
