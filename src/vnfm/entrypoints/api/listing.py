@@ -100,7 +100,7 @@ def build_page(source: ListSource[E], q: query.ListParams, default_excluded: Seq
             if q.matches(doc):
                 if 0 < page_size == len(items):
                     return Page(items, cursor)
-                items.append(q.select(doc, default_excluded))
+                items.append(q.select(doc, default_excluded, owned=True))  # doc is this page's own
             cursor = source.ident(entity)
             scanned += 1
         if len(rows) < chunk:
