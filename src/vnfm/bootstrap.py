@@ -19,6 +19,7 @@ from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
 from vnfm.adapters.mgmt.bindings import MgmtDrivers
 from vnfm.adapters.mgmt.kubeadm import KubeadmDriver
 from vnfm.adapters.mgmt.kubespray import KubesprayDriver
+from vnfm.adapters.mgmt.private_registry import PrivateRegistryDriver
 from vnfm.adapters.nodes.ssh import SshAccess
 from vnfm.adapters.notify.auth import probe_callback
 from vnfm.adapters.notify.http import HttpNotifier
@@ -72,6 +73,7 @@ def default_mgmt_drivers(settings: Settings) -> MgmtDrivers:
     reg.register("vm-readiness", VmReadinessDriver)
     reg.register("kubeadm", KubeadmDriver)
     reg.register("kubespray", KubesprayDriver)
+    reg.register("private-registry", PrivateRegistryDriver)
     reg.load_entry_points()
     return reg
 

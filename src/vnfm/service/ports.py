@@ -311,6 +311,9 @@ class MgmtDriver:
     """
 
     name: str = ""
+    # hooks this driver runs even when the VNFD binds them to nothing, provided the flavour binds
+    # the driver to another hook (e.g. a check before instantiate creates resources)
+    implicit_hooks: frozenset[str] = frozenset()
 
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:

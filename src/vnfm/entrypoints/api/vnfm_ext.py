@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
+from vnfm.adapters.infra.simulator.twin.operator import operator_view
 from vnfm.adapters.infra.simulator.twin.view import instance_state
 from vnfm.domain.errors import BadRequest, NotFound
 from vnfm.entrypoints.api.common import app_of, json_body
@@ -40,7 +41,14 @@ async def delete_vim(request: Request, vim_id: str) -> Response:
 
 @router.get("/sim/v1/state")
 async def sim_state(request: Request) -> dict[str, Any]:
-    return app_of(request).sim.snapshot()
+    """The whole simulated cloud; with `operator_hosts` (hosts outside every VNF, e.g. Ansible
+    servers, and the inventories they keep) once a driver has used one."""
+    sim = app_of(request).sim
+    snap = dict(sim.snapshot())
+    operators = operator_view(sim)
+    if operators:
+        snap["operator_hosts"] = operators
+    return snap
 
 
 @router.get("/sim/v1/state/{inst_id}")
