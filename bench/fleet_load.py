@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -175,6 +176,11 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "") -> None:
             cpu = sum(proc_cpu(pid) for pid in pids) - cpu0
             rss1 = sum(proc_kb(pid, "VmRSS") for pid in pids)
             hwm = max(proc_kb(pid, "VmHWM") for pid in pids)
+        if res["post_failures"] or res["completed"] < n:  # keep the servers' logs to look at
+            keep = Path(tempfile.mkdtemp(prefix="vnfm-fleet-logs-"))
+            for log in Path(tmp).glob("server-*.log"):
+                shutil.copy(log, keep / log.name)
+            print(f"  servers' logs kept in {keep}")
     failed = n - res["completed"]
     print(f"{db}, {k} process(es), {n:,} clusters x 3 nodes: wall {res['wall']:.1f} s "
           f"(POSTs answered in {res['posted']:.1f} s), {res['completed'] / res['wall']:.1f} instantiates/s, "
