@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from vnfm.domain import lcm
@@ -22,7 +22,7 @@ from vnfm.service import requests as rq
 from vnfm.service import views
 from vnfm.service.notifications import Notifications
 from vnfm.service.packages import PackageService
-from vnfm.service.ports import Notifier, PackageFiles, UowFactory
+from vnfm.service.ports import Condition, Notifier, PackageFiles, UowFactory
 from vnfm.service.vims import VimService
 
 
@@ -84,6 +84,13 @@ class InstanceService:
         with self.uow() as uow:
             return uow.instances.list()
 
+    def page(self, conditions: Sequence[Condition], after_id: str | None, limit: int,
+             omit: frozenset[str] = frozenset()) -> builtins.list[VnfInstance]:
+        """One list page, narrowed in the database (a superset of the matches: see ports.Condition);
+        `omit`: API attributes not read (the instances are then partial, see Repository.page)."""
+        with self.uow() as uow:
+            return uow.instances.page(conditions, after_id, limit, omit)
+
     def delete(self, inst_id: str) -> None:
         with self.uow() as uow:
             inst = uow.instances.get(inst_id)
@@ -91,7 +98,8 @@ class InstanceService:
                 raise NotFound(f"VNF instance {inst_id} does not exist")
             lcm.check_can_delete(inst)
             uow.instances.delete(inst_id)
-            others = [i for i in uow.instances.list() if i.vnf_pkg_id == inst.vnf_pkg_id]
+            same_pkg = uow.instances.page([Condition("vnfPkgId", "eq", (inst.vnf_pkg_id,))], None, 2)
+            others = [i for i in same_pkg if i.vnf_pkg_id == inst.vnf_pkg_id and i.id != inst_id]
             self.notes.stage(uow, views.identifier_notification("VnfIdentifierDeletionNotification", inst_id),
                              views.instance_info(inst))  # the instance is gone: filters read this
             uow.commit()
@@ -238,6 +246,10 @@ class InstanceService:
     def op_list(self) -> builtins.list[OpOcc]:
         with self.uow() as uow:
             return uow.op_occs.list()
+
+    def op_page(self, conditions: Sequence[Condition], after_id: str | None, limit: int) -> builtins.list[OpOcc]:
+        with self.uow() as uow:
+            return uow.op_occs.page(conditions, after_id, limit)
 
     def retry(self, op_id: str) -> OpOcc:
         return self._resolve(op_id, "retry")

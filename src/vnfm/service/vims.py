@@ -61,9 +61,9 @@ class VimService:
 
     def ensure_default(self) -> Vim:
         with self.uow() as uow:
-            for vim in uow.vims.list():
-                if vim.is_default:
-                    return vim
+            found = uow.vims.default()
+            if found is not None:
+                return found
             vim = Vim(vim_type=SIMULATOR, name="default-simulator", is_default=True,
                       extra={"description": "built-in simulated cloud (the embedded default VIM)"})
             uow.vims.add(vim)
@@ -73,6 +73,10 @@ class VimService:
     def list(self) -> builtins.list[Vim]:
         with self.uow() as uow:
             return [v for v in (self._open(v) for v in uow.vims.list()) if v is not None]
+
+    def _any_of_type(self, vim_type: str) -> bool:
+        with self.uow() as uow:
+            return bool(uow.vims.of_type(vim_type))
 
     def get(self, vim_id: str | None) -> Vim | None:
         if not vim_id:
@@ -179,7 +183,7 @@ class VimService:
             if vim is not None:
                 return vim, None
         vtype = normalise_type(str(conn.get("vimType")))
-        if vtype == "openstack" and not any(v.vim_type == "openstack" for v in self.list()):
+        if vtype == "openstack" and not self._any_of_type("openstack"):
             return default, (
                 f"vimId {vim_id} is not registered and no OpenStack VIM is: running on the default VIM "
                 "(simulated cloud)"

@@ -13,11 +13,11 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from vnfm.domain.errors import OperationFailed, UnprocessableEntity
-from vnfm.domain.model import LcmOperation, OpState, Vim, utcnow
+from vnfm.domain.model import LcmOperation, OpOcc, OpState, Vim, utcnow
 from vnfm.domain.vnfd import Vnfd
 from vnfm.service.lcm.job import Job, JobStore, load_job
 from vnfm.service.lcm.operations.heal import heal
@@ -113,9 +113,7 @@ class LcmEngine:
         """Take over occurrences whose owner stopped heart-beating: start STARTING ones, and turn
         PROCESSING / ROLLING_BACK ones into FAILED_TEMP (their process died mid-operation)."""
         stale_before = utcnow() - timedelta(seconds=self.orphan_after)
-        with self.uow() as uow:
-            claimed = uow.op_occs.claim_orphans(self.worker_id, stale_before)
-            uow.commit()
+        claimed = await asyncio.to_thread(self._claim_orphans, stale_before)
         started = []
         for occ in claimed:
             if occ.id in self.running:
@@ -136,16 +134,26 @@ class LcmEngine:
                 self.store.mark_interrupted(occ.id)
         return started
 
+    def _claim_orphans(self, stale_before: datetime) -> list[OpOcc]:
+        with self.uow() as uow:
+            claimed = uow.op_occs.claim_orphans(self.worker_id, stale_before)
+            uow.commit()
+        return claimed
+
+    def _beat(self, op_ids: list[str]) -> None:
+        now = utcnow()
+        with self.uow() as uow:
+            for op_id in op_ids:
+                uow.op_occs.heartbeat(op_id, self.worker_id, now)
+            uow.commit()
+
     async def _heartbeat_loop(self) -> None:
         interval = max(self.orphan_after / 3, 0.05)
         while True:
             await asyncio.sleep(interval)
             if self.running:
-                now = utcnow()
-                with self.uow() as uow:
-                    for op_id in list(self.running):
-                        uow.op_occs.heartbeat(op_id, self.worker_id, now)
-                    uow.commit()
+                # The write in a worker thread (the loop goes on meanwhile).
+                await asyncio.to_thread(self._beat, list(self.running))
                 for op_id in list(self.running):  # FORCEFUL cancels asked of another process
                     self.check_cancel(op_id)
 
