@@ -13,6 +13,7 @@ PACKAGES=(
   nfs-ganesha nfs-ganesha-vfs     # userspace NFS server (this kernel has no nfsd)
   libnfs-utils                    # nfs-ls / nfs-cat: userspace NFS client (no kernel NFS client)
   docker-registry skopeo          # private registry, push / pull
+  podman runc curl                # the private-registry VNF's container runtime (podman as docker) and /v2/ probes
   shellcheck                      # lint of src/vnfm/nodesteps/scripts/*.sh
   python3                         # the TCP backend stub of the HAProxy test runs in the hosts
   openssl ca-certificates

@@ -53,7 +53,7 @@ KILL_STAGES = {
     "HEAL": ["heal_start", "infra_heal", "heal_end"],
     "TERMINATE": ["terminate_start", "infra_undeploy", "terminate_end"],
 }
-ENV = {"VNFM_ORPHAN_AFTER": "1", "VNFM_PROBE_CALLBACKS": "0", "VNFM_SIM_BOOT_TIME": "0.2",
+ENV = {"VNFM_ORPHAN_AFTER": "1", "VNFM_PROBE_CALLBACKS": "0", "VNFM_FAULT_INJECTION": "1", "VNFM_SIM_BOOT_TIME": "0.2",
        "VNFM_SIM_STEP_TIME": "0.01", "VNFM_SIM_NODE_STEP_TIME": "0.01"}
 
 

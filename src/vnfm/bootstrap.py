@@ -6,20 +6,26 @@ The API server, the CLI's embedded demo and the tests all start vnfm through `bu
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate
+from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate, ping
 from vnfm.adapters.db.reseal import seal_stored
 from vnfm.adapters.infra.bindings import InfraDrivers
+from vnfm.adapters.infra.kubernetes import KubernetesInfraDriver
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
 from vnfm.adapters.infra.simulator import SimCloud, SimConfig, SimulatorInfraDriver
+from vnfm.adapters.infra.simulator.k8sapi.server import KubeApiServer
 from vnfm.adapters.infra.simulator.twin import TwinAccess, TwinConfig
+from vnfm.adapters.metrics import Metrics
 from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
 from vnfm.adapters.mgmt.bindings import MgmtDrivers
+from vnfm.adapters.mgmt.cnf_nodeport import CnfNodePortDriver
 from vnfm.adapters.mgmt.kubeadm import KubeadmDriver
 from vnfm.adapters.mgmt.kubespray import KubesprayDriver
+from vnfm.adapters.mgmt.private_registry import PrivateRegistryDriver
 from vnfm.adapters.nodes.ssh import SshAccess
 from vnfm.adapters.notify.auth import probe_callback
 from vnfm.adapters.notify.http import HttpNotifier
@@ -53,6 +59,8 @@ class App:
     infra_drivers: InfraDrivers
     notifier: Notifier | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    metrics: Metrics = field(default_factory=Metrics)
+    db_ping: Callable[[], None] = lambda: None
 
     async def start(self) -> None:
         if self.notifier is not None:
@@ -62,6 +70,9 @@ class App:
 
     async def stop(self) -> None:
         await self.engine.stop()
+        kube_api = self.extras.get("kube_api")
+        if isinstance(kube_api, KubeApiServer):
+            kube_api.stop()
         if self.notifier is not None and hasattr(self.notifier, "close"):
             self.notifier.close(5.0)
 
@@ -73,17 +84,21 @@ def default_mgmt_drivers(settings: Settings) -> MgmtDrivers:
     reg.register("vm-readiness", VmReadinessDriver)
     reg.register("kubeadm", KubeadmDriver)
     reg.register("kubespray", KubesprayDriver)
+    reg.register("private-registry", PrivateRegistryDriver)
+    reg.register("cnf-nodeport", CnfNodePortDriver)
     reg.load_entry_points()
     return reg
 
 
-def default_infra_drivers(sim: SimCloud, vim_of: Any, twin: TwinConfig | None = None) -> InfraDrivers:
+def default_infra_drivers(sim: SimCloud, vim_of: Any, twin: TwinConfig | None = None,
+                          kube_ready_timeout: float = 600.0) -> InfraDrivers:
     """The built-in VIM types (the simulated cloud, OpenStack/Heat) with their node access, and
     installed plug-ins; any other VIM type's hosts are reached over SSH."""
     infra = InfraDrivers(default_nodes=SshAccess(), vim_of=vim_of)
     infra.register("simulator", lambda: SimulatorInfraDriver(sim))
     infra.register_nodes("simulator", TwinAccess(sim, twin))
     infra.register("openstack", HeatInfraDriver)
+    infra.register("kubernetes", lambda: KubernetesInfraDriver(ready_timeout=kube_ready_timeout))
     infra.load_entry_points()
     return infra
 
@@ -107,18 +122,24 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         return SqlAlchemyUnitOfWork(session_factory, box)
 
     seal_stored(uow(), box)
+    metrics = Metrics()
     subscriptions = SubscriptionService(uow, probe=probe_callback if settings.probe_callbacks else None, box=box)
     if notifier is None:
-        notifier = _default_notifier(uow, subscriptions, settings)
+        notifier = _default_notifier(uow, subscriptions, settings, metrics)
     packages = PackageService(uow, settings.package_cache, notifier=notifier, worker_id=settings.worker_id,
                               fetch=fetch_package)
     vims = VimService(uow, box)
     vims.ensure_default()
     if sim is None:
         sim = default_sim_cloud(settings)
-    if twin is None and settings.sim_node_step_time > 0:
-        twin = TwinConfig(default_latency=settings.sim_node_step_time)
-    infra_drivers = default_infra_drivers(sim, vims.get, twin)
+    twin = twin or TwinConfig(default_latency=settings.sim_node_step_time)
+    if twin.kube_api is None:
+        twin.kube_api = KubeApiServer(settings.data_dir / "sim-kube-api", settings.sim_kube_api_host,
+                                      settings.sim_kube_api_port)
+    twin.kube_api.default_sim = sim
+    if settings.sim_kube_api_port or twin.kube_api.remembered:
+        twin.kube_api.start()  # registered VIMs name this port: serve it from the start
+    infra_drivers = default_infra_drivers(sim, vims.get, twin, settings.kube_ready_timeout)
     mgmt = mgmt or default_mgmt_drivers(settings)
 
     def vnfd_of(pkg_id: str) -> Vnfd:
@@ -143,7 +164,9 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         worker_id=settings.worker_id,
         orphan_after=settings.orphan_after,
         nodes_of=infra_drivers.nodes_of,
+        telemetry=metrics,
     )
+    metrics.track_in_flight(lambda: len(engine.running))
     instances = InstanceService(
         uow, packages, vims, mgmt,
         submit=(lambda op_id, rb: engine.submit(op_id, rollback=rb)) if settings.run_engine else None,
@@ -152,7 +175,8 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     )
     return App(settings=settings, uow=uow, packages=packages, instances=instances, vims=vims,
                subscriptions=subscriptions, engine=engine, mgmt=mgmt, sim=sim,
-               infra_drivers=infra_drivers, notifier=notifier)
+               infra_drivers=infra_drivers, notifier=notifier, metrics=metrics,
+               db_ping=lambda: ping(session_factory), extras={"kube_api": twin.kube_api})
 
 
 class _OutboxSource:
@@ -175,7 +199,8 @@ class _OutboxSource:
             u.commit()
 
 
-def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Settings) -> Notifier:
+def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Settings,
+                      metrics: Metrics) -> Notifier:
     def subs() -> list[Any]:
         return subscriptions.for_delivery()
 
@@ -190,4 +215,5 @@ def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Se
         return views.package_info(pkg) if pkg is not None else None
 
     return HttpNotifier(subs, _OutboxSource(uow, settings.worker_id, settings.notify_reclaim_after),
-                        instance_info=instance_info, package_info=package_info)
+                        instance_info=instance_info, package_info=package_info,
+                        on_delivery=metrics.notification_delivered)

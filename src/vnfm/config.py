@@ -1,48 +1,116 @@
-"""Settings, from the environment (VNFM_*) with sensible defaults for the embedded set-up."""
+"""Settings (pydantic-settings): keyword arguments, then the environment (VNFM_<NAME>), then a TOML
+config file (VNFM_CONFIG or `vnfm server --config FILE`; keys are the field names), then the
+defaults, which fit the embedded set-up.
+
+    # /etc/vnfm/vnfm.toml
+    host = "0.0.0.0"
+    port = 9890
+    data_dir = "/var/lib/vnfm"
+    database_url = "postgresql+psycopg://vnfm@db/vnfm"   # the password: VNFM_DATABASE_URL
+    log_format = "json"
+
+`load_settings` turns every bad value into one line naming the setting, its environment variable
+and what is wrong (`SettingsError`); `check_runtime` does the same for a data directory that cannot
+be written and a database that does not answer.
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from contextvars import ContextVar
 from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from vnfm.domain.secrets import mask_url_credentials, scrub
+
+ENV_PREFIX = "VNFM_"
+_CONFIG_FILE: ContextVar[Path | None] = ContextVar("vnfm_config_file", default=None)
 
 
-def _env(name: str, default: str) -> str:
-    return os.environ.get(name, default)
+class SettingsError(Exception):
+    """Bad settings: `lines` says, one line each, which setting is wrong and why."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
 
 
-@dataclass
-class Settings:
-    data_dir: Path = field(default_factory=lambda: Path(_env("VNFM_DATA_DIR", "var")))
-    database_url: str = ""
-    host: str = field(default_factory=lambda: _env("VNFM_HOST", "127.0.0.1"))
-    port: int = field(default_factory=lambda: int(_env("VNFM_PORT", "9890")))
+def _worker_id() -> str:
+    return f"{os.uname().nodename}-{os.getpid()}"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", validate_default=True)
+
+    data_dir: Path = Path("var")
+    database_url: str = Field(default="", repr=False)  # default: sqlite in the data dir
+    host: str = "127.0.0.1"
+    port: int = Field(default=9890, ge=0, le=65535)
+    # TLS for the API server: both or neither (PEM files)
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_format: Literal["human", "json"] = "human"
     # Simulated cloud latencies (seconds).
-    sim_boot_time: float = field(default_factory=lambda: float(_env("VNFM_SIM_BOOT_TIME", "0.05")))
-    sim_step_time: float = field(default_factory=lambda: float(_env("VNFM_SIM_STEP_TIME", "0.005")))
+    sim_boot_time: float = Field(default=0.05, ge=0)
+    sim_step_time: float = Field(default=0.005, ge=0)
     # How long each node step on a simulated VM takes (the twin of kubeadm, etcd, ...; 0: instant).
-    sim_node_step_time: float = field(default_factory=lambda: float(_env("VNFM_SIM_NODE_STEP_TIME", "0")))
+    sim_node_step_time: float = Field(default=0.0, ge=0)
+    # The simulated clusters' Kubernetes API listener (HTTPS); port 0: any free port, chosen when
+    # the first cluster registers as a VIM (a fixed port keeps registered VIM URLs valid across restarts).
+    sim_kube_api_host: str = "127.0.0.1"
+    sim_kube_api_port: int = Field(default=0, ge=0, le=65535)
+    # How long the Kubernetes infrastructure driver waits for a CNF's pods to be Ready (seconds).
+    kube_ready_timeout: float = Field(default=600.0, gt=0)
+    # The simulator's fault-injection API (/vnfm/v1/sim/faults): for tests and demos only.
+    fault_injection: bool = False
     # Run the LCM engine in this process (several processes may share one PostgreSQL database).
     run_engine: bool = True
-    worker_id: str = field(default_factory=lambda: _env("VNFM_WORKER_ID", f"{os.uname().nodename}-{os.getpid()}"))
+    worker_id: str = Field(default_factory=_worker_id)
     # Occurrences whose owner has not heart-beaten for this long are taken over (FAILED_TEMP).
-    orphan_after: float = field(default_factory=lambda: float(_env("VNFM_ORPHAN_AFTER", "30")))
+    orphan_after: float = Field(default=30.0, ge=0)
     # Notifications a process stored but did not deliver (it died) are delivered by another after this.
-    notify_reclaim_after: float = field(default_factory=lambda: float(_env("VNFM_NOTIFY_RECLAIM_AFTER", "300")))
+    notify_reclaim_after: float = Field(default=300.0, ge=0)
     # Lists longer than this are paged (SOL013 5.4.2: Link rel="next"); 0 sends every item at once.
-    page_size: int = field(default_factory=lambda: int(_env("VNFM_PAGE_SIZE", "1000")))
+    page_size: int = Field(default=1000, ge=0)
     # Extra hook bindings: implementation/artifact name -> driver name ("a=b,c=d").
-    driver_bindings: str = field(default_factory=lambda: _env("VNFM_DRIVER_BINDINGS", ""))
-    max_package_size: int = 512 * 1024 * 1024
+    driver_bindings: str = ""
+    max_package_size: int = Field(default=512 * 1024 * 1024, gt=0)
     # SOL003: test a subscription's callback URI (GET, expect 204) before accepting it.
-    probe_callbacks: bool = field(default_factory=lambda: _env("VNFM_PROBE_CALLBACKS", "1") == "1")
+    probe_callbacks: bool = True
     # When set, every request must carry it in X-Auth-Token (the stock client sends one).
-    auth_token: str = field(default_factory=lambda: _env("VNFM_AUTH_TOKEN", ""), repr=False)
+    auth_token: str = Field(default="", repr=False)
 
-    def __post_init__(self) -> None:
-        self.data_dir = Path(self.data_dir)
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        config = config_file()
+        if config is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=config))
+        return tuple(sources)
+
+    @model_validator(mode="after")
+    def _derived(self) -> Settings:
         if not self.database_url:
-            self.database_url = os.environ.get("VNFM_DATABASE_URL") or f"sqlite:///{self.data_dir / 'vnfm.db'}"
+            self.database_url = f"sqlite:///{self.data_dir / 'vnfm.db'}"
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("tls_cert and tls_key go together: set both (or neither)")
+        return self
 
     @property
     def sim_state_file(self) -> Path:
@@ -51,3 +119,75 @@ class Settings:
     @property
     def package_cache(self) -> Path:
         return self.data_dir / "packages"
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_cert is not None
+
+
+def config_file() -> Path | None:
+    """The TOML config file in effect: the one `load_settings` was given, else VNFM_CONFIG."""
+    chosen = _CONFIG_FILE.get()
+    if chosen is not None:
+        return chosen
+    env = os.environ.get(f"{ENV_PREFIX}CONFIG")
+    return Path(env) if env else None
+
+
+def _describe(err: dict[str, Any]) -> str:
+    loc = [str(p) for p in err.get("loc", ())]
+    name = loc[0] if loc else ""
+    msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+    if not name:
+        return f"settings: {msg}"
+    value = err.get("input")
+    shown = "" if name in ("auth_token", "database_url") or isinstance(value, dict) else f" (got {value!r})"
+    return f"setting {name} (env {ENV_PREFIX}{name.upper()}): {msg}{shown}"
+
+
+def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
+    """Settings from `overrides`, the environment and the config file; SettingsError lists every bad one."""
+    if config is not None and not config.is_file():
+        raise SettingsError([f"config file {config}: not found"])
+    found = config or config_file()
+    if found is not None and not found.is_file():
+        raise SettingsError([f"config file {found} (env {ENV_PREFIX}CONFIG): not found"])
+    token = _CONFIG_FILE.set(found)
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise SettingsError([_describe(dict(e)) for e in exc.errors()]) from None
+    except ValueError as exc:  # a config file that is not TOML
+        raise SettingsError([f"config file {found}: {exc}"]) from None
+    finally:
+        _CONFIG_FILE.reset(token)
+
+
+def check_runtime(settings: Settings, ping: Any = None) -> None:
+    """The data directory can be written, the TLS files read and (given `ping(url)`) the database
+    answers; SettingsError with one line per problem otherwise."""
+    problems: list[str] = []
+    data = settings.data_dir
+    try:
+        data.mkdir(parents=True, exist_ok=True)
+        probe = data / ".vnfm-write-test"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        problems.append(f"setting data_dir (env {ENV_PREFIX}DATA_DIR): {data} cannot be written ({why})")
+    for name in ("tls_cert", "tls_key"):
+        path = getattr(settings, name)
+        if path is not None and not os.access(path, os.R_OK):
+            problems.append(f"setting {name} (env {ENV_PREFIX}{name.upper()}): {path} cannot be read")
+    if ping is not None and not problems:
+        try:
+            ping(settings.database_url)
+        except Exception as exc:  # any driver error: say which database and the first line of why
+            text = str(exc).strip()
+            reason = scrub(text.splitlines()[0] if text else "", [settings.database_url])
+            where = mask_url_credentials(settings.database_url)
+            problems.append(f"setting database_url (env {ENV_PREFIX}DATABASE_URL): {where} does not answer "
+                            f"({type(exc).__name__}{': ' + reason if reason else ''})")
+    if problems:
+        raise SettingsError(problems)

@@ -112,7 +112,7 @@ def tacker_sample_csar(name: str) -> bytes:
 
 def settings_for(tmp_path: Path, **overrides: Any) -> Settings:
     kw: dict[str, Any] = {"data_dir": tmp_path, "probe_callbacks": False, "sim_boot_time": 0, "sim_step_time": 0,
-                          "auth_token": ""}
+                          "auth_token": "", "fault_injection": True}
     kw.update(overrides)
     return Settings(**kw)
 

@@ -75,10 +75,10 @@ async def test_header_names_are_spelled_as_the_specifications_write_them(api_fac
 
 
 async def test_an_unexpected_error_carries_the_headers_too(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
-    def boom() -> list[Any]:
+    def boom(*_: Any) -> list[Any]:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(api.core.instances, "list", boom)
+    monkeypatch.setattr(api.core.instances, "page", boom)
     transport = httpx.ASGITransport(app=api.app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://vnfm.test") as c:
         r = await c.get("/vnflcm/v1/vnf_instances")

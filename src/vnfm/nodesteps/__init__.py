@@ -1,7 +1,8 @@
 """The node-step language: typed, validated, idempotent steps a management driver asks hosts to
-carry out, grouped by family (etcd, load balancing, /etc/hosts, storage, registries, Kubernetes,
-kubeadm, Kubespray), and the executor contract. Executors are adapters: SSH (vnfm.adapters.nodes.ssh) and the
-simulated cloud's twin (vnfm.adapters.infra.simulator.twin)."""
+carry out, grouped by family (etcd, load balancing, /etc/hosts, storage, registries, the
+private-registry VNF's Docker, Kubernetes, kubeadm, Kubespray), and the executor contract. Executors
+are adapters: SSH (vnfm.adapters.nodes.ssh) and the simulated cloud's twin
+(vnfm.adapters.infra.simulator.twin)."""
 
 from vnfm.nodesteps.base import HostKeyChanged, NodeStep, StepExecutor, StepFailed, StepResult, split_host_port
 from vnfm.nodesteps.etcd import (
@@ -30,6 +31,7 @@ from vnfm.nodesteps.kubespray import (
     AuthorizedKey,
     InstallKubeconfig,
     InventoryHost,
+    KubesprayCheckInventory,
     KubesprayInventory,
     KubesprayPlaybook,
     KubesprayRemoveHost,
@@ -52,6 +54,7 @@ from vnfm.nodesteps.registry import (
     RegistryClientConfig,
     RegistryServe,
 )
+from vnfm.nodesteps.registry_vnf import DockerLoadImage, DockerPullImage, InstallDocker, RunRegistryContainer
 from vnfm.nodesteps.storage import InstallNfsClient, NfsExport, NfsExports, PrepareVolume
 
 __all__ = [
@@ -60,6 +63,7 @@ __all__ = [
     "InventoryHost",
     "KubesprayInventory",
     "KubesprayPlaybook",
+    "KubesprayCheckInventory",
     "KubesprayRemoveHost",
     "KubesprayRemoveInventory",
     "ReadKubeconfig",
@@ -69,6 +73,8 @@ __all__ = [
     "ContainerdRegistries",
     "DeleteNode",
     "DeletePersistentVolumes",
+    "DockerLoadImage",
+    "DockerPullImage",
     "DrainNode",
     "EtcdHealth",
     "EtcdMemberAdd",
@@ -81,6 +87,7 @@ __all__ = [
     "HaproxyApplyConfig",
     "HaproxySetBackends",
     "HostKeyChanged",
+    "InstallDocker",
     "InstallNfsClient",
     "JoinInfo",
     "KeepalivedVip",
@@ -97,6 +104,7 @@ __all__ = [
     "RegistryAuthEntry",
     "RegistryClientConfig",
     "RegistryServe",
+    "RunRegistryContainer",
     "SetHostsEntries",
     "StepExecutor",
     "StepFailed",

@@ -122,8 +122,11 @@ class KubesprayInventory(NodeStep):
 
     def groups(self) -> dict[str, list[str]]:
         masters = [h.name for h in self.hosts if h.role == "master"]
-        return {"kube_control_plane": masters, "etcd": list(masters),
-                "kube_node": [h.name for h in self.hosts if h.role == "worker"], "calico_rr": []}
+        workers = [h.name for h in self.hosts if h.role == "worker"]
+        # k8s_cluster is the parent of kube_control_plane, kube_node and calico_rr (hosts.yaml
+        # says so with `children`); listed here with the hosts it ends up with
+        return {"kube_control_plane": masters, "etcd": list(masters), "kube_node": workers,
+                "k8s_cluster": [*masters, *workers], "calico_rr": []}
 
     def variables(self) -> dict[str, object]:
         """The cluster's variables as Kubespray names them (secrets as env lookups only)."""
@@ -141,6 +144,30 @@ class KubesprayInventory(NodeStep):
 
     def describe(self) -> str:
         return f"{self.kind} {self.inventory_path} [{', '.join(h.name for h in self.hosts)}]"
+
+
+@dataclass(frozen=True)
+class KubesprayCheckInventory(NodeStep):
+    """On the Ansible server, before anything is created: the Kubespray tree is at `kubespray_root`
+    (cluster.yml, scale.yml, remove-node.yml, facts.yml, inventory/sample/) and `inventory_path` is
+    free or `owner`'s own; an inventory of another cluster there (another owner's mark, or a
+    hosts.yaml nobody marked) fails the step naming it. Without `claim` nothing is written; with
+    it a free path is taken at once (inventory/sample copied there and marked as `owner`'s), so
+    that a second cluster given the same path is refused even while the first one is being built.
+    data: created (the path was claimed now)."""
+
+    kind: ClassVar[str] = "kubespray-inventory-check"
+    kubespray_root: str
+    inventory_path: str
+    owner: str
+    claim: bool = False
+
+    def __post_init__(self) -> None:
+        _check_inventory(self.kubespray_root, self.inventory_path)
+        _check_name("owner", self.owner)
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.inventory_path}"
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from vnfm.domain import lcm
@@ -17,11 +17,12 @@ from vnfm.domain.errors import BadRequest, Conflict, NotFound, UnprocessableEnti
 from vnfm.domain.model import LcmOperation, OpOcc, OpState, VnfInstance, utcnow
 from vnfm.domain.scaling import scaled_levels, target_counts
 from vnfm.domain.vnfd import Flavour
+from vnfm.packaging import k8s_manifests
 from vnfm.service import requests as rq
 from vnfm.service import views
 from vnfm.service.notifications import Notifications
 from vnfm.service.packages import PackageService
-from vnfm.service.ports import Notifier, PackageFiles, UowFactory
+from vnfm.service.ports import Condition, Notifier, PackageFiles, UowFactory
 from vnfm.service.vims import VimService
 
 
@@ -83,6 +84,13 @@ class InstanceService:
         with self.uow() as uow:
             return uow.instances.list()
 
+    def page(self, conditions: Sequence[Condition], after_id: str | None, limit: int,
+             omit: frozenset[str] = frozenset()) -> builtins.list[VnfInstance]:
+        """One list page, narrowed in the database (a superset of the matches: see ports.Condition);
+        `omit`: API attributes not read (the instances are then partial, see Repository.page)."""
+        with self.uow() as uow:
+            return uow.instances.page(conditions, after_id, limit, omit)
+
     def delete(self, inst_id: str) -> None:
         with self.uow() as uow:
             inst = uow.instances.get(inst_id)
@@ -90,7 +98,8 @@ class InstanceService:
                 raise NotFound(f"VNF instance {inst_id} does not exist")
             lcm.check_can_delete(inst)
             uow.instances.delete(inst_id)
-            others = [i for i in uow.instances.list() if i.vnf_pkg_id == inst.vnf_pkg_id]
+            same_pkg = uow.instances.page([Condition("vnfPkgId", "eq", (inst.vnf_pkg_id,))], None, 2)
+            others = [i for i in same_pkg if i.vnf_pkg_id == inst.vnf_pkg_id and i.id != inst_id]
             self.notes.stage(uow, views.identifier_notification("VnfIdentifierDeletionNotification", inst_id),
                              views.instance_info(inst))  # the instance is gone: filters read this
             uow.commit()
@@ -139,6 +148,11 @@ class InstanceService:
             inst.additional_params = dict(req.additionalParams or {})
             inst.vim_connection_info = conns
             inst.vim_id = vim.id
+            if vim.vim_type == "kubernetes":  # a CNF: its manifests are checked before anything is applied
+                paths = k8s_manifests.def_files(inst.additional_params)
+                if not paths:
+                    raise UnprocessableEntity(f"a Kubernetes VIM needs additionalParams.{k8s_manifests.DEF_FILES}")
+                k8s_manifests.load(self.packages.files(inst.vnf_pkg_id), paths)
             self._validate_with_drivers(flavour, "INSTANTIATE", params, inst)
             # Computes the counts now so that an impossible level fails the request, not the operation.
             from vnfm.domain.scaling import initial_scale_levels
@@ -232,6 +246,10 @@ class InstanceService:
     def op_list(self) -> builtins.list[OpOcc]:
         with self.uow() as uow:
             return uow.op_occs.list()
+
+    def op_page(self, conditions: Sequence[Condition], after_id: str | None, limit: int) -> builtins.list[OpOcc]:
+        with self.uow() as uow:
+            return uow.op_occs.page(conditions, after_id, limit)
 
     def retry(self, op_id: str) -> OpOcc:
         return self._resolve(op_id, "retry")

@@ -8,7 +8,7 @@ import io
 import shutil
 import threading
 import zipfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,7 +22,7 @@ from vnfm.packaging.tosca import package_summary, parse_vnfd
 from vnfm.service import requests as rq
 from vnfm.service import views
 from vnfm.service.notifications import Notifications
-from vnfm.service.ports import Notifier, UowFactory
+from vnfm.service.ports import Condition, Notifier, UowFactory
 
 # (uri, userName, password, max_bytes) -> the content
 PackageFetcher = Callable[[str, str | None, str | None, int], Awaitable[bytes]]
@@ -64,6 +64,10 @@ class PackageService:
     def list(self) -> builtins.list[VnfPackage]:
         with self.uow() as uow:
             return uow.packages.list()
+
+    def page(self, conditions: Sequence[Condition], after_id: str | None, limit: int) -> builtins.list[VnfPackage]:
+        with self.uow() as uow:
+            return uow.packages.page(conditions, after_id, limit)
 
     def delete(self, pkg_id: str) -> None:
         with self.uow() as uow:

@@ -9,6 +9,7 @@ twin on the simulator), vnfm.adapters.notify (subscriptions' callbacks). The com
 from __future__ import annotations
 
 import abc
+import builtins
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,12 +24,35 @@ from vnfm.nodesteps.base import StepExecutor
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class Condition:
+    """One SOL013 filter term on a top-level attribute of the API document (`attr` as a client
+    names it, e.g. "vnfdId"; `op` eq/neq/in/nin/gt/gte/lt/lte/cont/ncont; values as given).
+
+    A repository uses the conditions it can translate to narrow a page in the database and
+    ignores the others: what `page` returns is a superset of the matches, in list order, and the
+    caller checks every term on it (so the semantics stay those of the API's filter)."""
+
+    attr: str
+    op: str
+    values: tuple[str, ...]
+
+
 class Repository(Protocol, Generic[T]):
     def add(self, entity: T) -> None: ...
     def get(self, entity_id: str) -> T | None: ...
     def list(self) -> list[T]: ...
     def save(self, entity: T) -> None: ...
     def delete(self, entity_id: str) -> None: ...
+
+    def page(self, conditions: Sequence[Condition], after_id: str | None, limit: int,
+             omit: frozenset[str] = frozenset()) -> builtins.list[T]:
+        """At most `limit` entities in list order after the one with id `after_id` (from the start
+        when None), narrowed by those `conditions` the database can evaluate. NotFound when no
+        entity has id `after_id` (any more). `omit`: top-level API attributes the caller will not
+        read; the repository may leave out of the entities what only they need (such entities
+        are partial: to read, never to save)."""
+        ...
 
 
 class PackageRepository(Repository[VnfPackage], Protocol):
@@ -63,6 +87,18 @@ class OpOccRepository(Repository[OpOcc], Protocol):
     def save_owned(self, occ: OpOcc, owner: str | None, epoch: int) -> bool:
         """`save`, only if the stored occurrence still has this owner and epoch (fencing). False
         (and nothing written) when another process took it over or it was retried meanwhile."""
+        ...
+
+
+class VimRepository(Repository[Vim], Protocol):
+    def default(self) -> Vim | None: ...
+    def of_type(self, vim_type: str) -> list[Vim]: ...
+
+
+class SubscriptionRepository(Repository[Subscription], Protocol):
+    def page_of_kind(self, kind: str, conditions: Sequence[Condition], after_id: str | None,
+                     limit: int) -> builtins.list[Subscription]:
+        """`page` over the subscriptions of one API ("vnflcm" / "vnfpkgm")."""
         ...
 
 
@@ -105,8 +141,8 @@ class AbstractUnitOfWork(abc.ABC):
     packages: PackageRepository
     instances: InstanceRepository
     op_occs: OpOccRepository
-    subscriptions: Repository[Subscription]
-    vims: Repository[Vim]
+    subscriptions: SubscriptionRepository
+    vims: VimRepository
     outbox: Outbox
 
     def __enter__(self) -> AbstractUnitOfWork:
@@ -151,6 +187,7 @@ class InfraContext:
     additional_params: dict[str, Any] = field(default_factory=dict)
     resources: VnfResources = field(default_factory=VnfResources)
     progress: Callable[[str], None] = lambda msg: None
+    operation_params: dict[str, Any] = field(default_factory=dict)  # this operation's request (terminationType, ...)
 
 
 class InfraDriver(abc.ABC):
@@ -291,6 +328,9 @@ class MgmtDriver:
     """
 
     name: str = ""
+    # hooks this driver runs even when the VNFD binds them to nothing, provided the flavour binds
+    # the driver to another hook (e.g. a check before instantiate creates resources)
+    implicit_hooks: frozenset[str] = frozenset()
 
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:

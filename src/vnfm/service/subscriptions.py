@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
@@ -16,7 +16,7 @@ from vnfm.domain.notifications import (
     PKGM_NOTIFICATION_TYPES,
 )
 from vnfm.service import requests as rq
-from vnfm.service.ports import UowFactory
+from vnfm.service.ports import Condition, UowFactory
 from vnfm.service.secrets import SecretBox
 
 PKGM_FILTER_KEYS = {"notificationTypes", "vnfProductsFromProviders", "vnfdId", "vnfPkgId", "operationalState",
@@ -125,6 +125,11 @@ class SubscriptionService:
     def list(self, kind: str = "vnflcm") -> builtins.list[Subscription]:
         with self.uow() as uow:
             return [s for s in uow.subscriptions.list() if s.kind == kind]
+
+    def page(self, kind: str, conditions: Sequence[Condition], after_id: str | None,
+             limit: int) -> builtins.list[Subscription]:
+        with self.uow() as uow:
+            return uow.subscriptions.page_of_kind(kind, conditions, after_id, limit)
 
     def get(self, sub_id: str, kind: str = "vnflcm") -> Subscription:
         with self.uow() as uow:

@@ -6,6 +6,7 @@ vimConnectionInfo.accessInfo passwords and subscription authentication never lea
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -269,7 +270,8 @@ def instantiated_vnf_info(inst: VnfInstance) -> dict[str, Any] | None:
 INSTANTIATED_TASKS = ("terminate", "scale", "heal")
 
 
-def instance_info(inst: VnfInstance) -> dict[str, Any]:
+def instance_info(inst: VnfInstance, omit: Collection[str] = ()) -> dict[str, Any]:
+    """VnfInstance; `omit`: top-level attributes not to build (a list that shows none of them)."""
     base = f"{LCM}/vnf_instances/{inst.id}"
     links: dict[str, Any] = {"self": {"href": base}}
     if inst.instantiation_state == InstantiationState.NOT_INSTANTIATED:
@@ -288,14 +290,14 @@ def instance_info(inst: VnfInstance) -> dict[str, Any]:
         "vnfdVersion": inst.vnfd_version,
         "vnfPkgId": inst.vnf_pkg_id,
         "vnfConfigurableProperties": inst.vnf_configurable_properties or None,
-        "vimConnectionInfo": vim_connection_info(inst.vim_connection_info),
+        "vimConnectionInfo": None if "vimConnectionInfo" in omit else vim_connection_info(inst.vim_connection_info),
         "instantiationState": inst.instantiation_state.value,
-        "instantiatedVnfInfo": instantiated_vnf_info(inst),
+        "instantiatedVnfInfo": None if "instantiatedVnfInfo" in omit else instantiated_vnf_info(inst),
         "metadata": inst.metadata or None,
         "extensions": inst.extensions or None,
         "_links": links,
     }
-    return _output(body)
+    return _output({k: v for k, v in body.items() if k not in omit} if omit else body)
 
 
 def op_occ_info(occ: OpOcc) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import builtins
 import dataclasses
 from typing import Any
@@ -60,9 +61,9 @@ class VimService:
 
     def ensure_default(self) -> Vim:
         with self.uow() as uow:
-            for vim in uow.vims.list():
-                if vim.is_default:
-                    return vim
+            found = uow.vims.default()
+            if found is not None:
+                return found
             vim = Vim(vim_type=SIMULATOR, name="default-simulator", is_default=True,
                       extra={"description": "built-in simulated cloud (the embedded default VIM)"})
             uow.vims.add(vim)
@@ -72,6 +73,10 @@ class VimService:
     def list(self) -> builtins.list[Vim]:
         with self.uow() as uow:
             return [v for v in (self._open(v) for v in uow.vims.list()) if v is not None]
+
+    def _any_of_type(self, vim_type: str) -> bool:
+        with self.uow() as uow:
+            return bool(uow.vims.of_type(vim_type))
 
     def get(self, vim_id: str | None) -> Vim | None:
         if not vim_id:
@@ -84,6 +89,29 @@ class VimService:
         if vim is None:
             raise NotFound(f"VIM {vim_id} is not registered")
         return vim
+
+    def kubeconfig(self, vim_id: str, *, with_token: bool = False) -> dict[str, Any]:
+        """A kubeconfig for Kubernetes VIM `vim_id`: its server and CA; its bearer token only when
+        `with_token` (asked for explicitly)."""
+        vim = self.require(vim_id)
+        if vim.vim_type != "kubernetes":
+            raise UnprocessableEntity(f"VIM {vim_id} is a {vim.vim_type} VIM, not a Kubernetes one")
+        access = vim.access_info or {}
+        server = str(access.get("authUrl") or (vim.interface_info or {}).get("endpoint") or "")
+        cluster: dict[str, Any] = {"server": server}
+        ca = str(access.get("ssl_ca_cert") or "")
+        if ca:
+            cluster["certificate-authority-data"] = base64.b64encode(ca.encode()).decode() \
+                if "BEGIN CERTIFICATE" in ca else ca
+        user: dict[str, Any] = {}
+        if with_token and access.get("bearer_token"):
+            user["token"] = str(access["bearer_token"])
+        name = vim.name or vim.id
+        return {"apiVersion": "v1", "kind": "Config", "current-context": name,
+                "clusters": [{"name": name, "cluster": cluster}],
+                "users": [{"name": f"{name}-vnfm", "user": user}],
+                "contexts": [{"name": name, "context": {"cluster": name, "user": f"{name}-vnfm"}}],
+                "preferences": {}}
 
     def register(self, vim: Vim) -> Vim:
         with self.uow() as uow:
@@ -137,6 +165,14 @@ class VimService:
     def resolve(self, conns: builtins.list[dict[str, Any]]) -> tuple[Vim, str | None]:
         """Which VIM an instantiate request runs on, and a note when it is the default."""
         default = self.ensure_default()
+        for c in conns:  # a CNF: the Kubernetes VIM it names (a cluster a driver registered, or an operator's)
+            if normalise_type(str(c.get("vimType", ""))) != "kubernetes":
+                continue
+            vim = self.get(str(c.get("vimId") or ""))
+            if vim is None or vim.vim_type != "kubernetes":
+                raise UnprocessableEntity(f"vimConnectionInfo '{c.get('id')}': Kubernetes VIM {c.get('vimId')} "
+                                          "is not registered")
+            return vim, None
         infra = [c for c in conns if normalise_type(str(c.get("vimType", ""))) != "kubernetes"]
         if not infra:
             return default, "no vimConnectionInfo given: running on the default VIM (simulated cloud)"
@@ -147,7 +183,7 @@ class VimService:
             if vim is not None:
                 return vim, None
         vtype = normalise_type(str(conn.get("vimType")))
-        if vtype == "openstack" and not any(v.vim_type == "openstack" for v in self.list()):
+        if vtype == "openstack" and not self._any_of_type("openstack"):
             return default, (
                 f"vimId {vim_id} is not registered and no OpenStack VIM is: running on the default VIM "
                 "(simulated cloud)"

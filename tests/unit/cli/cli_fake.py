@@ -48,6 +48,10 @@ class FakeVnfm:
     fail: dict[str, dict[str, Any]] = field(default_factory=dict)
     # operation names whose occurrence never leaves PROCESSING
     stuck: set[str] = field(default_factory=set)
+    # operation name -> progress lines its occurrence logs, one more each time it is read
+    progress: dict[str, list[str]] = field(default_factory=dict)
+    # after this many reads of an occurrence the next one raises KeyboardInterrupt (a Ctrl-C)
+    interrupt_after: int | None = None
     # occurrence scripts: states after STARTING
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     _tick: Any = field(default_factory=lambda: itertools.count(1))
@@ -200,10 +204,13 @@ class FakeVnfm:
         if p == ["vnf_lcm_op_occs"] and m == "GET":
             return httpx.Response(200, json=list(self.ops.values()))
         if p[0] == "vnf_lcm_op_occs":
-            op = self.ops[p[1]]
+            op = self._get_op(p[1])
             if len(p) == 2 and m == "GET":
                 self._advance(op)
                 return httpx.Response(200, json=op)
+            if len(p) == 3 and m == "POST" and p[2] == "cancel":
+                op["isCancelPending"], op["cancelMode"] = True, body["cancelMode"]
+                return httpx.Response(202)
             if len(p) == 3 and m == "POST":
                 return self._resolve(op, p[2])
         if p[0] == "subscriptions":
@@ -248,7 +255,19 @@ class FakeVnfm:
             return ["STARTING", "PROCESSING", "FAILED_TEMP"]
         return ["STARTING", "PROCESSING", "COMPLETED"]
 
+    def _get_op(self, op_id: str) -> dict[str, Any]:
+        if self.interrupt_after is not None:
+            if self.interrupt_after <= 0:
+                raise KeyboardInterrupt
+            self.interrupt_after -= 1
+        return self.ops[op_id]
+
     def _advance(self, op: dict[str, Any]) -> None:
+        lines = self.progress.get(op["operation"])
+        if lines and op["operationState"] == "PROCESSING":
+            op.setdefault("vnfmProgress", []).append(
+                {"time": self.now(), "stage": "instantiate_start", "message": lines.pop(0)})
+            return
         script = self._pending.get(op["id"])
         if not script:
             return

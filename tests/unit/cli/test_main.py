@@ -116,11 +116,11 @@ def test_every_command_has_help_with_an_example() -> None:
 # the commands `vnfm --help` and each group's --help listed before the CLI was split by group
 COMMANDS: dict[tuple[str, ...], list[str]] = {
     (): ["demo", "op", "package", "server", "sim", "subscription", "vim", "vnf"],
-    ("op",): ["fail", "list", "retry", "rollback", "show"],
+    ("op",): ["cancel", "fail", "list", "retry", "rollback", "show", "watch"],
     ("package",): ["create", "delete", "disable", "enable", "list", "show", "upload", "vnfd"],
     ("sim",): ["state"],
     ("subscription",): ["create", "delete", "list", "show"],
-    ("vim",): ["delete", "list", "register", "show"],
+    ("vim",): ["delete", "kubeconfig", "list", "register", "show"],
     ("vnf",): ["create", "delete", "heal", "instantiate", "list", "scale", "show", "terminate"],
 }
 

@@ -19,6 +19,7 @@ def test_server_command_passes_options_to_serve(monkeypatch: pytest.MonkeyPatch,
     seen: list[Any] = []
     fake_mod = types.ModuleType("vnfm.entrypoints.api.server")
     fake_mod.serve = seen.append  # type: ignore[attr-defined]
+    fake_mod.preflight = lambda settings: None  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "vnfm.entrypoints.api.server", fake_mod)
     res = CliRunner().invoke(
         cli, ["server", "--host", "0.0.0.0", "--port", "9999", "--data-dir", str(tmp_path)]
@@ -29,3 +30,83 @@ def test_server_command_passes_options_to_serve(monkeypatch: pytest.MonkeyPatch,
     assert settings.database_url == f"sqlite:///{tmp_path / 'vnfm.db'}"
     res = CliRunner().invoke(cli, ["server", "--database-url", "sqlite:///x.db"])
     assert seen[-1].database_url == "sqlite:///x.db"
+
+
+def _start(monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[str, str]) -> Any:
+    """`vnfm server ...` with the real settings and pre-flight checks; serve() recorded, not run."""
+    import vnfm.entrypoints.api.server as real
+
+    seen: list[Any] = []
+    monkeypatch.setattr(real, "serve", seen.append)
+    for k in ("VNFM_DATABASE_URL", "VNFM_CONFIG", "VNFM_PORT", "VNFM_LOG_FORMAT"):
+        monkeypatch.delenv(k, raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    res = CliRunner().invoke(cli, ["server", *args])
+    return res, seen
+
+
+def test_bad_settings_are_one_line_each_not_a_traceback(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    res, seen = _start(monkeypatch, ["--data-dir", str(tmp_path)],
+                       {"VNFM_PORT": "abc", "VNFM_LOG_FORMAT": "xml", "VNFM_ORPHAN_AFTER": "-1"})
+    assert res.exit_code == 2 and not seen
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 3, lines
+    assert any(ln.startswith("Error: setting port (env VNFM_PORT): ") and "'abc'" in ln for ln in lines)
+    assert any("setting log_format (env VNFM_LOG_FORMAT)" in ln and "'human' or 'json'" in ln for ln in lines)
+    assert any("setting orphan_after" in ln for ln in lines)
+    assert "Traceback" not in res.output
+
+
+def test_unwritable_data_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")  # a data dir below a file cannot be made (root can write anywhere else)
+    res, seen = _start(monkeypatch, ["--data-dir", str(blocker / "data")], {})
+    assert res.exit_code == 2 and not seen
+    assert res.stderr.startswith(f"Error: setting data_dir (env VNFM_DATA_DIR): {blocker / 'data'} cannot be written")
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_unreachable_postgresql_names_the_setting_not_the_password(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"postgresql+psycopg://vnfm:pw-s3cret@127.0.0.1:{port}/vnfm"
+    res, seen = _start(monkeypatch, ["--data-dir", str(tmp_path)], {"VNFM_DATABASE_URL": url})
+    assert res.exit_code == 2 and not seen
+    line = res.stderr.strip()
+    assert line.startswith("Error: setting database_url (env VNFM_DATABASE_URL): postgresql+psycopg://***@127.0.0.1")
+    assert "does not answer (OperationalError" in line
+    assert "pw-s3cret" not in res.output and len(line.splitlines()) == 1
+
+
+def test_config_file_then_env_then_options(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    conf = tmp_path / "vnfm.toml"
+    conf.write_text(f'port = 9100\nhost = "0.0.0.0"\nlog_format = "json"\ndata_dir = "{tmp_path / "d"}"\n')
+    res, seen = _start(monkeypatch, ["--config", str(conf)], {})
+    assert res.exit_code == 0, res.output
+    got = seen[0]
+    assert (got.port, got.host, got.log_format, got.data_dir) == (9100, "0.0.0.0", "json", tmp_path / "d")
+    res, seen = _start(monkeypatch, ["--port", "9300"], {"VNFM_CONFIG": str(conf), "VNFM_PORT": "9200"})
+    assert res.exit_code == 0, res.output
+    assert seen[0].port == 9300 and seen[0].host == "0.0.0.0"
+    res, seen = _start(monkeypatch, [], {"VNFM_CONFIG": str(conf), "VNFM_PORT": "9200"})
+    assert seen[0].port == 9200
+    res, seen = _start(monkeypatch, ["--config", str(tmp_path / "missing.toml")], {})
+    assert res.exit_code == 2 and "missing.toml: not found" in res.stderr
+    conf.write_text("port = [")
+    res, seen = _start(monkeypatch, ["--config", str(conf)], {})
+    assert res.exit_code == 2 and res.stderr.startswith(f"Error: config file {conf}: ")
+    assert "Traceback" not in res.output
+
+
+def test_tls_needs_cert_and_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    res, seen = _start(monkeypatch, ["--data-dir", str(tmp_path), "--tls-cert", str(tmp_path / "c.pem")], {})
+    assert res.exit_code == 2 and "tls_cert and tls_key go together" in res.stderr
+    res, seen = _start(monkeypatch, ["--data-dir", str(tmp_path), "--tls-cert", str(tmp_path / "c.pem"),
+                                     "--tls-key", str(tmp_path / "k.pem")], {})
+    assert res.exit_code == 2 and "setting tls_cert (env VNFM_TLS_CERT)" in res.stderr

@@ -75,3 +75,16 @@ def test_sim_state_without_a_cluster_has_no_kubernetes_section(server: Any) -> N
     res = CliRunner().invoke(cli, ["--endpoint", str(server.url), "sim", "state", "no-such-instance", "--json"])
     assert res.exit_code == 0, res.output
     assert "kubernetes" not in json.loads(res.output)
+
+
+def test_sim_state_lists_what_was_created_through_the_cluster_api() -> None:
+    from vnfm.entrypoints.cli.render import render_cluster
+
+    k8s = {"nodes": [], "etcd": {}, "haproxy": [], "vim": None, "api": {
+        "deployments": {"default/vdu1-simple": {"replicas": 2, "ready": 1}},
+        "services": {"default/nginx-service": {"type": "NodePort", "node_ports": [30422, 31000]}},
+        "pods": {"default/vdu1-simple-abc": {"node": "workernode-0", "node_ready": True}}}}
+    text = render_cluster(k8s)
+    assert "Created through the cluster's API" in text
+    assert "default/vdu1-simple" in text and "1/2 ready" in text
+    assert "NodePort 30422,31000" in text and "on workernode-0" in text

@@ -58,9 +58,11 @@ def test_scale_heal_terminate_bodies(fake: FakeVnfm, tmp_path: Path) -> None:
     }
     vnfc = fake.instances[vnf_id]["instantiatedVnfInfo"]["vnfcResourceInfo"][-1]["id"]
     assert run(fake, "vnf", "heal", vnf_id, "--vnfc", vnfc, "--cause", "dead", "--wait").exit_code == 0
-    assert run(fake, "vnf", "heal", vnf_id, "--wait").exit_code == 0
+    res = run(fake, "vnf", "heal", vnf_id, "--wait")  # the entire VNF: asks first (no input: aborted)
+    assert res.exit_code == 1 and "heal the entire VNF" in res.output
+    assert run(fake, "vnf", "heal", vnf_id, "--wait", "--yes").exit_code == 0
     assert fake.bodies("POST", "/heal") == [{"vnfcInstanceId": [vnfc], "cause": "dead"}, {}]
-    res = run(fake, "vnf", "terminate", vnf_id, "--graceful", "--graceful-timeout", "30", "--wait")
+    res = run(fake, "vnf", "terminate", vnf_id, "--graceful-timeout", "30", "--wait")
     assert res.exit_code == 0, res.output
     assert fake.bodies("POST", "/terminate") == [
         {"terminationType": "GRACEFUL", "gracefulTerminationTimeout": 30}
@@ -69,8 +71,20 @@ def test_scale_heal_terminate_bodies(fake: FakeVnfm, tmp_path: Path) -> None:
     assert fake.instances == {}
 
 
-def test_terminate_defaults_to_forceful(fake: FakeVnfm, tmp_path: Path) -> None:
+def test_terminate_defaults_to_graceful_as_tacker(fake: FakeVnfm, tmp_path: Path) -> None:
     vnf_id = new_vnf(fake)
     run(fake, "vnf", "instantiate", vnf_id, request_file(tmp_path, SEED_REQUEST), "--wait")
-    assert run(fake, "vnf", "terminate", vnf_id).exit_code == 0
-    assert fake.bodies("POST", "/terminate") == [{"terminationType": "FORCEFUL"}]
+    assert run(fake, "vnf", "terminate", vnf_id, "--wait").exit_code == 0
+    run(fake, "vnf", "instantiate", vnf_id, request_file(tmp_path, SEED_REQUEST), "--wait")
+    assert run(fake, "vnf", "terminate", vnf_id, "--forceful").exit_code == 0
+    assert fake.bodies("POST", "/terminate") == [{"terminationType": "GRACEFUL"}, {"terminationType": "FORCEFUL"}]
+    res = run(fake, "vnf", "terminate", vnf_id, "--forceful", "--graceful-timeout", "3")
+    assert res.exit_code == 2 and "--forceful" in res.output
+
+
+def test_scale_type_is_case_insensitive(fake: FakeVnfm, tmp_path: Path) -> None:
+    vnf_id = new_vnf(fake)
+    run(fake, "vnf", "instantiate", vnf_id, request_file(tmp_path, SEED_REQUEST), "--wait")
+    res = run(fake, "vnf", "scale", vnf_id, "--type", "scale_out", "--aspect-id", "worker_instance")
+    assert res.exit_code == 0, res.output
+    assert fake.bodies("POST", "/scale")[0]["type"] == "SCALE_OUT"

@@ -120,3 +120,20 @@ def test_op_id_from_location() -> None:
 def test_describe_error() -> None:
     assert describe_error({}) == ""
     assert describe_error({"error": {"detail": "boom"}}) == "boom"
+
+
+def test_new_progress_lines_after_the_last_seen_one() -> None:
+    from vnfm.entrypoints.cli.wait import Observer, new_progress
+
+    a, b, c = ({"time": f"t{i}", "stage": "s", "message": m} for i, m in enumerate("abc"))
+    assert new_progress([a, b, c], None) == [a, b, c]
+    assert new_progress([a, b, c], b) == [c]
+    assert new_progress([a, b, c], c) == []
+    assert new_progress([b, c], {"time": "gone"}) == [b, c]  # fell out of the window: all shown
+    seen: list[str] = []
+    obs = Observer(on_progress=lambda e, _t: seen.append(e["message"]), last_seen=a)
+    obs.progress({"vnfmProgress": [a, b]}, 0.0)
+    obs.progress({"vnfmProgress": [a, b, c]}, 0.1)
+    obs.progress({"vnfmProgress": [a, b, c]}, 0.2)
+    obs.progress({}, 0.3)
+    assert seen == ["b", "c"]

@@ -50,18 +50,18 @@ def test_migrate_empty_database_matches_models(backend: str, tmp_path: Path,
     migrate(url)
     assert _tables(url) == set(metadata.tables) | {"alembic_version"}
     assert _diffs(url) == []
-    assert current_revision(url) == head_revision() == "0004"
+    assert current_revision(url) == head_revision() == "0005"
     migrate(url)  # idempotent
-    assert current_revision(url) == "0004"
+    assert current_revision(url) == "0005"
 
 
 def test_upgrade_from_the_first_schema(backend: str, tmp_path: Path, pg_cluster: PgCluster | None) -> None:
-    """A database made by an earlier release (0001) gets the notification outbox, nothing else changes."""
+    """A database made by an earlier release (0001) gets the notification outbox and the list indexes."""
     url = fresh_database_url(backend, tmp_path, pg_cluster)
     migrate(url, "0001")
     assert "notification_outbox" not in _tables(url)
     migrate(url)
-    assert current_revision(url) == "0004"
+    assert current_revision(url) == "0005"
     assert _diffs(url) == []
 
 

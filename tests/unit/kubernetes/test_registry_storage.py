@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from vnfm.adapters.mgmt.cluster import params as P
-from vnfm.domain.errors import BadRequest
+from vnfm.domain.errors import BadRequest, UnprocessableEntity
 from vnfm.domain.model import OpState
 
 from .conftest import PARAMS, K8s
@@ -100,13 +100,15 @@ async def test_registries_on_every_node_then_added_then_healed(k8s: K8s) -> None
     assert sorted(v["registries"]) == sorted(v["nodes"]) and len(v["nodes"]) == 4
 
 
-async def test_registry_ca_missing_from_package_fails_naming_the_key(k8s: K8s) -> None:
+async def test_registry_ca_missing_from_package_is_refused_naming_the_key(k8s: K8s) -> None:
+    """Refused when the request arrives (422), before any occurrence or VM exists."""
     regs = copy.deepcopy(REGISTRIES)
     regs[1]["certificate_path"] = "Files/registries/missing.crt"
-    _, occ = await k8s.instantiate("simple", with_(private_registry_connection_info=regs), ok=False)
-    assert occ.operation_state != OpState.COMPLETED
-    assert f"{R}.private_registry_connection_info[1].certificate_path: 'Files/registries/missing.crt' is not a " \
-           "file of the VNF package" in str(occ.error)
+    with pytest.raises(UnprocessableEntity) as e:
+        await k8s.instantiate("simple", with_(private_registry_connection_info=regs), ok=False)
+    assert e.value.detail == f"{R}.private_registry_connection_info[1].certificate_path: " \
+                             "'Files/registries/missing.crt' is not a file of the VNF package"
+    assert k8s.app.instances.op_list() == []
 
 
 @pytest.mark.parametrize(
@@ -224,17 +226,21 @@ async def test_heal_storage_server_keeps_volume_remounts_reexports_and_re_regist
     assert sorted(v["nodes"]) == ["masternode-0", "workernode-0", "workernode-1"]
 
 
-async def test_storage_params_on_a_flavour_without_storage_server_fail_naming_the_key(k8s: K8s) -> None:
-    _, occ = await k8s.instantiate("simple", with_(**STORAGE), ok=False)
-    assert f"{R}.storage_server.ssh_cp_name: CP 'storage_server_CP' is not in flavour 'simple'" in str(occ.error)
+async def test_storage_params_on_a_flavour_without_storage_server_are_refused_naming_the_key(k8s: K8s) -> None:
+    with pytest.raises(UnprocessableEntity) as e:
+        await k8s.instantiate("simple", with_(**STORAGE), ok=False)
+    assert e.value.detail.startswith(f"{R}.storage_server.ssh_cp_name: 'storage_server_CP' is not a CP of "
+                                     "flavour 'simple'")
+    assert k8s.app.instances.op_list() == []
 
 
 async def test_pv_manifest_missing_or_path_not_exported_fails_naming_the_key(k8s: K8s) -> None:
     p = with_(**STORAGE)
     p["k8s_cluster_installation_param"]["pv_registration_params"][2]["pv_manifest_file_path"] = "Files/nope.yaml"
-    _, occ = await k8s.instantiate("simple_pv", p, ok=False)
-    assert f"{R}.pv_registration_params[2].pv_manifest_file_path: 'Files/nope.yaml' is not a file of the VNF " \
-           "package" in str(occ.error)
+    with pytest.raises(UnprocessableEntity) as e:  # refused when the request arrives
+        await k8s.instantiate("simple_pv", p, ok=False)
+    assert e.value.detail == f"{R}.pv_registration_params[2].pv_manifest_file_path: 'Files/nope.yaml' is not a " \
+                             "file of the VNF package"
     p = with_(**STORAGE)
     p["k8s_cluster_installation_param"]["storage_server"]["nfs_server_setup_params"].pop(0)
     _, occ = await k8s.instantiate("simple_pv", p, ok=False)
@@ -243,9 +249,11 @@ async def test_pv_manifest_missing_or_path_not_exported_fails_naming_the_key(k8s
     p = with_(**STORAGE)
     p["k8s_cluster_installation_param"]["storage_server"]["cinder_volume_setup_params"][0][
         "volume_resource_id"] = "other_volume"
-    _, occ = await k8s.instantiate("simple_pv", p, ok=False)
-    assert f"{R}.storage_server.cinder_volume_setup_params[0].volume_resource_id: storage server storage_server-0" \
-           " has no volume 'other_volume' (its virtual storages: storage_server_volume)" in str(occ.error)
+    with pytest.raises(UnprocessableEntity) as e:
+        await k8s.instantiate("simple_pv", p, ok=False)
+    assert e.value.detail == f"{R}.storage_server.cinder_volume_setup_params[0].volume_resource_id: " \
+                             "'other_volume' is not a virtual storage of VDU 'storage_server' (it has: " \
+                             "storage_server_volume)"
 
 
 @pytest.mark.parametrize(

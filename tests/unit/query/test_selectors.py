@@ -231,3 +231,17 @@ def test_list_params_rejects_repeated_parameter() -> None:
     with pytest.raises(BadRequest, match="more than once"):
         parse_list_params(q)
     assert parse_list_params(_MultiDict([("filter", "(eq,id,1)")])).filter is not None
+
+
+@pytest.mark.parametrize("params", [
+    {}, {"all_fields": True}, {"fields": ("b/c",)}, {"exclude_fields": ("a", "b/c")}, {"exclude_default": True},
+    {"exclude_default": True, "fields": ("b",)},
+])
+def test_selectors_on_an_owned_document_give_the_same_result_and_spare_the_original(params: dict) -> None:
+    def doc() -> dict:
+        return {"id": "x", "a": {"k": [1, 2]}, "b": {"c": 1, "d": {"e": 2}}, "z": [{"c": 3, "y": 4}]}
+
+    owned = doc()
+    expected = apply_selectors(doc(), default_excluded=("b", "z/y"), **params)
+    assert apply_selectors(owned, default_excluded=("b", "z/y"), owned=True, **params) == expected
+    assert owned == doc()  # nested removals worked on copies

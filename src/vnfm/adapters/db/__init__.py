@@ -13,13 +13,15 @@ from vnfm.adapters.db.engine import (
     make_engine,
     make_session_factory,
     normalize_url,
+    ping,
+    ping_url,
 )
+from vnfm.adapters.db.kv import SqlKvStore
 from vnfm.adapters.db.migrate import current_revision, head_revision, migrate
 from vnfm.adapters.db.tables import metadata
 from vnfm.adapters.db.uow import (
     SqlAlchemyUnitOfWork,
     SqlInstanceRepository,
-    SqlKvStore,
     SqlOpOccRepository,
     SqlPackageRepository,
     SqlSubscriptionRepository,
@@ -27,6 +29,8 @@ from vnfm.adapters.db.uow import (
 )
 
 __all__ = [
+    "ping",
+    "ping_url",
     "DEFAULT_DATABASE_URL",
     "SqlAlchemyUnitOfWork",
     "SqlInstanceRepository",

@@ -119,3 +119,32 @@ def make_session_factory(url_or_engine: str | URL | Engine | None = None) -> ses
     """Sessions for SqlAlchemyUnitOfWork (no expiry on commit, no autoflush: Core statements only)."""
     engine = url_or_engine if isinstance(url_or_engine, Engine) else make_engine(url_or_engine)
     return sessionmaker(bind=engine, expire_on_commit=False, autoflush=False)
+
+
+def ping(factory: sessionmaker[Session]) -> None:
+    """Raise unless the database answers `SELECT 1` (a raw connection: no transaction is begun,
+    so SQLite's write lock is not taken)."""
+    bind = factory.kw["bind"]
+    raw = bind.raw_connection()
+    try:
+        cur = raw.cursor()
+        try:
+            cur.execute("SELECT 1")
+            cur.fetchall()
+        finally:
+            cur.close()
+    finally:
+        raw.close()
+
+
+def ping_url(url: str, timeout: float = 5.0) -> None:
+    """Raise unless the database at `url` answers within about `timeout` seconds (server start-up)."""
+    u = normalize_url(url)
+    kwargs: dict[str, Any] = {}
+    if u.get_backend_name() != "sqlite":
+        kwargs["connect_args"] = {"connect_timeout": max(1, int(timeout))}
+    engine = make_engine(u, **kwargs)
+    try:
+        ping(sessionmaker(bind=engine))
+    finally:
+        engine.dispose()

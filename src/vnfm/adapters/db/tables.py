@@ -96,7 +96,7 @@ vnf_instances = Table(
     Column("id", String(ID), primary_key=True),
     Column("vnfd_id", String(ID), nullable=False, index=True),
     Column("vnf_pkg_id", String(ID), nullable=False, index=True),
-    Column("vnf_instance_name", String(ID), nullable=True),
+    Column("vnf_instance_name", String(ID), nullable=True, index=True),
     Column("instantiation_state", String(32), nullable=False, index=True),
     Column("vim_id", String(ID), nullable=True, index=True),
     Column("lock_op_id", String(ID), nullable=True, index=True),
@@ -110,9 +110,9 @@ vnf_lcm_op_occs = Table(
     metadata,
     Column("id", String(ID), primary_key=True),
     Column("vnf_instance_id", String(ID), nullable=False, index=True),
-    Column("operation", String(32), nullable=False),
+    Column("operation", String(32), nullable=False, index=True),
     Column("operation_state", String(32), nullable=False, index=True),
-    Column("state_entered_time", UtcDateTime(), nullable=False),
+    Column("state_entered_time", UtcDateTime(), nullable=False, index=True),
     Column("start_time", UtcDateTime(), nullable=False, index=True),
     Column("owner", String(ID), nullable=True, index=True),
     # Fencing token: bumped by every change of owner; a runner's writes check it (and the owner).
@@ -168,3 +168,9 @@ kv = Table(
 
 # A composite index for the orphan scan (state + heartbeat).
 Index("ix_vnf_lcm_op_occs_state_heartbeat", vnf_lcm_op_occs.c.operation_state, vnf_lcm_op_occs.c.heartbeat)
+
+# List order (keyset paging: ORDER BY <time>, id, then rows after the last one's key); migration 0004.
+Index("ix_vnf_packages_created_at_id", vnf_packages.c.created_at, vnf_packages.c.id)
+Index("ix_vnf_instances_created_at_id", vnf_instances.c.created_at, vnf_instances.c.id)
+Index("ix_vnf_lcm_op_occs_start_time_id", vnf_lcm_op_occs.c.start_time, vnf_lcm_op_occs.c.id)
+Index("ix_subscriptions_kind_created_at_id", subscriptions.c.kind, subscriptions.c.created_at, subscriptions.c.id)

@@ -17,7 +17,7 @@ Concurrency:
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
@@ -37,10 +37,12 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
-from vnfm.adapters.db import mappers, tables
+from vnfm.adapters.db import mappers, paging, tables
+from vnfm.adapters.db.kv import SqlKvStore
+from vnfm.adapters.db.paging import Col
 from vnfm.domain.errors import Conflict, NotFound
 from vnfm.domain.model import OpOcc, OpState, Subscription, Vim, VnfInstance, VnfPackage, new_id, utcnow
-from vnfm.service.ports import AbstractUnitOfWork, OutboxEntry, Sealer
+from vnfm.service.ports import AbstractUnitOfWork, Condition, OutboxEntry, Sealer
 
 E = TypeVar("E")
 
@@ -52,6 +54,8 @@ class _TableRepository(Generic[E]):
 
     table: Table
     label = "entity"
+    # API attribute -> the column holding exactly its value (list filters evaluated in SQL).
+    columns: Mapping[str, Col] = {"id": Col("id", ordered=True)}
 
     def __init__(
         self,
@@ -64,6 +68,7 @@ class _TableRepository(Generic[E]):
         self._to_row = to_row
         self._from_row = from_row
         self._order = (self.table.c[order_by], self.table.c.id)
+        self._order_by = order_by
 
     # --- plumbing
     def _conn(self) -> Connection:
@@ -102,6 +107,23 @@ class _TableRepository(Generic[E]):
     def list(self) -> builtins.list[E]:
         return self._select()
 
+    def page(self, conditions: Sequence[Condition], after_id: str | None, limit: int,
+             omit: frozenset[str] = frozenset()) -> builtins.list[E]:
+        return self._page((), conditions, after_id, limit, omit)
+
+    # API attribute -> body keys only it needs (left out of the rows of a page that omits it).
+    body_parts: Mapping[str, tuple[str, ...]] = {}
+
+    def _page(self, scope: Sequence[ColumnElement[bool]], conditions: Sequence[Condition],
+              after_id: str | None, limit: int, omit: frozenset[str] = frozenset()) -> builtins.list[E]:
+        """Keyset page narrowed in SQL (vnfm.adapters.db.paging); `scope`: extra fixed clauses."""
+        t = self.table
+        after = paging.after_key_of(self._conn(), t, self._order_by, after_id)
+        where = [*scope, *paging.narrowing(t, self.columns, conditions, self.dialect)]
+        drop = [key for attr in omit for key in self.body_parts.get(attr, ())]
+        stmt = paging.keyset_page(t, self._order_by, where, after, limit, drop, self.dialect)
+        return [self._from_row(dict(r)) for r in self._exec(stmt).mappings().all()]
+
     def save(self, entity: E) -> None:
         row = self._to_row(entity)
         entity_id = row.pop("id")
@@ -117,6 +139,10 @@ class _TableRepository(Generic[E]):
 class SqlPackageRepository(_TableRepository[VnfPackage]):
     table = tables.vnf_packages
     label = "VNF package"
+    columns = {"id": Col("id", ordered=True), "vnfdId": Col("vnfd_id"),
+               "onboardingState": Col("onboarding_state", ordered=True),
+               "operationalState": Col("operational_state", ordered=True),
+               "usageState": Col("usage_state", ordered=True)}
 
     def __init__(self, session: Session) -> None:
         super().__init__(session, mappers.package_to_row, mappers.package_from_row)
@@ -152,6 +178,13 @@ _UNSEEN = object()
 class SqlInstanceRepository(_TableRepository[VnfInstance]):
     table = tables.vnf_instances
     label = "VNF instance"
+    columns = {"id": Col("id", ordered=True), "vnfdId": Col("vnfd_id"), "vnfPkgId": Col("vnf_pkg_id", ordered=True),
+               "vnfInstanceName": Col("vnf_instance_name"),
+               "instantiationState": Col("instantiation_state", ordered=True)}
+    body_parts = {"instantiatedVnfInfo": ("resources", "ext_virtual_links", "ext_managed_virtual_links",
+                                          "additional_params", "driver_state"),
+                  "vimConnectionInfo": ("vim_connection_info",), "metadata": ("metadata",),
+                  "extensions": ("extensions",), "vnfConfigurableProperties": ("vnf_configurable_properties",)}
 
     def __init__(self, session: Session, box: Sealer | None = None) -> None:
         super().__init__(session, mappers.sealing(mappers.instance_to_row, box), self._load)
@@ -163,6 +196,14 @@ class SqlInstanceRepository(_TableRepository[VnfInstance]):
         inst = self._from_body(row)
         self._seen_lock[inst.id] = inst.lock_op_id
         return inst
+
+    def page(self, conditions: Sequence[Condition], after_id: str | None, limit: int,
+             omit: frozenset[str] = frozenset()) -> builtins.list[VnfInstance]:
+        found = super().page(conditions, after_id, limit, omit)
+        if omit:  # partial instances: a save() of one must not pass the lock check
+            for inst in found:
+                self._seen_lock.pop(inst.id, None)
+        return found
 
     def add(self, entity: VnfInstance) -> None:
         super().add(entity)
@@ -225,6 +266,9 @@ class SqlInstanceRepository(_TableRepository[VnfInstance]):
 class SqlOpOccRepository(_TableRepository[OpOcc]):
     table = tables.vnf_lcm_op_occs
     label = "VNF LCM operation occurrence"
+    columns = {"id": Col("id", ordered=True), "vnfInstanceId": Col("vnf_instance_id", ordered=True),
+               "operation": Col("operation", ordered=True), "operationState": Col("operation_state", ordered=True),
+               "startTime": Col("start_time", "time"), "stateEnteredTime": Col("state_entered_time", "time")}
 
     def __init__(self, session: Session, box: Sealer | None = None) -> None:
         super().__init__(session, mappers.sealing(mappers.op_occ_to_row, box),
@@ -314,6 +358,10 @@ class SqlSubscriptionRepository(_TableRepository[Subscription]):
     def by_kind(self, kind: str) -> builtins.list[Subscription]:
         return self._select(self.table.c.kind == kind)
 
+    def page_of_kind(self, kind: str, conditions: Sequence[Condition], after_id: str | None,
+                     limit: int) -> builtins.list[Subscription]:
+        return self._page((self.table.c.kind == kind,), conditions, after_id, limit)
+
 
 class SqlVimRepository(_TableRepository[Vim]):
     table = tables.vims
@@ -324,6 +372,9 @@ class SqlVimRepository(_TableRepository[Vim]):
 
     def by_name(self, name: str) -> builtins.list[Vim]:
         return self._select(self.table.c.name == name)
+
+    def of_type(self, vim_type: str) -> builtins.list[Vim]:
+        return self._select(self.table.c.vim_type == vim_type)
 
     def default(self) -> Vim | None:
         found = self._select(self.table.c.is_default.is_(True))
@@ -375,56 +426,6 @@ class SqlOutbox:
 
     def count(self) -> int:
         return int(self._exec(select(func.count()).select_from(self.table)).scalar_one())
-
-
-class SqlKvStore:
-    """Small JSON values by (namespace, key), for adapters' own state (e.g. the simulated cloud)."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
-    def _exec(self, stmt: Any) -> CursorResult:
-        return self.session.connection().execute(stmt)
-
-    def get(self, namespace: str, key: str, default: Any = None) -> Any:
-        t = tables.kv
-        row = self._exec(select(t.c.value).where(t.c.namespace == namespace, t.c.key == key)).first()
-        return default if row is None else row[0]
-
-    def put(self, namespace: str, key: str, value: Any) -> None:
-        t = tables.kv
-        values = {"namespace": namespace, "key": key, "value": value, "updated_at": utcnow()}
-        dialect = self.session.connection().dialect.name
-        if dialect in ("sqlite", "postgresql"):
-            if dialect == "sqlite":
-                from sqlalchemy.dialects.sqlite import insert as upsert
-            else:
-                from sqlalchemy.dialects.postgresql import insert as upsert  # type: ignore[assignment]
-            stmt = upsert(t).values(**values)
-            stmt = stmt.on_conflict_do_update(
-                index_elements=[t.c.namespace, t.c.key],
-                set_={"value": stmt.excluded.value, "updated_at": stmt.excluded.updated_at},
-            )
-            self._exec(stmt)
-            return
-        res = self._exec(update(t).where(t.c.namespace == namespace, t.c.key == key)
-                         .values(value=value, updated_at=values["updated_at"]))
-        if res.rowcount == 0:
-            self._exec(insert(t).values(**values))
-
-    def delete(self, namespace: str, key: str) -> None:
-        t = tables.kv
-        self._exec(delete(t).where(t.c.namespace == namespace, t.c.key == key))
-
-    def items(self, namespace: str) -> builtins.list[tuple[str, Any]]:
-        """(key, value) pairs of `namespace`, ordered by key."""
-        t = tables.kv
-        rows = self._exec(select(t.c.key, t.c.value).where(t.c.namespace == namespace).order_by(t.c.key))
-        return [(str(row[0]), row[1]) for row in rows]
-
-    def put_many(self, namespace: str, values: Iterable[tuple[str, Any]]) -> None:
-        for key, value in values:
-            self.put(namespace, key, value)
 
 
 class SqlAlchemyUnitOfWork(AbstractUnitOfWork):

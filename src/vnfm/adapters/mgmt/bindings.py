@@ -22,7 +22,9 @@ ENTRY_POINT_GROUP = "vnfm.mgmt_drivers"
 DEFAULT_BINDINGS: dict[str, str] = {
     "mgmt-drivers-kubernetes": "kubeadm",
     "mgmt-drivers-kubespray": "kubespray",
+    "mgmt-drivers-cnf-nodeport": "cnf-nodeport",
     "mgmt-drivers-noop": "noop",
+    "mgmt-drivers-private-registry": "private-registry",
     "vnflcm_noop": "noop",
 }
 # former driver names, still accepted in VNFM_DRIVER_BINDINGS
@@ -84,7 +86,14 @@ class MgmtDrivers:
             self.resolve(flavour, impl)
 
     def for_hook(self, flavour: Flavour, hook: str) -> MgmtDriver | None:
+        """The driver bound to `hook`; for a hook the flavour leaves unbound, the driver bound to
+        its other hooks when that driver lists `hook` in its `implicit_hooks` (a check that must run
+        before resources are created, e.g. instantiate_start, although the VNFD binds only _end)."""
         impl = flavour.hooks.get(hook)
-        if impl is None:
-            return None
-        return self.driver(self.resolve(flavour, impl))
+        if impl is not None:
+            return self.driver(self.resolve(flavour, impl))
+        for other in dict.fromkeys(flavour.hooks.values()):
+            driver = self.driver(self.resolve(flavour, other))
+            if hook in driver.implicit_hooks:
+                return driver
+        return None

@@ -97,6 +97,7 @@ class HttpNotifier:
         tokens: TokenCache | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         poll_interval: float = 5.0,
+        on_delivery: Callable[[bool], None] | None = None,
     ) -> None:
         if attempts < 1:
             raise ValueError("attempts must be at least 1")
@@ -104,6 +105,7 @@ class HttpNotifier:
         self._instance_info = instance_info
         self._package_info = package_info
         self.attempts = attempts
+        self.on_delivery = on_delivery  # told each delivery's outcome (True: delivered) for metrics
         self.base_delay = base_delay
         self.max_delay = max_delay
         self.timeout = timeout
@@ -333,6 +335,12 @@ class HttpNotifier:
         return float(min(self.max_delay, self.base_delay * (2 ** (attempt - 1))))
 
     async def _deliver(self, client: httpx.AsyncClient, d: _Delivery) -> bool:
+        ok = await self._attempts(client, d)
+        if self.on_delivery is not None:
+            self.on_delivery(ok)
+        return ok
+
+    async def _attempts(self, client: httpx.AsyncClient, d: _Delivery) -> bool:
         sub = d.sub
         secrets = secrets_of(sub.authentication)
         content = json.dumps(d.body).encode()

@@ -393,6 +393,28 @@ class SshExecutor:
             res = Result(raw.exit_status, "", raw.stderr.decode("utf-8", "replace"))
             raise RemoteCommandFailed(target.host, shown, res)
 
+    async def upload(self, target: SshTarget, local_path: str, remote_path: str, mode: int = 0o600,
+                     timeout: float | None = None) -> None:
+        """Copy the local file `local_path` to `remote_path` over SFTP (a relative path is under the
+        login's home), creating its directory: written beside it under a temporary name, then
+        renamed, so a half-copied file never has the final name. For large files (images)."""
+        limit = self._command_timeout if timeout is None else timeout
+        shown = f"upload {remote_path}"
+        async with self._sem, self._host_sems.setdefault(target.key, asyncio.Semaphore(self._per_host)):
+            c = await self._get(target)
+            tmp = f"{remote_path}.vnfm-part"
+            try:
+                async with asyncio.timeout(limit), c.conn.start_sftp_client() as sftp:
+                    if "/" in remote_path.strip("/"):
+                        await sftp.makedirs(remote_path.rsplit("/", 1)[0], exist_ok=True)
+                    await sftp.put(local_path, tmp)
+                    await sftp.chmod(tmp, mode)
+                    await sftp.posix_rename(tmp, remote_path)
+            except TimeoutError:
+                raise SshTimeout(f"{shown} on {target.host} timed out after {limit:g}s") from None
+            except (OSError, asyncssh.Error) as e:
+                raise RemoteError(f"{shown} on {target.host} failed: {type(e).__name__}: {e}") from None
+
     async def get_file(self, target: SshTarget, path: str, timeout: float | None = None) -> bytes:
         shown = f"get_file {path}"
         raw = await self._exec(target, shlex.join(["cat", "--", path]), None, timeout, shown)

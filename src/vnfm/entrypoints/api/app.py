@@ -13,7 +13,8 @@ from starlette.types import ASGIApp
 from vnfm import __version__
 from vnfm.bootstrap import App, build
 from vnfm.config import Settings
-from vnfm.entrypoints.api import problem, tacker_vims, vnflcm, vnfm_ext, vnfpkgm
+from vnfm.entrypoints.api import health, problem, tacker_vims, vnflcm, vnfm_ext, vnfpkgm
+from vnfm.entrypoints.api.access import AccessLog
 from vnfm.entrypoints.api.headers import CanonicalHeaders
 
 API_VERSION = "2.6.1"
@@ -24,7 +25,9 @@ class VnfmApi(FastAPI):
     """FastAPI with the header middleware outside everything else (error responses included)."""
 
     def build_middleware_stack(self) -> ASGIApp:
-        return CanonicalHeaders(super().build_middleware_stack(), API_VERSION)
+        core = getattr(self.state, "vnfm", None)
+        observe = core.metrics.http_request if core is not None else None
+        return CanonicalHeaders(AccessLog(super().build_middleware_stack(), observe), API_VERSION)
 
 
 def _control_in_url(request: Request) -> str | None:
@@ -57,7 +60,7 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
     @app.middleware("http")
     async def sol013_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         token = settings.auth_token
-        if token and not request.url.path.endswith("api_versions"):
+        if token and not request.url.path.endswith("api_versions") and request.url.path not in health.OPEN_PATHS:
             got = request.headers.get("x-auth-token", "")
             bearer = request.headers.get("authorization", "")
             if bearer.lower().startswith("bearer "):
@@ -75,5 +78,8 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
     app.include_router(vnfpkgm.router)
     app.include_router(vnflcm.router)
     app.include_router(vnfm_ext.router)
+    if settings.fault_injection:
+        app.include_router(vnfm_ext.faults_router)
     app.include_router(tacker_vims.router)
+    app.include_router(health.router)
     return app

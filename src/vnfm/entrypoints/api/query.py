@@ -335,18 +335,26 @@ def apply_selectors(
     exclude_fields: Sequence[str] | None = None,
     exclude_default: bool = False,
     default_excluded: Sequence[str] = (),
+    owned: bool = False,
 ) -> dict[str, Any]:
-    """A copy of `doc` reduced as the SOL013 5.3 attribute selectors say (`doc` is not modified)."""
+    """A copy of `doc` reduced as the SOL013 5.3 attribute selectors say (`doc` is not modified).
+    `owned`: the caller gives `doc` up (built for this response), so its parts are reused, not copied."""
     check_selector_combination(all_fields, fields, exclude_fields, exclude_default)
+    dup: Any = (lambda v: v) if owned else copy.deepcopy
     if all_fields:
-        return copy.deepcopy(dict(doc))
-    result: dict[str, Any] = copy.deepcopy(dict(doc))
+        return dict(doc) if owned else copy.deepcopy(dict(doc))
+    removed = exclude_fields if exclude_fields is not None else default_excluded
+    param = "exclude_fields" if exclude_fields is not None else "default_excluded"
+    paths = [_split_path(name, param) for name in removed]
+    whole = {p[0] for p in paths if len(p) == 1}  # top-level attributes removed: never copied
+    result: dict[str, Any] = {k: dup(v) for k, v in doc.items() if k not in whole}
+    if owned and any(len(segs) > 1 for segs in paths):
+        result = copy.deepcopy(result)  # nested removals change the parts: never the caller's
+    for segs in paths:
+        if len(segs) > 1:
+            _remove(result, segs)
     if exclude_fields is not None:
-        for name in exclude_fields:
-            _remove(result, _split_path(name, "exclude_fields"))
         return result
-    for name in default_excluded:
-        _remove(result, _split_path(name, "default_excluded"))
     for name in fields or ():
         merged = _include(doc, result, _split_path(name, "fields"))
         result = merged if isinstance(merged, dict) else result
@@ -368,7 +376,8 @@ class ListParams:
     def matches(self, doc: Any) -> bool:
         return self.filter is None or self.filter.matches(doc)
 
-    def select(self, doc: Mapping[str, Any], default_excluded: Sequence[str] = ()) -> dict[str, Any]:
+    def select(self, doc: Mapping[str, Any], default_excluded: Sequence[str] = (),
+               owned: bool = False) -> dict[str, Any]:
         return apply_selectors(
             doc,
             all_fields=self.all_fields,
@@ -376,6 +385,7 @@ class ListParams:
             exclude_fields=self.exclude_fields,
             exclude_default=self.exclude_default,
             default_excluded=default_excluded,
+            owned=owned,
         )
 
     def check_attributes(self, known: Iterable[str], resource: str) -> None:

@@ -2,20 +2,51 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import uvicorn
 
-from vnfm.config import Settings
+from vnfm.adapters.db import ping_url
+from vnfm.config import Settings, check_runtime
+from vnfm.domain.secrets import URL_USERINFO
 from vnfm.entrypoints.api.app import create_app
+from vnfm.entrypoints.logsetup import configure_logging
+
+log = logging.getLogger("vnfm.server")
+
+
+def tls_options(settings: Settings) -> dict[str, Any]:
+    if not settings.tls:
+        return {}
+    return {"ssl_certfile": str(settings.tls_cert), "ssl_keyfile": str(settings.tls_key)}
+
+
+def known_secrets(settings: Settings) -> list[str]:
+    """Setting values no log line may show."""
+    found = [settings.auth_token]
+    found += [m["pw"] for m in URL_USERINFO.finditer(settings.database_url)]
+    return [s for s in found if s]
+
+
+def preflight(settings: Settings) -> None:
+    """SettingsError (one line per problem) unless the data dir is writable, the TLS files readable
+    and the database answers."""
+    check_runtime(settings, ping=ping_url)
 
 
 def serve(settings: Settings) -> None:
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info",
-                access_log=False, server_header=False, date_header=False)
+    configure_logging(settings.log_level, settings.log_format, known_secrets=known_secrets(settings))
+    scheme = "https" if settings.tls else "http"
+    log.info("vnfm server on %s://%s:%d (data dir %s, engine %s)", scheme, settings.host, settings.port,
+             settings.data_dir, "on" if settings.run_engine else "off")
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=None,
+                log_level=settings.log_level.lower(), access_log=False, server_header=False,
+                date_header=False, **tls_options(settings))
 
 
 @dataclass
@@ -39,7 +70,8 @@ def start_in_thread(settings: Settings, *, timeout: float = 30.0) -> ServerHandl
     port = settings.port or _free_port(settings.host)
     settings.port = port
     config = uvicorn.Config(create_app(settings), host=settings.host, port=port, log_level="warning",
-                            access_log=False, lifespan="on", server_header=False, date_header=False)
+                            access_log=False, lifespan="on", server_header=False, date_header=False,
+                            **tls_options(settings))
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="vnfm-server", daemon=True)
     thread.start()
@@ -51,4 +83,5 @@ def start_in_thread(settings: Settings, *, timeout: float = 30.0) -> ServerHandl
             server.should_exit = True
             raise TimeoutError(f"the vnfm server did not start within {timeout} s")
         time.sleep(0.01)
-    return ServerHandle(url=f"http://{settings.host}:{port}", server=server, thread=thread)
+    scheme = "https" if settings.tls else "http"
+    return ServerHandle(url=f"{scheme}://{settings.host}:{port}", server=server, thread=thread)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool as off_loop
 
 from vnfm.domain.model import OpOcc
 from vnfm.entrypoints.api import query
-from vnfm.entrypoints.api.common import add_subscription_routes, app_of, json_body, listing
+from vnfm.entrypoints.api.common import ListSource, add_subscription_routes, app_of, json_body, listing
 from vnfm.service import views
 
 router = APIRouter(prefix="/vnflcm")
+# Every route does its database work in a worker thread (`off_loop`, or a plain `def` route): the
+# event loop only parses requests, runs the LCM engine and heart-beats.
 
 
 @router.get("/api_versions")
@@ -27,66 +30,72 @@ def _accepted(request: Request, occ: OpOcc) -> Response:
 # ------------------------------------------------------------------ instances
 @router.post("/v1/vnf_instances", status_code=201)
 async def create_instance(request: Request) -> JSONResponse:
-    inst = app_of(request).instances.create(await json_body(request))
+    inst = await off_loop(app_of(request).instances.create, await json_body(request))
     loc = str(request.url_for("show_instance", inst_id=inst.id))
     return JSONResponse(views.instance_info(inst), status_code=201, headers={"Location": loc})
 
 
 @router.get("/v1/vnf_instances")
-async def list_instances(request: Request) -> JSONResponse:
-    docs = [views.instance_info(i) for i in app_of(request).instances.list()]
-    return listing(request, docs, query.VNF_INSTANCE_DEFAULT_EXCLUDED, attributes=query.VNF_INSTANCE_ATTRIBUTES,
-                   resource="VnfInstance")
+async def list_instances(request: Request) -> Response:
+    app = app_of(request)
+    source = ListSource(app.instances.page, views.instance_info, lambda i: i.id,
+                        lean=lambda i, omit: views.instance_info(i, omit), fetch_lean=app.instances.page)
+    return await listing(request, source, query.VNF_INSTANCE_DEFAULT_EXCLUDED,
+                         attributes=query.VNF_INSTANCE_ATTRIBUTES, resource="VnfInstance",
+                         page_size=app.settings.page_size)
 
 
+# Plain `def` routes that only read run in a worker thread (the database is not read on the loop).
 @router.get("/v1/vnf_instances/{inst_id}", name="show_instance")
-async def show_instance(request: Request, inst_id: str) -> dict[str, object]:
+def show_instance(request: Request, inst_id: str) -> dict[str, object]:
     return views.instance_info(app_of(request).instances.get(inst_id))
 
 
 @router.patch("/v1/vnf_instances/{inst_id}")
 async def modify_instance(request: Request, inst_id: str) -> Response:
-    occ = app_of(request).instances.modify(inst_id, await json_body(request))
+    occ = await off_loop(app_of(request).instances.modify, inst_id, await json_body(request))
     return _accepted(request, occ)
 
 
 @router.delete("/v1/vnf_instances/{inst_id}", status_code=204)
 async def delete_instance(request: Request, inst_id: str) -> Response:
-    app_of(request).instances.delete(inst_id)
+    await off_loop(app_of(request).instances.delete, inst_id)
     return Response(status_code=204)
 
 
 @router.post("/v1/vnf_instances/{inst_id}/instantiate")
 async def instantiate(request: Request, inst_id: str) -> Response:
-    return _accepted(request, app_of(request).instances.instantiate(inst_id, await json_body(request)))
+    return _accepted(request, await off_loop(app_of(request).instances.instantiate, inst_id, await json_body(request)))
 
 
 @router.post("/v1/vnf_instances/{inst_id}/scale")
 async def scale(request: Request, inst_id: str) -> Response:
-    return _accepted(request, app_of(request).instances.scale(inst_id, await json_body(request)))
+    return _accepted(request, await off_loop(app_of(request).instances.scale, inst_id, await json_body(request)))
 
 
 @router.post("/v1/vnf_instances/{inst_id}/heal")
 async def heal(request: Request, inst_id: str) -> Response:
     body = await json_body(request, empty={})
-    return _accepted(request, app_of(request).instances.heal(inst_id, body))
+    return _accepted(request, await off_loop(app_of(request).instances.heal, inst_id, body))
 
 
 @router.post("/v1/vnf_instances/{inst_id}/terminate")
 async def terminate(request: Request, inst_id: str) -> Response:
-    return _accepted(request, app_of(request).instances.terminate(inst_id, await json_body(request)))
+    return _accepted(request, await off_loop(app_of(request).instances.terminate, inst_id, await json_body(request)))
 
 
 # ------------------------------------------------------------------ occurrences
 @router.get("/v1/vnf_lcm_op_occs")
-async def list_op_occs(request: Request) -> JSONResponse:
-    docs = [views.op_occ_info(o) for o in app_of(request).instances.op_list()]
-    return listing(request, docs, query.VNF_LCM_OP_OCC_DEFAULT_EXCLUDED,
-                   attributes=query.VNF_LCM_OP_OCC_ATTRIBUTES, resource="VnfLcmOpOcc")
+async def list_op_occs(request: Request) -> Response:
+    app = app_of(request)
+    source = ListSource(app.instances.op_page, views.op_occ_info, lambda o: o.id)
+    return await listing(request, source, query.VNF_LCM_OP_OCC_DEFAULT_EXCLUDED,
+                         attributes=query.VNF_LCM_OP_OCC_ATTRIBUTES, resource="VnfLcmOpOcc",
+                         page_size=app.settings.page_size)
 
 
 @router.get("/v1/vnf_lcm_op_occs/{op_id}", name="show_op_occ")
-async def show_op_occ(request: Request, op_id: str) -> dict[str, object]:
+def show_op_occ(request: Request, op_id: str) -> dict[str, object]:
     occ = app_of(request).instances.op_get(op_id)
     body = views.op_occ_info(occ)
     body["vnfmProgress"] = views.masked(occ.events[-50:])
@@ -96,23 +105,23 @@ async def show_op_occ(request: Request, op_id: str) -> dict[str, object]:
 @router.post("/v1/vnf_lcm_op_occs/{op_id}/retry")
 async def retry(request: Request, op_id: str) -> Response:
     """202 with the occurrence's Location (not required by SOL003, read by the ETSI suite)."""
-    return _accepted(request, app_of(request).instances.retry(op_id))
+    return _accepted(request, await off_loop(app_of(request).instances.retry, op_id))
 
 
 @router.post("/v1/vnf_lcm_op_occs/{op_id}/rollback")
 async def rollback(request: Request, op_id: str) -> Response:
-    return _accepted(request, app_of(request).instances.rollback(op_id))
+    return _accepted(request, await off_loop(app_of(request).instances.rollback, op_id))
 
 
 @router.post("/v1/vnf_lcm_op_occs/{op_id}/cancel")
 async def cancel(request: Request, op_id: str) -> Response:
-    app_of(request).instances.cancel(op_id, await json_body(request))
+    await off_loop(app_of(request).instances.cancel, op_id, await json_body(request))
     return Response(status_code=202)
 
 
 @router.post("/v1/vnf_lcm_op_occs/{op_id}/fail")
 async def fail(request: Request, op_id: str) -> dict[str, object]:
-    return views.op_occ_info(app_of(request).instances.fail(op_id))
+    return views.op_occ_info(await off_loop(app_of(request).instances.fail, op_id))
 
 
 # ------------------------------------------------------------------ subscriptions (5.4.18, 5.4.19)

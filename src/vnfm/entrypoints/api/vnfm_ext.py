@@ -1,4 +1,5 @@
-"""vnfm's own endpoints: the VIM registry (/vnfm/v1/vims) and the simulated cloud (/sim/v1)."""
+"""vnfm's own endpoints: the VIM registry (/vnfm/v1/vims) and the simulated cloud (/sim/v1; its
+fault injection only when enabled)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
+from vnfm.adapters.infra.simulator.twin.operator import operator_view
 from vnfm.adapters.infra.simulator.twin.view import instance_state
 from vnfm.domain.errors import BadRequest, NotFound
 from vnfm.entrypoints.api.common import app_of, json_body
@@ -14,6 +16,8 @@ from vnfm.service import requests as rq
 from vnfm.service import views
 
 router = APIRouter()
+# mounted only with the fault_injection setting (VNFM_FAULT_INJECTION=1, `vnfm server --fault-injection`)
+faults_router = APIRouter()
 
 
 @router.get("/vnfm/v1/vims")
@@ -32,6 +36,12 @@ async def show_vim(request: Request, vim_id: str) -> dict[str, Any]:
     return views.vim_info(app_of(request).vims.require(vim_id))
 
 
+@router.get("/vnfm/v1/vims/{vim_id}/kubeconfig")
+async def vim_kubeconfig(request: Request, vim_id: str, showToken: bool = False) -> dict[str, Any]:  # noqa: N803
+    """A kubeconfig for a Kubernetes VIM; its bearer token only with `?showToken=true`."""
+    return app_of(request).vims.kubeconfig(vim_id, with_token=showToken)
+
+
 @router.delete("/vnfm/v1/vims/{vim_id}", status_code=204)
 async def delete_vim(request: Request, vim_id: str) -> Response:
     app_of(request).vims.delete(vim_id)
@@ -40,7 +50,14 @@ async def delete_vim(request: Request, vim_id: str) -> Response:
 
 @router.get("/sim/v1/state")
 async def sim_state(request: Request) -> dict[str, Any]:
-    return app_of(request).sim.snapshot()
+    """The whole simulated cloud; with `operator_hosts` (hosts outside every VNF, e.g. Ansible
+    servers, and the inventories they keep) once a driver has used one."""
+    sim = app_of(request).sim
+    snap = dict(sim.snapshot())
+    operators = operator_view(sim)
+    if operators:
+        snap["operator_hosts"] = operators
+    return snap
 
 
 @router.get("/sim/v1/state/{inst_id}")
@@ -51,7 +68,7 @@ async def sim_state_of(request: Request, inst_id: str) -> dict[str, Any]:
     return snap
 
 
-@router.post("/sim/v1/faults", status_code=204)
+@faults_router.post("/sim/v1/faults", status_code=204)
 async def sim_faults(request: Request) -> Response:
     """Inject faults into the simulated cloud (tests and demos of error paths)."""
     req = rq.parse(rq.SimFaultsRequest, await json_body(request))
@@ -63,7 +80,7 @@ async def sim_faults(request: Request) -> Response:
     return Response(status_code=204)
 
 
-@router.delete("/sim/v1/faults", status_code=204)
+@faults_router.delete("/sim/v1/faults", status_code=204)
 async def sim_clear_faults(request: Request) -> Response:
     app_of(request).sim.clear_faults()
     return Response(status_code=204)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
+from starlette.concurrency import run_in_threadpool as off_loop
 
 from vnfm.domain.errors import BadRequest, NotAcceptable
 from vnfm.entrypoints.api import query
-from vnfm.entrypoints.api.common import add_subscription_routes, app_of, json_body, listing
+from vnfm.entrypoints.api.common import ListSource, add_subscription_routes, app_of, json_body, listing
 from vnfm.entrypoints.api.ranges import ranged
 from vnfm.packaging.stream import read_limited
 from vnfm.service import views
@@ -34,21 +35,23 @@ async def create_package(request: Request) -> JSONResponse:
     udd = body.get("userDefinedData") or {}
     if not isinstance(udd, dict):
         raise BadRequest("userDefinedData must be an object")
-    pkg = app_of(request).packages.create(udd)
+    pkg = await off_loop(app_of(request).packages.create, udd)
     info = views.package_info(pkg)
     location = str(request.url_for("show_package", pkg_id=pkg.id))
     return JSONResponse(info, status_code=201, headers={"Location": location})
 
 
 @router.get("/vnf_packages")
-async def list_packages(request: Request) -> JSONResponse:
-    docs = [views.package_info(p) for p in app_of(request).packages.list()]
-    return listing(request, docs, query.VNF_PKG_INFO_DEFAULT_EXCLUDED, attributes=query.VNF_PKG_INFO_ATTRIBUTES,
-                   resource="VnfPkgInfo")
+async def list_packages(request: Request) -> Response:
+    app = app_of(request)
+    source = ListSource(app.packages.page, views.package_info, lambda p: p.id)
+    return await listing(request, source, query.VNF_PKG_INFO_DEFAULT_EXCLUDED,
+                         attributes=query.VNF_PKG_INFO_ATTRIBUTES, resource="VnfPkgInfo",
+                         page_size=app.settings.page_size)
 
 
 @router.get("/vnf_packages/{pkg_id}", name="show_package")
-async def show_package(request: Request, pkg_id: str) -> dict[str, object]:
+def show_package(request: Request, pkg_id: str) -> dict[str, object]:  # in a worker thread
     return views.package_info(app_of(request).packages.get(pkg_id))
 
 
@@ -57,19 +60,19 @@ async def modify_package(request: Request, pkg_id: str) -> dict[str, object]:
     body = await json_body(request)
     if not isinstance(body, dict):
         raise BadRequest("VnfPkgInfoModifications must be a JSON object")
-    return app_of(request).packages.modify(pkg_id, body)
+    return await off_loop(app_of(request).packages.modify, pkg_id, body)
 
 
 @router.delete("/vnf_packages/{pkg_id}", status_code=204)
 async def delete_package(request: Request, pkg_id: str) -> Response:
-    app_of(request).packages.delete(pkg_id)
+    await off_loop(app_of(request).packages.delete, pkg_id)
     return Response(status_code=204)
 
 
 @router.put("/vnf_packages/{pkg_id}/package_content", status_code=202)
 async def upload_content(request: Request, pkg_id: str) -> Response:
     app = app_of(request)
-    app.packages.get(pkg_id)  # 404 before reading a large body
+    await off_loop(app.packages.get, pkg_id)  # 404 before reading a large body
     limit = app.settings.max_package_size
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
@@ -82,7 +85,7 @@ async def upload_content(request: Request, pkg_id: str) -> Response:
         data = _first_multipart_file(data, ctype)
     if not data:
         raise BadRequest("the package content is empty; send the CSAR zip as the body")
-    app.packages.upload(pkg_id, data)
+    await off_loop(app.packages.upload, pkg_id, data)  # reading and checking a CSAR takes a while
     return Response(status_code=202)
 
 

@@ -257,7 +257,11 @@ class VnfmClient:
         return result
 
     def list_vnfs(self, filter_: str | None = None) -> list[dict[str, Any]]:
-        return self._all(f"{LCM}/vnf_instances", self._list_params(filter_))
+        """With instantiatedVnfInfo (SOL013 `fields`: excluded by default), for the VNF STATE,
+        FLAVOUR and VNFCS columns."""
+        params = self._list_params(filter_) or {}
+        params["fields"] = "instantiatedVnfInfo"
+        return self._all(f"{LCM}/vnf_instances", params)
 
     def get_vnf(self, vnf_id: str) -> dict[str, Any]:
         result: dict[str, Any] = self._json("GET", f"{LCM}/vnf_instances/{vnf_id}")
@@ -286,12 +290,12 @@ class VnfmClient:
         result: dict[str, Any] = self._json("GET", f"{LCM}/vnf_lcm_op_occs/{op_id}")
         return result
 
-    def op_action(self, op_id: str, action: str) -> dict[str, Any] | None:
-        """POST retry / rollback / fail; returns the body when the server sends one (fail: 200)."""
-        resp = self.request("POST", f"{LCM}/vnf_lcm_op_occs/{op_id}/{action}")
+    def op_action(self, op_id: str, action: str, body: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """POST retry / rollback / fail / cancel; returns the body when the server sends one (fail: 200)."""
+        resp = self.request("POST", f"{LCM}/vnf_lcm_op_occs/{op_id}/{action}", json=body)
         if resp.content and resp.headers.get("Content-Type", "").startswith("application/json"):
-            body: dict[str, Any] = resp.json()
-            return body
+            answer: dict[str, Any] = resp.json()
+            return answer
         return None
 
     # --- subscriptions ---
@@ -325,6 +329,11 @@ class VnfmClient:
 
     def get_vim(self, vim_id: str) -> dict[str, Any]:
         result: dict[str, Any] = self._json("GET", f"{VIMS}/{vim_id}")
+        return result
+
+    def vim_kubeconfig(self, vim_id: str, *, show_token: bool = False) -> dict[str, Any]:
+        params = {"showToken": "true"} if show_token else {}
+        result: dict[str, Any] = self._json("GET", f"{VIMS}/{vim_id}/kubeconfig", params=params)
         return result
 
     def register_vim(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 An LCM request (instantiate, scale, heal, terminate) and the resolution of a failed occurrence
 (retry, rollback, fail) both start work in the server that an operation occurrence (vnfLcmOpOcc)
 tracks. Without --wait the command says which occurrence it is and how to follow it; with --wait it
-follows it, printing each state change with the elapsed time, and exits 1 unless it ends well.
+follows it, printing each state change with the elapsed time and the server's progress lines as
+they arrive (progress.py), and exits 1 unless it ends well.
 
     @vnf.command("scale")
     @click.argument("vnf_id")
@@ -24,7 +25,8 @@ import click
 
 from vnfm.entrypoints.cli.context import CliContext, F, json_option, pass_cc
 from vnfm.entrypoints.cli.output import mask_text, to_json
-from vnfm.entrypoints.cli.wait import DEFAULT_TIMEOUT, FAILURE, SUCCESS, describe_error, wait_for_op
+from vnfm.entrypoints.cli.progress import ProgressView, interrupted_message, next_steps
+from vnfm.entrypoints.cli.wait import DEFAULT_TIMEOUT, FAILURE, SUCCESS, describe_error, progress_of, wait_for_op
 
 
 @dataclass(frozen=True)
@@ -48,24 +50,40 @@ def wait_options(f: F) -> F:
     return click.option(
         "--wait",
         is_flag=True,
-        help="Follow the operation occurrence, printing its state changes, until it ends.",
+        help="Follow the operation occurrence, printing its state changes and progress, until it ends.",
     )(f)
 
 
 def follow_op(
-    cc: CliContext, op_id: str, timeout: float, *, ends: Ends = Ends(), stale_entered_time: str | None = None
+    cc: CliContext,
+    op_id: str,
+    timeout: float,
+    *,
+    ends: Ends = Ends(),
+    stale_entered_time: str | None = None,
+    last_seen: dict[str, Any] | None = None,
 ) -> None:
-    """--wait: print state changes with elapsed time; exit 1 unless the occurrence succeeds."""
+    """--wait: print state changes with elapsed time and the progress lines as they arrive; exit 1
+    unless the occurrence succeeds (then: its error and what can be done next); Ctrl-C stops
+    following (exit 130), not the operation."""
     cc.info(f"Waiting for vnfLcmOpOcc {op_id} (up to {timeout:g}s):")
-    result = wait_for_op(
-        cc.client,
-        op_id,
-        timeout=timeout,
-        success=ends.success,
-        failure=ends.failure,
-        stale_entered_time=stale_entered_time,
-        on_change=lambda state, elapsed: cc.info(f"  {state}  {elapsed:.1f}s"),
-    )
+    view = ProgressView(err=cc.json_out)
+    try:
+        result = wait_for_op(
+            cc.client,
+            op_id,
+            timeout=timeout,
+            success=ends.success,
+            failure=ends.failure,
+            stale_entered_time=stale_entered_time,
+            observer=view.observer(last_seen),
+        )
+    except KeyboardInterrupt:
+        view.clear()
+        click.echo("\n" + interrupted_message(op_id), err=True)
+        click.get_current_context().exit(130)
+    finally:
+        view.clear()
     if cc.json_out:
         click.echo(to_json(cc.safe(result.op)))
     operation = result.op.get("operation", "operation")
@@ -74,12 +92,9 @@ def follow_op(
         return
     detail = mask_text(describe_error(result.op)) or "no error details"
     click.echo(f"Error: {operation} {result.state} after {result.elapsed:.1f}s: {detail}", err=True)
-    if result.state == "FAILED_TEMP":
-        click.echo(
-            f"Resolve it with: vnfm op retry {op_id} --wait | vnfm op rollback {op_id} --wait"
-            f" | vnfm op fail {op_id}",
-            err=True,
-        )
+    steps = next_steps(result.op)
+    if steps:
+        click.echo("What next:\n" + "\n".join(f"  {s}" for s in steps), err=True)
     click.get_current_context().exit(1)
 
 
@@ -124,7 +139,8 @@ def resolve_op(cc: CliContext, op_id: str, action: str, ends: Ends, wait: bool, 
         )
         return
     stale = before.get("stateEnteredTime") if before else None
-    follow_op(cc, op_id, timeout, ends=ends, stale_entered_time=stale)
+    seen = progress_of(before)[-1:] if before else []
+    follow_op(cc, op_id, timeout, ends=ends, stale_entered_time=stale, last_seen=seen[0] if seen else None)
 
 
 def op_resolution(action: str) -> Callable[[Callable[[], Ends]], Callable[..., None]]:

@@ -19,7 +19,7 @@ from vnfm.entrypoints.cli.commands.sim import sim
 from vnfm.entrypoints.cli.commands.subscription import subscription
 from vnfm.entrypoints.cli.commands.vim import vim
 from vnfm.entrypoints.cli.commands.vnf import vnf
-from vnfm.entrypoints.cli.context import DEFAULT_ENDPOINT, CliContext
+from vnfm.entrypoints.cli.context import DEFAULT_ENDPOINT, FORMATS, CliContext
 from vnfm.entrypoints.cli.output import mask_text
 from vnfm.entrypoints.cli.wait import WaitTimeout
 
@@ -77,10 +77,15 @@ class VnfmGroup(click.Group):
     help="Token sent as X-Auth-Token (never printed).",
 )
 @click.option("--json", "json_out", is_flag=True, help="Print raw JSON instead of tables.")
+@click.option("-o", "--output", "output", type=click.Choice(FORMATS, case_sensitive=False), default=None,
+              help="Output format: table (default), json, yaml or value.")
+@click.option("-c", "--column", "columns", multiple=True, metavar="NAME",
+              help="Show only this column / field (repeatable).")
 @click.option("--show-secrets", is_flag=True, help="Do not mask passwords/tokens in what is printed.")
 @click.version_option(package_name="vnfm", prog_name="vnfm")
 @click.pass_context
-def cli(ctx: click.Context, endpoint: str, token: str | None, json_out: bool, show_secrets: bool) -> None:
+def cli(ctx: click.Context, endpoint: str, token: str | None, json_out: bool, output: str | None,
+        columns: tuple[str, ...], show_secrets: bool) -> None:
     """vnfm: an ETSI NFV VNF manager (SOL003 VNF LCM, SOL005 VNF packages, v2.6.1).
 
     \b
@@ -98,6 +103,10 @@ def cli(ctx: click.Context, endpoint: str, token: str | None, json_out: bool, sh
     cc = CliContext(endpoint=endpoint, token=token or None, transport=transport)
     cc.json_out = json_out or (given.json_out if given is not None else False)
     cc.show_secrets = show_secrets
+    if output:
+        cc.output = output.lower()
+        cc.json_out = cc.json_out or cc.output != "table"
+    cc.columns = tuple(columns)
     ctx.obj = cc
 
 

@@ -51,6 +51,28 @@ VIM_COLUMNS: list[Column] = [
 ]
 
 
+_PACKAGE_LISTS = ("softwareImages", "additionalArtifacts")
+
+
+def render_package(pkg: dict[str, Any], *, long: bool = False) -> str:
+    """A package's fields; its software images and artifacts (each with a checksum: ~150 lines for
+    the seeds' packages) as counts unless `long`."""
+    if long:
+        return render_fields(pkg)
+    fields: list[tuple[str, Any]] = []
+    for k, v in pkg.items():
+        if k == "_links":
+            continue
+        if k in _PACKAGE_LISTS and isinstance(v, list):
+            names = [str(i.get("name") or i.get("artifactPath") or i.get("id")) for i in v if isinstance(i, dict)]
+            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            v = f"{len(v)}{': ' + shown if shown else ''}  (--long for all, with checksums)"
+        elif k == "checksum" and isinstance(v, dict):
+            v = f"{v.get('algorithm', '')}:{str(v.get('hash', ''))[:16]}..."
+        fields.append((k, v))
+    return render_fields(pkg, fields)
+
+
 def render_op(op: dict[str, Any]) -> str:
     """An operation occurrence's fields, then its error (if any) as one line."""
     text = render_fields(op)
@@ -204,7 +226,47 @@ def render_cluster(k8s: dict[str, Any]) -> str:
         parts.append("Registered VIM:\n" + render_fields(vim))
     else:
         parts.append("Registered VIM: (none)")
+    api = k8s.get("api")
+    if isinstance(api, dict):
+        parts.append("Created through the cluster's API:\n" + render_table(api_rows(api), API_COLUMNS,
+                                                                           empty="(nothing)"))
     return "\n\n".join(parts)
+
+
+API_COLUMNS: list[Column] = [("KIND", key("kind")), ("NAME", key("name")), ("STATE", key("state"))]
+
+
+def api_rows(api: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per workload, Service and pod the API holds (pods of the cluster's own system excluded)."""
+    rows: list[dict[str, Any]] = []
+    for plural, kind in (("deployments", "Deployment"), ("statefulsets", "StatefulSet"), ("daemonsets", "DaemonSet")):
+        for name, w in (api.get(plural) or {}).items():
+            rows.append({"kind": kind, "name": name, "state": f"{w.get('ready')}/{w.get('replicas', '-')} ready"})
+    for name, svc in (api.get("services") or {}).items():
+        ports = ",".join(str(p) for p in svc.get("node_ports") or [])
+        rows.append({"kind": "Service", "name": name, "state": svc.get("type") + (f" {ports}" if ports else "")})
+    for name, pod in (api.get("pods") or {}).items():
+        rows.append({"kind": "Pod", "name": name, "state": f"on {pod.get('node') or '-'}"})
+    return rows
+
+
+def _vnfc_of_node(node: dict[str, Any], vnfcs: list[dict[str, Any]]) -> str | None:
+    """The VNFC whose addresses include one of the node's."""
+    addrs = {str(a) for a in node.get("addresses") or []}
+    for v in vnfcs:
+        mine = {a for part in vnfc_addresses(v).split() for a in part.split("=", 1)[-1].split("/")}
+        if addrs & mine:
+            return str(v.get("id"))
+    return None
+
+
+def render_cluster_nodes(k8s: dict[str, Any], inst: dict[str, Any]) -> str:
+    """`vnf show`: the cluster's nodes, their state and the VNFC each runs on."""
+    vnfcs = _vnfcs(inst)
+    nodes = [dict(n, vnfc=_vnfc_of_node(n, vnfcs)) for n in k8s.get("nodes") or [] if isinstance(n, dict)]
+    ready = sum(1 for n in nodes if n.get("ready"))
+    cols = [*NODE_COLUMNS[:4], ("VNFC", key("vnfc"))]
+    return f"Kubernetes nodes ({ready}/{len(nodes)} Ready):\n" + render_table(nodes, cols)
 
 
 def render_sim_state(value: Any) -> str:

@@ -62,6 +62,46 @@ def describe_error(op: dict[str, Any]) -> str:
     return str(head or detail)
 
 
+def progress_of(op: dict[str, Any]) -> list[dict[str, Any]]:
+    """The occurrence's progress lines (vnfm's `vnfmProgress` extension, oldest first)."""
+    events = op.get("vnfmProgress")
+    return [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
+
+
+def new_progress(events: list[dict[str, Any]], last_seen: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The lines of `events` after `last_seen` (all of them when it is gone from the window)."""
+    if last_seen is None:
+        return list(events)
+    for i in range(len(events) - 1, -1, -1):
+        if events[i] == last_seen:
+            return events[i + 1 :]
+    return list(events)
+
+
+@dataclass
+class Observer:
+    """What following an occurrence reports as it goes (every callback optional)."""
+
+    on_change: Callable[[str, float], None] | None = None
+    on_progress: Callable[[dict[str, Any], float], None] | None = None
+    on_poll: Callable[[dict[str, Any], float], None] | None = None
+    # the last progress line already known (lines up to it are not reported again)
+    last_seen: dict[str, Any] | None = None
+
+    def progress(self, op: dict[str, Any], elapsed: float) -> None:
+        events = progress_of(op)
+        fresh = new_progress(events, self.last_seen)
+        if events:
+            self.last_seen = events[-1]
+        if self.on_progress is not None:
+            for event in fresh:
+                self.on_progress(event, elapsed)
+
+    def change(self, state: str, elapsed: float) -> None:
+        if self.on_change is not None:
+            self.on_change(state, elapsed)
+
+
 def wait_for_op(
     client: OpReader,
     op_id: str,
@@ -71,16 +111,21 @@ def wait_for_op(
     failure: frozenset[str] = FAILURE,
     stale_entered_time: str | None = None,
     on_change: Callable[[str, float], None] | None = None,
+    observer: Observer | None = None,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> WaitResult:
     """Poll the occurrence (backoff from 0.05 s, capped at 1 s) until it reaches a state in
-    `success` or `failure`; call `on_change(state, elapsed)` on each new state.
+    `success` or `failure`; call `on_change(state, elapsed)` on each new state, and the
+    `observer`'s callbacks on each new state, each new progress line and each poll.
 
     `stale_entered_time`: after retry/rollback the occurrence may still show its old FAILED_TEMP
     for a moment; an end state whose stateEnteredTime equals this value is not taken as the end.
     Raises WaitTimeout after `timeout` seconds.
     """
+    obs = observer or Observer()
+    if on_change is not None:
+        obs.on_change = on_change
     start = clock()
     delay = FIRST_DELAY
     last: tuple[str, Any] | None = None
@@ -92,18 +137,25 @@ def wait_for_op(
         state = str(op.get("operationState", "UNKNOWN"))
         entered = op.get("stateEnteredTime")
         current = (state, entered)
-        if current != last:
-            last = current
-            stale = stale_entered_time is not None and entered == stale_entered_time
-            if not stale:
-                history.append((state, elapsed))
-                if on_change is not None:
-                    on_change(state, elapsed)
-                if state in success or state in failure:
-                    return WaitResult(
-                        op=op, state=state, elapsed=elapsed, ok=state in success, history=history
-                    )
+        stale = stale_entered_time is not None and entered == stale_entered_time
+        ended = not stale and (state in success or state in failure)
+        if not ended:  # a new state first, then the lines logged in it
+            _note_state(obs, history, current != last and not stale, state, elapsed)
+        if not stale:
+            obs.progress(op, elapsed)
+        if ended:  # the last lines first, then the end state
+            _note_state(obs, history, True, state, elapsed)
+            return WaitResult(op=op, state=state, elapsed=elapsed, ok=state in success, history=history)
+        last = current
+        if obs.on_poll is not None:
+            obs.on_poll(op, elapsed)
         if elapsed >= timeout:
             raise WaitTimeout(op_id, state, elapsed)
         sleep(min(delay, max(0.0, timeout - elapsed)))
         delay = min(delay * 2, MAX_DELAY)
+
+
+def _note_state(obs: Observer, history: list[tuple[str, float]], new: bool, state: str, elapsed: float) -> None:
+    if new:
+        history.append((state, elapsed))
+        obs.change(state, elapsed)

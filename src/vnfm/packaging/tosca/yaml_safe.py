@@ -85,3 +85,27 @@ def load_yaml_safely(text: str | bytes, name: str, limits: YamlLimits | None = N
         raise UnprocessableEntity(f"{name}: YAML nested too deeply") from None
     finally:
         loader.dispose()
+
+
+def load_yaml_documents(text: str | bytes, name: str, limits: YamlLimits | None = None) -> list[Any]:
+    """Every document of a multi-document YAML stream (`---`), with the limits of `load_yaml_safely`."""
+    limits = limits or YamlLimits()
+    if len(text) > limits.max_bytes:
+        raise PayloadTooLarge(f"{name} is {len(text)} bytes, over the YAML limit of {limits.max_bytes}")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise UnprocessableEntity(f"{name} is not UTF-8 text") from None
+    loader = _BoundedLoader(text, name, limits)
+    docs: list[Any] = []
+    try:
+        while loader.check_data():
+            docs.append(loader.get_data())
+    except yaml.YAMLError as exc:
+        raise UnprocessableEntity(f"{name}: invalid YAML: {str(exc)[:500]}") from None
+    except RecursionError:
+        raise UnprocessableEntity(f"{name}: YAML nested too deeply") from None
+    finally:
+        loader.dispose()
+    return docs

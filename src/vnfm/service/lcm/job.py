@@ -78,6 +78,7 @@ class Job:
             additional_params=self.inst.additional_params,
             resources=self.inst.resources,
             progress=progress,
+            operation_params=dict(self.occ.operation_params or {}),
         )
 
 

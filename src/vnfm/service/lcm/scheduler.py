@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from vnfm.domain.errors import OperationFailed, UnprocessableEntity
-from vnfm.domain.model import LcmOperation, OpState, Vim, utcnow
+from vnfm.domain.model import LcmOperation, OpOcc, OpState, Vim, utcnow
 from vnfm.domain.vnfd import Vnfd
 from vnfm.service.lcm.job import Job, JobStore, OwnershipLost, load_job
 from vnfm.service.lcm.operations.heal import heal
@@ -28,6 +29,7 @@ from vnfm.service.lcm.operations.terminate import terminate
 from vnfm.service.lcm.stages import Stages, failure_problem
 from vnfm.service.notifications import Notifications
 from vnfm.service.ports import InfraDriver, NodeAccess, Notifier, PackageFiles, UowFactory
+from vnfm.service.telemetry import NoTelemetry, Telemetry
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +59,9 @@ class LcmEngine:
         orphan_after: float = 30.0,
         poll_interval: float = 1.0,
         nodes_of: Callable[[Vim], NodeAccess | None] | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
+        self.telemetry: Telemetry = telemetry or NoTelemetry()
         self.uow = uow
         self.vnfd_of = vnfd_of
         self.files_of = files_of
@@ -71,7 +75,8 @@ class LcmEngine:
         self.poll_interval = poll_interval
         self.nodes_of = nodes_of  # the node access of a VIM, for hooks (None: hooks get none)
         self.store = JobStore(uow, self.notes)
-        self.stages = Stages(self.store, mgmt=mgmt, vim_registry=vim_registry, nodes_of=nodes_of)
+        self.stages = Stages(self.store, mgmt=mgmt, vim_registry=vim_registry, nodes_of=nodes_of,
+                             telemetry=self.telemetry)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.running: dict[str, asyncio.Task[None]] = {}
         self._bg: list[asyncio.Task[None]] = []
@@ -89,6 +94,12 @@ class LcmEngine:
         self._bg.append(asyncio.create_task(self._heartbeat_loop(), name="lcm-heartbeat"))
         self._bg.append(asyncio.create_task(self._poll_loop(), name="lcm-poll"))
 
+    @property
+    def is_running(self) -> bool:
+        """Started, not stopping, and its heartbeat and poll loops alive."""
+        return (self.loop is not None and not self._stopping and bool(self._bg)
+                and not any(t.done() for t in self._bg))
+
     async def stop(self) -> None:
         """Stop without finishing running operations: they stay PROCESSING and are recovered later."""
         self._stopping = True
@@ -103,15 +114,22 @@ class LcmEngine:
         """Take over occurrences whose owner stopped heart-beating: start STARTING ones, and turn
         PROCESSING / ROLLING_BACK ones into FAILED_TEMP (their process died mid-operation)."""
         if self.running:  # after a pause of this process its own heartbeats are stale: renew them first
-            self._beat()
+            self._stop_lost(await asyncio.to_thread(self._beat, list(self.running)))
         stale_before = utcnow() - timedelta(seconds=self.orphan_after)
-        with self.uow() as uow:
-            claimed = uow.op_occs.claim_orphans(self.worker_id, stale_before)
-            uow.commit()
+        claimed = await asyncio.to_thread(self._claim_orphans, stale_before)
         started = []
         for occ in claimed:
             if occ.id in self.running:
                 continue
+            fields = {"op": occ.id, "instance": occ.vnf_instance_id, "operation": occ.operation.value,
+                      "state": occ.operation_state.value}
+            if occ.operation_state == OpState.STARTING:
+                log.warning("taking over orphaned operation %s (%s, STARTING): running it here", occ.id,
+                            occ.operation.value, extra=fields)
+            else:
+                log.warning("taking over orphaned operation %s (%s, %s): its process stopped mid-operation, "
+                            "it becomes FAILED_TEMP", occ.id, occ.operation.value, occ.operation_state.value,
+                            extra=fields)
             if occ.operation_state == OpState.STARTING:
                 self._spawn(occ.id, rollback=False)
                 started.append(occ.id)
@@ -120,31 +138,42 @@ class LcmEngine:
                     self.store.mark_interrupted(occ.id)
         return started
 
-    async def _heartbeat_loop(self) -> None:
-        interval = max(self.orphan_after / 3, 0.05)
-        while True:
-            await asyncio.sleep(interval)
-            if self.running:
-                self._beat()
-                for op_id in list(self.running):  # FORCEFUL cancels asked of another process
-                    self.check_cancel(op_id)
+    def _claim_orphans(self, stale_before: datetime) -> list[OpOcc]:
+        with self.uow() as uow:
+            claimed = uow.op_occs.claim_orphans(self.worker_id, stale_before)
+            uow.commit()
+        return claimed
 
-    def _beat(self) -> None:
-        """Heart-beat the running occurrences; one this process no longer owns (it was paused longer
-        than `orphan_after` and another process took it over) is stopped, writing nothing."""
+    def _beat(self, op_ids: list[str]) -> list[str]:
+        """Heart-beat `op_ids`; returns those this process no longer owns (it was paused longer than
+        `orphan_after` and another process took them over)."""
         now = utcnow()
         lost = []
         with self.uow() as uow:
-            for op_id in list(self.running):
+            for op_id in op_ids:
                 if not uow.op_occs.heartbeat(op_id, self.worker_id, now):
                     lost.append(op_id)
             uow.commit()
+        return lost
+
+    def _stop_lost(self, lost: list[str]) -> None:
+        """Stop the runners of occurrences another process took over: they write nothing more."""
         for op_id in lost:
             task = self.running.get(op_id)
             if task is not None and op_id not in self._lost:
                 log.warning("op %s: taken over by another process; stopping without writing", op_id[:8])
                 self._lost.add(op_id)
                 task.cancel()
+
+    async def _heartbeat_loop(self) -> None:
+        interval = max(self.orphan_after / 3, 0.05)
+        while True:
+            await asyncio.sleep(interval)
+            if self.running:
+                # The write in a worker thread (the loop goes on meanwhile).
+                self._stop_lost(await asyncio.to_thread(self._beat, list(self.running)))
+                for op_id in list(self.running):  # FORCEFUL cancels asked of another process
+                    self.check_cancel(op_id)
 
     async def _poll_loop(self) -> None:
         assert self._wakeup is not None
@@ -204,13 +233,23 @@ class LcmEngine:
             log.exception("cannot load occurrence %s", op_id)
             self.store.fail_unloadable(op_id, exc)
             return
+        fields = {"op": job.occ.id, "instance": job.inst.id, "operation": job.occ.operation.value}
+        log.info("operation %s %s%s started", job.occ.operation.value, job.occ.id, " rollback" if rollback else "",
+                 extra=fields)
+        self.telemetry.operation_started(job.occ.operation.value)
+        started = time.monotonic()
         try:
             if rollback:
                 await self._roll_back(job)
             else:
                 await self._forward(job)
+            outcome = job.occ.operation_state.value
+            log.info("operation %s %s ended %s in %.2fs", job.occ.operation.value, job.occ.id, outcome,
+                     time.monotonic() - started, extra={**fields, "outcome": outcome,
+                                                       "seconds": round(time.monotonic() - started, 3)})
+            self.telemetry.operation_done(job.occ.operation.value, outcome)
         except OwnershipLost as exc:
-            log.warning("op %s stopped: %s", op_id[:8], exc)
+            log.warning("op %s stopped: %s", op_id[:8], exc, extra=fields)
         except asyncio.CancelledError:
             if op_id in self._lost:
                 self._lost.discard(op_id)
@@ -229,11 +268,12 @@ class LcmEngine:
             problem = OperationFailed(
                 "cancelled (FORCEFUL) on request" + (f" during stage '{stage}'" if stage else "")
                 + "; retry resumes it, rollback undoes it, fail ends it").problem()
-            log.warning("op %s cancelled in %s", job.occ.id[:8], stage)
+            log.warning("op %s cancelled in %s", job.occ.id, stage, extra={**fields, "stage": stage})
             self._failed_temp(job, problem)
         except Exception as exc:
             problem = failure_problem(job, exc)
-            log.warning("op %s failed in %s: %s", job.occ.id[:8], job.current_stage, problem["detail"])
+            log.warning("op %s failed in %s: %s", job.occ.id, job.current_stage, problem["detail"],
+                        extra={**fields, "stage": job.current_stage, "outcome": "FAILED_TEMP"})
             self._failed_temp(job, problem)
 
     async def _forward(self, job: Job) -> None:
@@ -258,6 +298,7 @@ class LcmEngine:
         self.store.set_state(job, OpState.ROLLED_BACK)
 
     def _failed_temp(self, job: Job, problem: dict[str, Any]) -> None:
+        self.telemetry.operation_done(job.occ.operation.value, "FAILED_TEMP")
         try:
             self.store.set_state(job, OpState.FAILED_TEMP, error=problem)
         except OwnershipLost as exc:

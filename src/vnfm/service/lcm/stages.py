@@ -8,6 +8,7 @@ management driver bound to the hook with an `LcmContext` built here.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -15,8 +16,10 @@ from typing import Any
 from vnfm.domain.errors import OperationFailed, VnfmError
 from vnfm.domain.model import LcmOperation, Vim
 from vnfm.domain.secrets import scrub
+from vnfm.service import telemetry
 from vnfm.service.lcm.job import Job, JobStore
 from vnfm.service.ports import InfraContext, LcmContext, NodeAccess, VimRegistry
+from vnfm.service.telemetry import NoTelemetry, Telemetry
 
 StageFn = Callable[[], Awaitable[None]]
 
@@ -35,7 +38,9 @@ class Stages:
         mgmt: Any,  # vnfm.adapters.mgmt.registry.MgmtRegistry (duck-typed: for_hook)
         vim_registry: VimRegistry | None = None,
         nodes_of: Callable[[Vim], NodeAccess | None] | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
+        self.telemetry: Telemetry = telemetry or NoTelemetry()
         self.store = store
         self.mgmt = mgmt
         self.vim_registry = vim_registry
@@ -60,10 +65,24 @@ class Stages:
         self.store.persist(job, instance=False)
         cancel_point(job)
         started = time.monotonic()
-        await fn()
+        await self._timed(job, name, fn, started)
         job.plan["done"].append(name)
         job.plan.setdefault("timings", {})[name] = round(time.monotonic() - started, 4)
         self.store.persist(job)
+
+    async def _timed(self, job: Job, name: str, fn: StageFn, started: float) -> None:
+        """Run a stage's function between its start and end log lines (and metrics)."""
+        ids = (job.inst.id, job.occ.id, job.occ.operation.value, name)
+        telemetry.stage_started(*ids)
+        outcome = "failed"
+        try:
+            await fn()
+            outcome = "ok"
+        except asyncio.CancelledError:
+            outcome = "cancelled"
+            raise
+        finally:
+            telemetry.stage_ended(self.telemetry, *ids, time.monotonic() - started, outcome)
 
     async def rollback_stage(self, job: Job, name: str, fn: StageFn) -> None:
         """Run `fn` as the rollback stage `name` unless an earlier rollback attempt completed it."""
@@ -73,7 +92,7 @@ class Stages:
         job.plan["current"] = job.current_stage
         self.store.persist(job, instance=False)
         cancel_point(job)
-        await fn()
+        await self._timed(job, job.current_stage, fn, time.monotonic())
         job.plan["rb_done"].append(name)
         self.store.persist(job)
 

@@ -116,7 +116,8 @@ async def test_the_heartbeat_stops_a_runner_that_lost_its_occurrence(h: Harness)
     _stop_heartbeat(paused)
     await _take_over(h, paused, occ.id)
     taken = app.instances.op_get(occ.id)
-    paused._beat()  # its next heartbeat finds the occurrence owned by another: the runner is stopped
+    # its next heartbeat finds the occurrence owned by another: the runner is stopped
+    paused._stop_lost(paused._beat(list(paused.running)))
     await _until(lambda: occ.id not in paused.running)
     assert not release.is_set()  # stopped while still inside the hook, not at its next write
     after = app.instances.op_get(occ.id)

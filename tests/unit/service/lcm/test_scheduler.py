@@ -4,6 +4,7 @@ process died) is taken over by another engine, becomes FAILED_TEMP and retry com
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import timedelta
 
 import pytest
@@ -24,7 +25,10 @@ async def test_second_operation_gets_409_while_one_runs(h: Harness) -> None:
     assert (await h.wait(occ)).operation_state == OpState.COMPLETED
 
 
-async def test_crash_mid_operation_becomes_failed_temp_and_retry_completes(h: Harness) -> None:
+async def test_crash_mid_operation_becomes_failed_temp_and_retry_completes(
+    h: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="vnfm")
     app = h.app
     inst_id = await h.instantiated()
     app.sim.config.boot_time = 5.0
@@ -52,6 +56,10 @@ async def test_crash_mid_operation_becomes_failed_temp_and_retry_completes(h: Ha
         assert uow.op_occs.heartbeat(occ.id, eng.worker_id, utcnow() - timedelta(seconds=60))
         uow.commit()
     await fresh.recover()
+    taken = [r for r in caplog.records if "taking over orphaned operation" in r.getMessage()]
+    assert len(taken) == 1 and taken[0].levelname == "WARNING"
+    assert (taken[0].op, taken[0].instance, taken[0].state) == (occ.id, inst_id, "PROCESSING")  # type: ignore[attr-defined]
+    assert "becomes FAILED_TEMP" in taken[0].getMessage()
     cur = app.instances.op_get(occ.id)
     assert cur.operation_state == OpState.FAILED_TEMP
     assert "stopped during stage 'infra_update'" in cur.error["detail"]

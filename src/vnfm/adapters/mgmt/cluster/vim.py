@@ -8,6 +8,7 @@ of registering a second one (which terminate would never remove).
 from __future__ import annotations
 
 import hashlib
+import uuid
 
 from vnfm.adapters.mgmt.cluster.topology import Cluster, Node
 from vnfm.domain.errors import OperationFailed
@@ -19,8 +20,16 @@ VIM_CONN_ID = "kubernetes-cluster"
 OWNER_KEY = "vnf_instance_id"
 
 
+def vim_id_for(instance_id: str) -> str:
+    """The id of the VIM an instance registers: derived from the instance, so a retry finds what an
+    interrupted attempt registered with one lookup by id (no scan of every VIM: their number grows
+    with the fleet)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"vnfm:kubernetes-vim:{instance_id}"))
+
+
 def registered_by(vims: VimRegistry, instance_id: str) -> Vim | None:
-    """The Kubernetes VIM this VNF instance registered, if any."""
+    """The Kubernetes VIM this VNF instance registered, if any (a scan: the last resort, for VIMs
+    registered under a random id by an earlier version)."""
     for v in vims.list():
         if v.vim_type == "kubernetes" and v.extra.get(OWNER_KEY) == instance_id:
             return v
@@ -37,8 +46,8 @@ async def register(c: Cluster, admin: Node, api_url: str) -> None:
     data = (await c.ex.run(admin.ssh, VimToken())).data
     api_url = str(data.get("api_url") or api_url)
     access = {"authUrl": api_url, "bearer_token": data["token"], "ssl_ca_cert": data["ca_pem"]}
-    vim_id = ctx.state.get("vim_id")
-    existing = (ctx.vims.get(vim_id) if vim_id else None) or registered_by(ctx.vims, ctx.instance.id)
+    vim_id = ctx.state.get("vim_id") or vim_id_for(ctx.instance.id)
+    existing = ctx.vims.get(vim_id)
     vim_name = c.p.vim_name or f"kubernetes-{ctx.instance.id}"
     extra = {OWNER_KEY: ctx.instance.id, "infra_vim_id": ctx.instance.vim_id}
     if existing is not None:
@@ -49,10 +58,8 @@ async def register(c: Cluster, admin: Node, api_url: str) -> None:
         vim = ctx.vims.update(existing)
         ctx.progress(f"Kubernetes VIM {vim.id} ('{vim.name}') updated in place: {api_url}")
     else:
-        vim = Vim(vim_type="kubernetes", name=vim_name, access_info=access,
+        vim = Vim(id=vim_id, vim_type="kubernetes", name=vim_name, access_info=access,
                   interface_info={"endpoint": api_url}, extra=extra)
-        if vim_id:
-            vim.id = vim_id
         vim = ctx.vims.register(vim)
         ctx.progress(f"Kubernetes VIM {vim.id} ('{vim.name}') registered: {api_url}")
     ctx.state["vim_id"] = vim.id
@@ -68,7 +75,8 @@ def deregister(ctx: LcmContext) -> None:
     """Remove the VIM this instance registered (found by id, or by its owner key)."""
     vim_id = ctx.state.get("vim_id")
     if ctx.vims is not None:
-        vim = (ctx.vims.get(vim_id) if vim_id else None) or registered_by(ctx.vims, ctx.instance.id)
+        vim = ((ctx.vims.get(vim_id) if vim_id else None) or ctx.vims.get(vim_id_for(ctx.instance.id))
+               or registered_by(ctx.vims, ctx.instance.id))
         if vim is not None:
             ctx.vims.delete(vim.id)
             ctx.progress(f"Kubernetes VIM {vim.id} deregistered")

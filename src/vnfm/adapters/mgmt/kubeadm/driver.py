@@ -12,6 +12,7 @@ from typing import Any
 
 from vnfm.adapters.mgmt.cluster import endpoint, etcd, nodes, vim
 from vnfm.adapters.mgmt.cluster import params as P
+from vnfm.adapters.mgmt.cluster.checks import check_cluster
 from vnfm.adapters.mgmt.cluster.topology import gather, open_cluster, pin
 from vnfm.adapters.mgmt.kubeadm import heal
 from vnfm.adapters.mgmt.kubeadm.install import add_workers, install
@@ -30,11 +31,12 @@ class KubeadmDriver(MgmtDriver):
         op = str(operation)
         extra = request.get("additionalParams") or {}
         if op == LcmOperation.INSTANTIATE:
-            P.parse(extra)
+            check_cluster(P.parse(extra), flavour, package)
             return
         if op not in (LcmOperation.SCALE, LcmOperation.HEAL):
             return
         cp = P.parse(P.override(instance.additional_params, extra))
+        check_cluster(cp, flavour, package)
         if op == LcmOperation.SCALE:
             if cp.master.aspect_id is not None and request.get("aspectId") == cp.master.aspect_id:
                 raise BadRequest(f"aspectId '{cp.master.aspect_id}' is the master_node aspect: scaling control "

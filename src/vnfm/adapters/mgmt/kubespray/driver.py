@@ -17,18 +17,23 @@ from vnfm.adapters.mgmt.cluster.topology import pin
 from vnfm.adapters.mgmt.kubespray import lb
 from vnfm.adapters.mgmt.kubespray.install import install
 from vnfm.adapters.mgmt.kubespray.nodes import add_workers, remove_workers, workers_only
-from vnfm.adapters.mgmt.kubespray.site import open_site, params
+from vnfm.adapters.mgmt.kubespray.params import ROOT
+from vnfm.adapters.mgmt.kubespray.site import ansible_session, forget_vnfc_pins, open_site, params
 from vnfm.adapters.mgmt.kubespray.validate import validate
 from vnfm.domain.errors import OperationFailed
 from vnfm.domain.model import VnfInstance
 from vnfm.domain.vnfd import Flavour
+from vnfm.nodesteps.base import StepFailed
 from vnfm.nodesteps.kubernetes import UncordonNode
-from vnfm.nodesteps.kubespray import KubesprayRemoveInventory
-from vnfm.service.ports import LcmContext, MgmtDriver, NodeHost, NodeLogin, PackageFiles
+from vnfm.nodesteps.kubespray import KubesprayCheckInventory, KubesprayRemoveInventory
+from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
 
 
 class KubesprayDriver(MgmtDriver):
     name = "kubespray"
+    # the Ansible server and the inventory path are checked before instantiate creates any VM,
+    # although seed 002's VNFD binds instantiate_end only
+    implicit_hooks = frozenset({"instantiate_start"})
 
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:
@@ -42,23 +47,54 @@ class KubesprayDriver(MgmtDriver):
         finally:
             await s.close()
 
-    async def terminate_end(self, ctx: LcmContext) -> None:
-        vim.deregister(ctx)
-        kp = params(ctx)
-        a = kp.ansible
-        if ctx.nodes is None:
-            raise OperationFailed("no node access is available for this instance's VIM")
-        ex = ctx.nodes.session(ctx.instance.id, [NodeHost(a.ip_address, NodeLogin(a.username, a.password,
-                                                                                    a.ssh_private_key))],
-                               ctx.state.setdefault("host_keys", {}))
+    async def instantiate_start(self, ctx: LcmContext) -> None:
+        """Before any VM exists: the Ansible server answers with its (now pinned) host key, has the
+        Kubespray tree, and the inventory path holds no other cluster's inventory."""
+        a = params(ctx).ansible
+        ex = ansible_session(ctx, [a.ip_address])
+        place = [a.ip_address, a.transferring_inventory_path]
         try:
-            res = await ex.run(a.ip_address, KubesprayRemoveInventory(a.kubespray_root_path,
-                                                                      a.transferring_inventory_path, ctx.instance.id))
+            await ex.verify_host_keys([a.ip_address])
+            res = await ex.run(a.ip_address, KubesprayCheckInventory(
+                a.kubespray_root_path, a.transferring_inventory_path, ctx.instance.id, claim=True))
+        except StepFailed as e:
+            raise OperationFailed(f"{ROOT}.ansible: the Ansible server {a.ip_address} cannot take this cluster's "
+                                  f"inventory: {e.reason} (nothing was created)") from None
         finally:
             await ex.close()
-        if res.changed:
-            ctx.progress(f"kubespray: inventory {a.transferring_inventory_path} removed from the Ansible server "
-                         f"{a.ip_address}")
+        places = ctx.state.setdefault("inventories", [])
+        if place not in places:  # a rollback or terminate removes it
+            places.append(place)
+        ctx.progress(f"kubespray: Ansible server {a.ip_address} checked: Kubespray at {a.kubespray_root_path}; "
+                     f"inventory path {a.transferring_inventory_path} "
+                     + ("claimed for this cluster (a copy of inventory/sample)" if res.data.get("created")
+                        else "already this cluster's"))
+
+    async def terminate_end(self, ctx: LcmContext) -> None:
+        """The VIM goes; so does every inventory directory this cluster wrote (and nothing else on
+        the Ansible server: not the Kubespray tree, not ~/.ssh/known_hosts)."""
+        vim.deregister(ctx)
+        a = params(ctx).ansible
+        places = [tuple(p) for p in ctx.state.get("inventories") or []]
+        if not places:
+            return
+        ex = ansible_session(ctx, [ip for ip, _ in places])
+        try:
+            for ip, path in places:
+                try:
+                    res = await ex.run(ip, KubesprayRemoveInventory(a.kubespray_root_path, path, ctx.instance.id))
+                except (StepFailed, OperationFailed) as e:
+                    if (ip, path) == (a.ip_address, a.transferring_inventory_path):
+                        raise
+                    why = e.reason if isinstance(e, StepFailed) else e.detail
+                    ctx.progress(f"kubespray: inventory {path} on {ip} (written by a scale or heal with other "
+                                 f"Ansible parameters) was not removed: {why}; remove it by hand")
+                    continue
+                if res.changed:
+                    ctx.progress(f"kubespray: inventory {path} removed from the Ansible server {ip}")
+        finally:
+            await ex.close()
+        ctx.state.pop("inventories", None)
 
     # ------------------------------------------------------------------ scale
     async def scale_start(self, ctx: LcmContext) -> None:
@@ -94,7 +130,7 @@ class KubesprayDriver(MgmtDriver):
     async def heal_start(self, ctx: LcmContext) -> None:
         if ctx.heal_entire:
             ctx.state["heal_entire_vim_id"] = ctx.state.get("vim_id")
-            ctx.state.pop("host_keys", None)
+            forget_vnfc_pins(ctx)
             ctx.progress("healing the entire cluster: the inventory is replaced and the VIM updated in place")
             return
         s = open_site(ctx)
@@ -108,7 +144,7 @@ class KubesprayDriver(MgmtDriver):
     async def heal_end(self, ctx: LcmContext) -> None:
         if ctx.heal_entire:
             vim_id = ctx.state.get("heal_entire_vim_id") or ctx.state.get("vim_id")
-            ctx.state.pop("host_keys", None)
+            forget_vnfc_pins(ctx)
             if vim_id:
                 ctx.state["vim_id"] = vim_id
             await self.instantiate_end(ctx)

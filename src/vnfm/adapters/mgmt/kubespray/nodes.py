@@ -50,11 +50,17 @@ async def remove_workers(s: Site, removed: Sequence[Node]) -> None:
     await pin(c, [*c.masters, s.lb_node])
     await c.ex.verify_host_keys([s.ansible])
     lb_host = s.lb_node.ssh
+    # the inventory of the nodes as they are now: this operation's Ansible server may be another
+    # one (a request's `ansible` override) or lack a node a failed run left out
+    await s.write_inventory(c.nodes)
     for n in removed:
         reachable = await s.reachable(n)
-        c.ctx.progress(f"draining node {n.name} through the LB's kubectl"
-                       + ("" if reachable else " (its VM does not answer: ungraceful removal)"))
-        await c.ex.run(lb_host, DrainNode(n.name, c.p.drain_timeout))
+        if reachable:
+            c.ctx.progress(f"draining node {n.name} through the LB's kubectl")
+            await c.ex.run(lb_host, DrainNode(n.name, c.p.drain_timeout))
+        else:  # a drain would wait for pods a dead kubelet never stops: deleting the node moves them
+            c.ctx.progress(f"node {n.name}: its VM does not answer: ungraceful removal, no drain (its pods are "
+                           "rescheduled when the node is deleted)")
         extra = [("node", n.name), ("skip_confirmation", "yes")]
         if not reachable:
             extra += [("reset_nodes", "false"), ("allow_ungraceful_removal", "true")]

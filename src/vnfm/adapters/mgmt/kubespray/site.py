@@ -23,7 +23,7 @@ from vnfm.adapters.mgmt.cluster.topology import Cluster, Node, address, gather, 
 from vnfm.adapters.mgmt.kubespray import params as K
 from vnfm.domain.errors import BadRequest, OperationFailed
 from vnfm.domain.model import LcmOperation
-from vnfm.nodesteps.base import StepFailed
+from vnfm.nodesteps.base import StepExecutor, StepFailed
 from vnfm.nodesteps.kubernetes import node_name
 from vnfm.nodesteps.kubespray import (
     AuthorizedKey,
@@ -123,6 +123,10 @@ class Site:
             no_proxy=",".join(px.no_proxy))
 
     async def write_inventory(self, nodes: Sequence[Node]) -> None:
+        place = [self.ansible, self.kp.ansible.transferring_inventory_path]
+        places = self.ctx.state.setdefault("inventories", [])
+        if place not in places:  # recorded first: terminate removes what a failed write left
+            places.append(place)
         res = await self.c.ex.run(self.ansible, self.inventory(nodes))
         if res.data.get("created"):
             self.ctx.progress(f"kubespray: inventory {self.kp.ansible.transferring_inventory_path} created on "
@@ -240,6 +244,23 @@ def open_site(ctx: LcmContext) -> Site:
         extra.append(NodeHost(lb.ssh, NodeLogin(e.ssh_username, e.ssh_password, e.ssh_private_key), lb.vnfc.id))
     c = open_cluster(ctx, extra_hosts=extra, cp=kp.cluster)
     return Site(c, kp, lb)
+
+
+def ansible_session(ctx: LcmContext, addresses: Sequence[str]) -> StepExecutor:
+    """A session to Ansible server(s) only (no VNFC), with this operation's Ansible login."""
+    if ctx.nodes is None:
+        raise OperationFailed("no node access is available for this instance's VIM")
+    a = params(ctx).ansible
+    login_ = NodeLogin(a.username, a.password, a.ssh_private_key)
+    return ctx.nodes.session(ctx.instance.id, [NodeHost(ip, login_) for ip in dict.fromkeys(addresses)],
+                             ctx.state.setdefault("host_keys", {}))
+
+
+def forget_vnfc_pins(ctx: LcmContext) -> None:
+    """Heal entire replaces every VM: their pinned keys go; hosts outside the VNF (the Ansible
+    server, pinned as "host:<address>") keep theirs."""
+    pins = ctx.state.get("host_keys") or {}
+    ctx.state["host_keys"] = {k: v for k, v in pins.items() if k.startswith("host:")}
 
 
 def node_login(kp: K.KubesprayParams, n: Node) -> NodeLogin:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from vnfm.adapters.mgmt.cluster.checks import check_cps
 from vnfm.adapters.mgmt.cluster.topology import role_vdus
 from vnfm.adapters.mgmt.kubespray import params as K
 from vnfm.domain.errors import OperationFailed, UnprocessableEntity
@@ -14,28 +15,13 @@ from vnfm.domain.vnfd import Flavour
 from vnfm.service.ports import PackageFiles
 
 
-def _cp_known(flavour: Flavour, name: str) -> bool:
-    """A CP of the flavour, or a floating IP named after a VDU or CP (`<id>_FloatingIP`); other
-    names (a BaseHOT's own floating IP resources) are resolved when the hook runs."""
-    if name in flavour.cps:
-        return True
-    if name.endswith("_FloatingIP"):
-        prefix = name[: -len("_FloatingIP")]
-        return prefix in flavour.vdus or prefix in flavour.cps
-    return True
-
-
 def check_flavour(kp: K.KubesprayParams, flavour: Flavour, package: PackageFiles | None) -> tuple[set[str], set[str]]:
     """(master VDUs, worker VDUs); UnprocessableEntity naming the key that does not fit."""
     cp = kp.cluster
     names = [("master_node.ssh_cp_name", cp.master.ssh_cp_name), ("master_node.nic_cp_name", cp.master.nic_cp_name),
              ("worker_node.ssh_cp_name", cp.worker.ssh_cp_name), ("worker_node.nic_cp_name", cp.worker.nic_cp_name),
              ("external_lb_param.ssh_cp_name", kp.lb.ssh_cp_name)]
-    for key, name in names:
-        if not _cp_known(flavour, name):
-            known = ", ".join(sorted(flavour.cps)) or "none"
-            raise UnprocessableEntity(f"{K.ROOT}.{key}: '{name}' is neither a CP of flavour '{flavour.id}' nor the "
-                                      f"floating IP of one of its VDUs or CPs (CPs: {known})")
+    check_cps(flavour, names, package)  # a CP, `<VDU or CP>_FloatingIP`, or a resource of the BaseHOT
     try:
         masters, workers = role_vdus(flavour, cp)
     except OperationFailed as e:

@@ -1,5 +1,5 @@
 """What the SSH handlers of every step family share: the script texts, their output format, the
-handler signature."""
+handler signature, file uploads."""
 
 from __future__ import annotations
 
@@ -17,6 +17,11 @@ class ScriptRunner(Protocol):
 
     async def script(self, target: SshTarget, step: NodeStep, name: str, inputs: Mapping[str, str],
                      secrets: Mapping[str, str] | None = None, timeout: float | None = None) -> dict[str, str]: ...
+
+    async def upload(self, target: SshTarget, step: NodeStep, local_path: str, remote_path: str,
+                     timeout: float | None = None) -> None:
+        """Copy a local file to the target over SFTP (a relative `remote_path` is under the home)."""
+        ...
 
 
 Handler = Callable[[ScriptRunner, SshTarget, Any], Awaitable[StepResult]]

@@ -3,7 +3,8 @@
 Every script takes its inputs as shell variables that travel on stdin (never argv), secrets as
 exported variables the script unsets once used, and reports on stdout with lines
 `@@ key=value` (`changed` is always one of them). Each step family has its handlers in a module
-of this package (etcd, lb, hosts, storage, registry, kubernetes, kubeadm); `handlers.py` lists them.
+of this package (etcd, lb, hosts, storage, registry, registry_vnf, kubernetes, kubeadm);
+`handlers.py` lists them. Files too large for stdin (images) go over SFTP (`upload`).
 """
 
 from __future__ import annotations
@@ -65,6 +66,14 @@ class SshStepExecutor(StepExecutor):
 
     async def close(self) -> None:
         await self.ssh.close()
+
+    async def upload(self, target: SshTarget, step: NodeStep, local_path: str, remote_path: str,
+                     timeout: float | None = None) -> None:
+        """Copy `local_path` to the target over SFTP; StepFailed (scrubbed) when it cannot."""
+        try:
+            await self.ssh.upload(target, local_path, remote_path, timeout=timeout or self.timeout)
+        except RemoteError as e:
+            raise StepFailed(target.host, step, scrub(e.detail)) from None
 
     async def script(
         self,

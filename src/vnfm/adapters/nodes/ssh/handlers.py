@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from vnfm.adapters.nodes.ssh import etcd, hosts, kubeadm, kubernetes, lb, registry, storage
+from vnfm.adapters.nodes.ssh import (
+    etcd,
+    hosts,
+    kubeadm,
+    kubernetes,
+    kubespray,
+    lb,
+    registry,
+    registry_vnf,
+    storage,
+)
 from vnfm.adapters.nodes.ssh.base import Handler
 
 ALL_HANDLERS: Mapping[type, Handler] = {
@@ -13,6 +23,8 @@ ALL_HANDLERS: Mapping[type, Handler] = {
     **hosts.HANDLERS,
     **storage.HANDLERS,
     **registry.HANDLERS,
+    **registry_vnf.HANDLERS,
     **kubernetes.HANDLERS,
     **kubeadm.HANDLERS,
+    **kubespray.HANDLERS,
 }

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from vnfm.nodesteps.lb import HaproxySetBackends
+from vnfm.nodesteps.lb import HaproxySetBackends, LbFrontends
 from vnfm.nodesteps.registry import RegistryClientConfig, RegistryServe
 from vnfm.nodesteps.storage import NfsExport
 
@@ -164,3 +164,69 @@ def render_nfs_pv_manifest(
 
 def manifest_yaml(manifest: dict[str, Any]) -> str:
     return yaml.safe_dump(manifest, sort_keys=False)
+
+
+# ---------------------------------------------------------------- external load balancer (LbFrontends)
+def lb_main_config_path(conf_dir: str) -> str:
+    """Where the load balancer's global settings live: beside the owners' directory, named after
+    it (/etc/haproxy/vnfm.d -> /etc/haproxy/vnfm.cfg)."""
+    base = conf_dir.rstrip("/")
+    return (base[:-2] if base.endswith(".d") else base) + ".cfg"
+
+
+def lb_stats_socket(pidfile: str) -> str:
+    return (pidfile[:-4] if pidfile.endswith(".pid") else pidfile) + "-vnfm.sock"
+
+
+def render_lb_main(step: LbFrontends) -> str:
+    """Global settings of the external load balancer: master-worker (hitless reloads), the pid
+    file, the socket through which a new worker takes over the listeners, TCP defaults."""
+    return "\n".join([
+        "# managed by vnfm: the external load balancer's global settings; each owner's frontends are in",
+        f"# {step.conf_dir}/<owner>.cfg. HAProxy runs as:",
+        f"#   haproxy -W -D -p {step.pidfile} -f {lb_main_config_path(step.conf_dir)} -f {step.conf_dir}",
+        "global",
+        "  master-worker",
+        f"  pidfile {step.pidfile}",
+        f"  stats socket {lb_stats_socket(step.pidfile)} mode 600 level admin expose-fd listeners",
+        "  log stderr format short local0 notice",
+        "",
+        "defaults",
+        "  mode tcp",
+        "  log global",
+        "  option dontlognull",
+        "  timeout connect 5s",
+        "  timeout client 1h",
+        "  timeout server 1h",
+        "  timeout client-fin 30s",
+    ]) + "\n"
+
+
+def _server_addr(addr: str, port: int | None) -> str:
+    host = f"[{addr}]" if ":" in addr else addr  # IPv6 literal
+    return host if port is None else f"{host}:{port}"
+
+
+def lb_proxy_name(owner: str, what: str, name: str) -> str:
+    """HAProxy's name of an owner's frontend ("fe"), its backend ("be") or a pool ("pool")."""
+    return f"vnfm_{owner}_{what}_{name}"
+
+
+def render_lb_owner(step: LbFrontends) -> str:
+    """One owner's file in the LB's conf_dir; "" when the owner has nothing (its file goes)."""
+    if not step.frontends and not step.pools:
+        return ""
+    ports = ", ".join(str(f.port) for f in step.frontends) or "none"
+    lines = [f"# managed by vnfm: the part of owner {step.owner} (ports {ports}); the other owners' parts "
+             "are the other files of this directory"]
+    for f in step.frontends:
+        be = lb_proxy_name(step.owner, "be", f.name)
+        lines += ["", f"frontend {lb_proxy_name(step.owner, 'fe', f.name)}", "  mode tcp", f"  bind :{f.port}",
+                  f"  default_backend {be}", "", f"backend {be}", "  mode tcp", "  balance roundrobin",
+                  "  default-server inter 2s fall 2 rise 1"]
+        lines += [f"  server {b.name} {_server_addr(b.addr, b.port)} check" for b in f.backends]
+    for p in step.pools:
+        # no port of its own: a server takes the port the client connected to (NodePorts)
+        lines += ["", f"backend {lb_proxy_name(step.owner, 'pool', p.name)}", "  mode tcp", "  balance roundrobin"]
+        lines += [f"  server {n} {_server_addr(addr, None)}" for n, addr in p.servers]
+    return "\n".join(lines) + "\n"

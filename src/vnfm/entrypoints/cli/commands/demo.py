@@ -24,11 +24,12 @@ from vnfm.entrypoints.cli.demo import run_demo
 )
 @click.option(
     "--scenario",
-    type=click.Choice(["default", "ha"]),
+    type=click.Choice(["default", "ha", "kubespray"]),
     default="default",
     show_default=True,
     help="default: the basic lifecycle; ha: a 3-master HA cluster, heal of a worker, a master and "
-    "the entire cluster, with the cluster's state checked after every step.",
+    "the entire cluster, with the cluster's state checked after every step; kubespray: seed 002's "
+    "Kubespray cluster (Ansible server, external LB), inventory, playbook runs and LB checked after every step.",
 )
 @click.option(
     "--timeout",
@@ -90,6 +91,12 @@ def demo(
     (etcd keeps 3 healthy members, every HAProxy lists 3 backends, heal entire keeps the VIM id
     with new credentials, terminate removes the VIM).
 
+    With --scenario kubespray: seed 002's Kubespray cluster (an Ansible server outside the VNF, an
+    external load balancer): instantiate, scale out and in with and without whole-dict overrides,
+    heal a worker, a master heal refused (422), heal entire, terminate; after each step the
+    inventory on the Ansible server, the playbook runs (with --limit) and the LB's frontends are
+    printed and checked.
+
     With --vim openstack --openrc PATH: the default lifecycle on a real OpenStack through Heat
     (the cloud is registered as a VIM, the hooks run the noop management driver, every step is
     checked against Nova and Neutron). See ci/openstack/README.md for a local OpenStack.
@@ -98,6 +105,7 @@ def demo(
     Example:
       vnfm demo
       vnfm demo --scenario ha
+      vnfm demo --scenario kubespray
       vnfm demo --data-dir /tmp/vnfm-demo --keep
       vnfm demo --vim openstack --openrc /var/tmp/vnfm-openstack/openrc --image vnfm-ci-image
     """

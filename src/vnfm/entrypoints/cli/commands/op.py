@@ -7,8 +7,8 @@ import click
 
 from vnfm.entrypoints.cli.context import CliContext, filter_option, json_option, pass_cc
 from vnfm.entrypoints.cli.lcm_task import Ends, follow_op, op_resolution, wait_options
-from vnfm.entrypoints.cli.output import render_table
 from vnfm.entrypoints.cli.render import OP_COLUMNS, render_op
+from vnfm.entrypoints.cli.wait import DEFAULT_TIMEOUT
 
 
 @click.group()
@@ -35,7 +35,7 @@ def op_list(cc: CliContext, filter_: str | None) -> None:
     Example:
       vnfm op list --filter '(eq,operationState,FAILED_TEMP)'
     """
-    cc.emit(cc.client.list_ops(filter_), lambda rows: render_table(rows, OP_COLUMNS))
+    cc.emit(cc.client.list_ops(filter_), columns=OP_COLUMNS)
 
 
 @op.command("show")
@@ -54,6 +54,44 @@ def op_show(cc: CliContext, op_id: str, wait: bool, timeout: float) -> None:
         follow_op(cc, op_id, timeout)
         return
     cc.emit(cc.client.get_op(op_id), render_op)
+
+
+@op.command("watch")
+@click.argument("op_id")
+@click.option("--timeout", type=float, default=DEFAULT_TIMEOUT, show_default=True, metavar="SECONDS",
+              help="Give up watching after this long (the operation goes on in the server).")
+@json_option
+@pass_cc
+def op_watch(cc: CliContext, op_id: str, timeout: float) -> None:
+    """Follow an operation occurrence until it ends: its state changes and progress lines, the ones
+    already logged first (the same as `vnfm op show OP_ID --wait`).
+
+    \b
+    Example:
+      vnfm op watch OP_ID
+    """
+    follow_op(cc, op_id, timeout)
+
+
+@op.command("cancel")
+@click.argument("op_id")
+@click.option("--mode", type=click.Choice(["GRACEFUL", "FORCEFUL"], case_sensitive=False), default="GRACEFUL",
+              show_default=True, help="GRACEFUL: stop before the next stage; FORCEFUL: stop at once.")
+@json_option
+@pass_cc
+def op_cancel(cc: CliContext, op_id: str, mode: str) -> None:
+    """Cancel a running (STARTING / PROCESSING / ROLLING_BACK) operation; it ends FAILED_TEMP, to be
+    retried, rolled back or failed.
+
+    \b
+    Example:
+      vnfm op cancel OP_ID --mode FORCEFUL
+    """
+    cc.client.op_action(op_id, "cancel", {"cancelMode": mode.upper()})
+    cc.echo_result(
+        {"vnfLcmOpOccId": op_id, "cancelMode": mode.upper()},
+        f"Cancel ({mode.upper()}) of vnfLcmOpOcc {op_id} requested; follow it with `vnfm op watch {op_id}`",
+    )
 
 
 @op.command("retry")

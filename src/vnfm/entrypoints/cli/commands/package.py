@@ -11,8 +11,8 @@ import click
 from vnfm.entrypoints.cli.client import ApiError
 from vnfm.entrypoints.cli.context import CliContext, filter_option, json_option, pass_cc
 from vnfm.entrypoints.cli.files import csar_bytes
-from vnfm.entrypoints.cli.output import render_fields, render_table
-from vnfm.entrypoints.cli.render import PACKAGE_COLUMNS
+from vnfm.entrypoints.cli.output import render_fields
+from vnfm.entrypoints.cli.render import PACKAGE_COLUMNS, render_package
 
 
 @click.group()
@@ -61,6 +61,7 @@ def package_create(cc: CliContext, user_data: tuple[str, ...]) -> None:
               help="With --url: BASIC authentication user; the password is read from "
                    "VNFM_PACKAGE_PASSWORD or asked for (never on the command line).")
 @click.option("--wait/--no-wait", default=True, show_default=True, help="Wait until onboarding ends.")
+@click.option("--long", "long_", is_flag=True, help="Show every software image and artifact with its checksum.")
 @click.option(
     "--timeout",
     type=float,
@@ -72,7 +73,7 @@ def package_create(cc: CliContext, user_data: tuple[str, ...]) -> None:
 @json_option
 @pass_cc
 def package_upload(cc: CliContext, pkg_id: str, path: Path | None, url: str | None, user_name: str | None,
-                   wait: bool, timeout: float) -> None:
+                   wait: bool, long_: bool, timeout: float) -> None:
     """Upload a CSAR zip (or a package directory, zipped for you) as the package's content, or
     have the server fetch it from a URL.
 
@@ -97,10 +98,10 @@ def package_upload(cc: CliContext, pkg_id: str, path: Path | None, url: str | No
         cc.client.upload_package(pkg_id, data)
         cc.info(f"Uploaded {len(data)} bytes to package {pkg_id}")
     if wait:
-        _wait_onboarded(cc, pkg_id, timeout)
+        _wait_onboarded(cc, pkg_id, timeout, long_)
 
 
-def _wait_onboarded(cc: CliContext, pkg_id: str, timeout: float) -> None:
+def _wait_onboarded(cc: CliContext, pkg_id: str, timeout: float, long_: bool = False) -> None:
     """Poll the package (backoff from 0.05 s, capped at 1 s), printing its onboardingState changes,
     until it is ONBOARDED (then show it) or onboarding failed."""
     start = time.monotonic()
@@ -112,7 +113,7 @@ def _wait_onboarded(cc: CliContext, pkg_id: str, timeout: float) -> None:
             cc.info(f"  {state}  {time.monotonic() - start:.1f}s")
             last = state
         if state == "ONBOARDED":
-            cc.emit(pkg, render_fields)
+            cc.emit(pkg, lambda p: render_package(p, long=long_))
             return
         if state == "CREATED" or pkg.get("onboardingFailureDetails"):
             details = pkg.get("onboardingFailureDetails") or {}
@@ -137,21 +138,23 @@ def package_list(cc: CliContext, filter_: str | None) -> None:
     Example:
       vnfm package list --filter '(eq,onboardingState,ONBOARDED)'
     """
-    cc.emit(cc.client.list_packages(filter_), lambda rows: render_table(rows, PACKAGE_COLUMNS))
+    cc.emit(cc.client.list_packages(filter_), columns=PACKAGE_COLUMNS)
 
 
 @package.command("show")
 @click.argument("pkg_id")
+@click.option("--long", "long_", is_flag=True, help="Show every software image and artifact with its checksum.")
 @json_option
 @pass_cc
-def package_show(cc: CliContext, pkg_id: str) -> None:
-    """Show one VNF package.
+def package_show(cc: CliContext, pkg_id: str, long_: bool) -> None:
+    """Show one VNF package (software images and artifacts counted; --long lists them).
 
     \b
     Example:
       vnfm package show PKG_ID
+      vnfm package show PKG_ID --long
     """
-    cc.emit(cc.client.get_package(pkg_id), render_fields)
+    cc.emit(cc.client.get_package(pkg_id), lambda p: render_package(p, long=long_))
 
 
 def _set_state(cc: CliContext, pkg_id: str, state: str) -> None:

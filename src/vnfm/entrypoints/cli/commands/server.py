@@ -9,6 +9,8 @@ import click
 
 
 @click.command()
+@click.option("--config", "config", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="TOML settings file (keys as the VNFM_* variables without the prefix; env VNFM_CONFIG).")
 @click.option("--host", default=None, help="Address to listen on (default 127.0.0.1, env VNFM_HOST).")
 @click.option("--port", type=int, default=None, help="Port to listen on (default 9890, env VNFM_PORT).")
 @click.option(
@@ -22,25 +24,39 @@ import click
     default=None,
     help="SQLAlchemy URL (default sqlite in the data dir; a postgresql+psycopg:// URL works).",
 )
-def server(host: str | None, port: int | None, data_dir: Path | None, database_url: str | None) -> None:
+@click.option("--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+              default=None, help="Log level of vnfm's loggers (default INFO, env VNFM_LOG_LEVEL).")
+@click.option("--log-format", type=click.Choice(["human", "json"], case_sensitive=False), default=None,
+              help="human (default) or json: one JSON object a line (env VNFM_LOG_FORMAT).")
+@click.option("--tls-cert", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="PEM certificate: serve HTTPS (with --tls-key; env VNFM_TLS_CERT).")
+@click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="PEM private key of --tls-cert (env VNFM_TLS_KEY).")
+@click.option("--fault-injection/--no-fault-injection", default=None,
+              help="Mount the simulator's fault-injection API (tests, demos; env VNFM_FAULT_INJECTION).")
+def server(config: Path | None, **options: Any) -> None:
     """Run the vnfm API server in the foreground (Ctrl-C stops it).
+
+    Settings come from these options, then the VNFM_* environment, then the --config file.
+    A bad setting ends the start with one line naming it.
 
     \b
     Example:
       vnfm server --port 9890 --data-dir ./var
+      vnfm server --config /etc/vnfm/vnfm.toml --log-format json
     """
     # Imported here, not at the top: the server (FastAPI, SQLAlchemy, the engine) is not needed by
     # the client commands and would slow every `vnfm ...` down.
-    from vnfm.config import Settings
-    from vnfm.entrypoints.api.server import serve
+    from vnfm.config import SettingsError, load_settings
+    from vnfm.entrypoints.api.server import preflight, serve
 
-    kwargs: dict[str, Any] = {}
-    if host is not None:
-        kwargs["host"] = host
-    if port is not None:
-        kwargs["port"] = port
-    if data_dir is not None:
-        kwargs["data_dir"] = data_dir
-    if database_url is not None:
-        kwargs["database_url"] = database_url
-    serve(Settings(**kwargs))
+    overrides = {k: (v.upper() if k == "log_level" else v.lower() if k == "log_format" else v)
+                 for k, v in options.items() if v is not None}
+    try:
+        settings = load_settings(config, **overrides)
+        preflight(settings)
+    except SettingsError as e:
+        for line in e.lines:
+            click.echo(f"Error: {line}", err=True)
+        raise SystemExit(2) from None
+    serve(settings)

@@ -8,7 +8,7 @@ import click
 
 from vnfm.entrypoints.cli.context import CliContext, json_option, pass_cc
 from vnfm.entrypoints.cli.files import load_json_object
-from vnfm.entrypoints.cli.output import render_fields, render_table
+from vnfm.entrypoints.cli.output import render_fields
 from vnfm.entrypoints.cli.render import SUB_COLUMNS
 
 
@@ -69,7 +69,7 @@ def subscription_list(cc: CliContext, packages: bool) -> None:
       vnfm subscription list --json
       vnfm subscription list --packages
     """
-    cc.emit(cc.client.list_subscriptions(packages=packages), lambda rows: render_table(rows, SUB_COLUMNS))
+    cc.emit(cc.client.list_subscriptions(packages=packages), columns=SUB_COLUMNS)
 
 
 @subscription.command("show")

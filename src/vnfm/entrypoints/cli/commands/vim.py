@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
+import yaml
 
 from vnfm.entrypoints.cli.context import CliContext, json_option, pass_cc
 from vnfm.entrypoints.cli.files import required_json_object
-from vnfm.entrypoints.cli.output import render_fields, render_table
+from vnfm.entrypoints.cli.output import render_fields
 from vnfm.entrypoints.cli.render import VIM_COLUMNS
 
 
@@ -35,7 +37,7 @@ def vim_list(cc: CliContext) -> None:
     Example:
       vnfm vim list
     """
-    cc.emit(cc.client.list_vims(), lambda rows: render_table(rows, VIM_COLUMNS))
+    cc.emit(cc.client.list_vims(), columns=VIM_COLUMNS)
 
 
 @vim.command("show")
@@ -78,3 +80,30 @@ def vim_delete(cc: CliContext, vim_id: str) -> None:
     """
     cc.client.delete_vim(vim_id)
     cc.info(f"VIM {vim_id} deleted")
+
+
+@vim.command("kubeconfig")
+@click.argument("vim_id")
+@click.option("--show-token", is_flag=True, help="Include the VIM's bearer token (a secret: keep the file private).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write to this file (mode 0600) instead of standard output.")
+@pass_cc
+def vim_kubeconfig(cc: CliContext, vim_id: str, show_token: bool, output: Path | None) -> None:
+    """Print a kubeconfig for a Kubernetes VIM (server URL and CA; the token only with --show-token).
+
+    \b
+    Example (a cluster the kubeadm driver built on the simulated cloud):
+      vnfm vim kubeconfig VIM_ID --show-token -o sim.kubeconfig
+      kubectl --kubeconfig sim.kubeconfig get nodes
+    """
+    doc = cc.client.vim_kubeconfig(vim_id, show_token=show_token)
+    text = yaml.safe_dump(doc, sort_keys=False)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        fd = os.open(output, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        cc.info(f"kubeconfig of VIM {vim_id} written to {output}")
+    if not show_token:
+        click.echo("no token included: add --show-token for a kubeconfig that authenticates", err=True)

@@ -8,12 +8,11 @@ from typing import Any
 
 import click
 
-from vnfm.entrypoints.cli.client import VnfmClient
+from vnfm.entrypoints.cli.client import ApiError, VnfmClient
 from vnfm.entrypoints.cli.context import CliContext, filter_option, json_option, pass_cc
 from vnfm.entrypoints.cli.files import load_json_object, required_json_object
 from vnfm.entrypoints.cli.lcm_task import lcm_task
-from vnfm.entrypoints.cli.output import render_table
-from vnfm.entrypoints.cli.render import VNF_COLUMNS, render_vnf
+from vnfm.entrypoints.cli.render import VNF_COLUMNS, render_cluster_nodes, render_vnf
 
 additional_params_option = click.option(
     "--additional-params-file",
@@ -73,7 +72,7 @@ def vnf_list(cc: CliContext, filter_: str | None) -> None:
     Example:
       vnfm vnf list --filter '(eq,instantiationState,INSTANTIATED)'
     """
-    cc.emit(cc.client.list_vnfs(filter_), lambda rows: render_table(rows, VNF_COLUMNS))
+    cc.emit(cc.client.list_vnfs(filter_), columns=VNF_COLUMNS)
 
 
 @vnf.command("show")
@@ -81,13 +80,29 @@ def vnf_list(cc: CliContext, filter_: str | None) -> None:
 @json_option
 @pass_cc
 def vnf_show(cc: CliContext, vnf_id: str) -> None:
-    """Show a VNF instance, with its VNFCs (servers, addresses) when instantiated.
+    """Show a VNF instance, with its VNFCs (servers, addresses) when instantiated, and the
+    Kubernetes nodes (role, Ready, the VNFC each runs on) when the server can tell.
 
     \b
     Example:
       vnfm vnf show VNF_ID
     """
-    cc.emit(cc.client.get_vnf(vnf_id), render_vnf)
+    inst = cc.client.get_vnf(vnf_id)
+    nodes = _cluster(cc, inst) if cc.format == "table" and not cc.columns else None
+    cc.emit(inst, lambda i: render_vnf(i) + (f"\n\n{render_cluster_nodes(nodes, i)}" if nodes else ""))
+
+
+def _cluster(cc: CliContext, inst: dict[str, Any]) -> dict[str, Any] | None:
+    """The cluster view the server has of the instance (today: the simulated cloud's twin); None
+    when it has none (not instantiated, not a cluster, another cloud)."""
+    if inst.get("instantiationState") != "INSTANTIATED":
+        return None
+    try:
+        state = cc.client.sim_state(str(inst.get("id")))
+    except ApiError:
+        return None
+    k8s = state.get("kubernetes") if isinstance(state, dict) else None
+    return k8s if isinstance(k8s, dict) and k8s.get("nodes") else None
 
 
 @vnf.command("instantiate")
@@ -111,7 +126,7 @@ def vnf_instantiate(client: VnfmClient, vnf_id: str, request: Path) -> str:
 @click.option(
     "--type",
     "type_",
-    type=click.Choice(["SCALE_OUT", "SCALE_IN"]),
+    type=click.Choice(["SCALE_OUT", "SCALE_IN"], case_sensitive=False),
     required=True,
     help="Add (SCALE_OUT) or remove (SCALE_IN) VNFCs.",
 )
@@ -139,7 +154,7 @@ def vnf_scale(
     Example:
       vnfm vnf scale VNF_ID --type SCALE_OUT --aspect-id worker_instance --number-of-steps 1 --wait
     """
-    body: dict[str, Any] = {"type": type_, "aspectId": aspect_id, "numberOfSteps": number_of_steps}
+    body: dict[str, Any] = {"type": type_.upper(), "aspectId": aspect_id, "numberOfSteps": number_of_steps}
     return client.scale(vnf_id, _with_additional_params(body, additional_params_file))
 
 
@@ -153,6 +168,7 @@ def vnf_scale(
     help="vnfcResourceInfo id to heal (repeatable); none heals the entire VNF.",
 )
 @click.option("--cause", default=None, help="Why (free text).")
+@click.option("--yes", "-y", is_flag=True, help="Heal the entire VNF (no --vnfc) without asking.")
 @additional_params_option
 @lcm_task("Heal")
 def vnf_heal(
@@ -160,6 +176,7 @@ def vnf_heal(
     vnf_id: str,
     vnfcs: tuple[str, ...],
     cause: str | None,
+    yes: bool,
     additional_params_file: Path | None,
 ) -> str:
     """Heal VNFCs (replace their servers, keeping ports and addresses) or the entire VNF.
@@ -167,8 +184,10 @@ def vnf_heal(
     \b
     Example (VNFC ids: `vnfm vnf show VNF_ID`):
       vnfm vnf heal VNF_ID --vnfc f8829938-d57e-4b96-b383-cf3783651822 --wait
-      vnfm vnf heal VNF_ID --cause "rebuild all" --wait
+      vnfm vnf heal VNF_ID --cause "rebuild all" --yes --wait
     """
+    if not vnfcs and not yes:
+        click.confirm(f"No --vnfc given: heal the entire VNF {vnf_id} (every VNFC is rebuilt)?", abort=True)
     body: dict[str, Any] = {}
     if vnfcs:
         body["vnfcInstanceId"] = list(vnfcs)
@@ -179,8 +198,9 @@ def vnf_heal(
 
 @vnf.command("terminate")
 @click.argument("vnf_id")
-@click.option("--graceful", "mode", flag_value="GRACEFUL", help="Let the VNF shut down gracefully.")
-@click.option("--forceful", "mode", flag_value="FORCEFUL", default=True, help="Terminate at once (default).")
+@click.option("--graceful", "mode", flag_value="GRACEFUL", default=True,
+              help="Let the VNF shut down gracefully (default, as Tacker's client does).")
+@click.option("--forceful", "mode", flag_value="FORCEFUL", help="Terminate at once.")
 @click.option(
     "--graceful-timeout",
     type=int,
@@ -202,12 +222,13 @@ def vnf_terminate(
     \b
     Example:
       vnfm vnf terminate VNF_ID --wait
-      vnfm vnf terminate VNF_ID --graceful --graceful-timeout 60 --wait
+      vnfm vnf terminate VNF_ID --graceful-timeout 60 --wait
+      vnfm vnf terminate VNF_ID --forceful --wait
     """
     body: dict[str, Any] = {"terminationType": mode}
     if graceful_timeout is not None:
         if mode != "GRACEFUL":
-            raise click.UsageError("--graceful-timeout goes with --graceful")
+            raise click.UsageError("--graceful-timeout does not go with --forceful")
         body["gracefulTerminationTimeout"] = graceful_timeout
     return client.terminate(vnf_id, _with_additional_params(body, additional_params_file))
 

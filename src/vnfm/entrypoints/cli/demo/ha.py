@@ -171,14 +171,15 @@ class HaDemo(Demo):
         vim_id = str((k8s.get("vim") or {}).get("id"))
         creds = vim_credentials(k8s)
         self.echo(f"    VIM id before {self.vim_id}, after {vim_id}: {'same' if vim_id == self.vim_id else 'CHANGED'}")
-        changed = self.vim_credentials is not None and all(
-            a != b for a, b in zip(creds, self.vim_credentials, strict=True))
-        self.echo(f"    VIM credentials (CA digest, token digest): "
-                  f"{'changed' if changed else 'NOT changed'}")
+        # the token must change; the CA is the one of the API the VNFM reaches (the simulated cloud
+        # serves every cluster's API with its own CA, which stays)
+        changed = self.vim_credentials is not None and creds[1] != self.vim_credentials[1]
+        self.echo(f"    VIM token: {'changed' if changed else 'NOT changed'}; CA "
+                  f"{'changed' if self.vim_credentials and creds[0] != self.vim_credentials[0] else 'kept'}")
         if vim_id != self.vim_id:
             raise StepFailed(f"the VIM id changed from {self.vim_id} to {vim_id}: CNFs on it would be orphaned")
         if not changed:
-            raise StepFailed("the VIM's CA and token did not both change after the cluster was rebuilt")
+            raise StepFailed("the VIM's token did not change after the cluster was rebuilt")
         registered = self.client.get_vim(vim_id)
         endpoint = (registered.get("interfaceInfo") or {}).get("endpoint")
         cluster_endpoint = (k8s.get("vim") or {}).get("endpoint")

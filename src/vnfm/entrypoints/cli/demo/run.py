@@ -10,11 +10,12 @@ from pathlib import Path
 from vnfm.entrypoints.cli.client import VnfmClient
 from vnfm.entrypoints.cli.demo.basic import Demo
 from vnfm.entrypoints.cli.demo.ha import HaDemo
+from vnfm.entrypoints.cli.demo.kubespray import KubesprayDemo
 from vnfm.entrypoints.cli.demo.runner import Echo
 from vnfm.entrypoints.cli.output import mask_text
 from vnfm.examples import example_csar
 
-SCENARIOS = ("default", "ha")
+SCENARIOS = ("default", "ha", "kubespray")
 
 
 def _openrc_env(scenario: str, vim: str, openrc: Path | None, echo: Echo) -> dict[str, str] | None:
@@ -63,6 +64,8 @@ def _scenario(
         finally:
             os_demo.close()
     demo: Demo
+    if scenario == "kubespray":
+        return KubesprayDemo(client, echo, timeout=timeout, flavour=flavour or "simple").run(example_csar("kubespray"))
     if scenario == "ha":
         demo = HaDemo(client, echo, timeout=timeout, flavour=flavour or "ha")
     else:

@@ -10,7 +10,7 @@ from typing import Any
 
 from vnfm.entrypoints.cli.client import ApiError, ServerUnreachable, VnfmClient
 from vnfm.entrypoints.cli.output import Column, mask_text, render_table
-from vnfm.entrypoints.cli.wait import WaitTimeout, describe_error, wait_for_op
+from vnfm.entrypoints.cli.wait import Observer, WaitTimeout, describe_error, wait_for_op
 
 Echo = Callable[[str], None]
 Step = tuple[str, Callable[[], str]]
@@ -44,8 +44,15 @@ SUMMARY_COLUMNS: list[Column] = [
 
 
 def run_task(client: VnfmClient, op_id: str, echo: Echo, timeout: float) -> None:
-    """Follow an occurrence, printing its state changes; StepFailed unless it completes."""
-    result = wait_for_op(client, op_id, timeout=timeout, on_change=lambda s, t: echo(f"      {s}  {t:.1f}s"))
+    """Follow an occurrence, printing its state changes and progress lines; StepFailed unless it
+    completes."""
+
+    def line(event: dict[str, Any], _elapsed: float) -> None:
+        stage = event.get("stage") or ""
+        echo(f"        {stage + ': ' if stage else ''}{mask_text(str(event.get('message', '')))}")
+
+    observer = Observer(on_change=lambda s, t: echo(f"      {s}  {t:.1f}s"), on_progress=line)
+    result = wait_for_op(client, op_id, timeout=timeout, observer=observer)
     if not result.ok:
         detail = mask_text(describe_error(result.op)) or "no error details"
         raise StepFailed(f"vnfLcmOpOcc {op_id} ended {result.state}: {detail}")

@@ -231,7 +231,12 @@ def vim_token(tw: TwinHost, host: str, sid: str, step: VimToken) -> StepResult:
         return str(st["cluster"]["ca_pem"])
 
     ca = tw.tx(fn)
-    return StepResult(True, {"token": token, "ca_pem": ca})
+    if tw.config.kube_api is None:  # no API listener (a bare executor): the twin's own endpoint and CA
+        return StepResult(True, {"token": token, "ca_pem": ca})
+    # The VNFM reaches this cluster's API at the simulator's listener, verified against its CA
+    # (the cluster driver registers whatever URL and CA the node session reports).
+    api = tw.config.kube_api.endpoint(tw.sim, tw.instance_id)
+    return StepResult(True, {"token": token, "ca_pem": api.ca_pem, "api_url": api.url})
 
 
 HANDLERS: dict[type, Any] = {

@@ -5,13 +5,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vnfm.adapters.infra.simulator.twin import cluster, etcd, hosts, kubespray, kubespray_nodes, lb, registry, storage
+from vnfm.adapters.infra.simulator.twin import (
+    cluster,
+    etcd,
+    hosts,
+    kubespray,
+    kubespray_nodes,
+    lb,
+    registry,
+    registry_vnf,
+    storage,
+)
 
 ALL_HANDLERS: Mapping[type, Any] = {
     **cluster.HANDLERS,
     **etcd.HANDLERS,
     **hosts.HANDLERS,
     **registry.HANDLERS,
+    **registry_vnf.HANDLERS,
     **storage.HANDLERS,
     **kubespray_nodes.HANDLERS,
     **lb.HANDLERS,

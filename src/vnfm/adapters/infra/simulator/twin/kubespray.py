@@ -24,6 +24,7 @@ from vnfm.adapters.infra.simulator.twin.operator import ensure, operator_tx
 from vnfm.nodesteps.base import StepFailed, StepResult
 from vnfm.nodesteps.kubespray import (
     GROUPS,
+    KubesprayCheckInventory,
     KubesprayInventory,
     KubesprayPlaybook,
     KubesprayRemoveHost,
@@ -69,6 +70,27 @@ def inventory(tw: TwinHost, host: str, sid: str, step: KubesprayInventory) -> St
     return StepResult(changed, {"created": created})
 
 
+def check_inventory(tw: TwinHost, host: str, sid: str, step: KubesprayCheckInventory) -> StepResult:
+    def fn(hosts: dict[str, Any]) -> bool:
+        h = ensure(hosts, host)
+        if not _kubespray_at(h, step.kubespray_root):
+            raise StepFailed(host, step, f"no Kubespray tree at {step.kubespray_root} (cluster.yml and "
+                                         "inventory/sample/ missing)")
+        inv = h["inventories"].get(step.inventory_path)
+        if inv is not None and inv.get("owner") != step.owner:
+            raise StepFailed(host, step, f"{step.inventory_path} holds the inventory of another cluster "
+                                         f"({inv.get('owner')}); give another transferring_inventory_path")
+        if inv is None and step.claim:  # the sample copied, marked; no hosts yet
+            h["inventories"][step.inventory_path] = {"owner": step.owner, "root": step.kubespray_root,
+                                                     "groups": {}, "hosts": {}, "vars": {}, "known_hosts": {},
+                                                     "facts": []}
+            return True
+        return False
+
+    created = operator_tx(tw.sim, fn)
+    return StepResult(created, {"created": created})
+
+
 def remove_host(tw: TwinHost, host: str, sid: str, step: KubesprayRemoveHost) -> StepResult:
     def fn(hosts: dict[str, Any]) -> dict[str, Any] | None:
         inv = ensure(hosts, host)["inventories"].get(step.inventory_path)
@@ -110,7 +132,7 @@ def inventory_problems(inv: dict[str, Any]) -> list[str]:
     """What real Kubespray would refuse in this inventory (groups, hosts, variables)."""
     out: list[str] = []
     groups = inv.get("groups") or {}
-    missing = [g for g in GROUPS if g != "k8s_cluster" and g not in groups]
+    missing = [g for g in GROUPS if g not in groups]
     if missing:
         out.append(f"missing group(s) {', '.join(missing)}")
     if not groups.get("kube_control_plane"):
@@ -191,29 +213,35 @@ def _check_run(tw: TwinHost, host: str, step: KubesprayPlaybook, inv: dict[str, 
 
 def playbook(tw: TwinHost, host: str, sid: str, step: KubesprayPlaybook) -> StepResult:
     t0 = time.monotonic()
-    inv = operator_tx(tw.sim, lambda hosts: ensure(hosts, host)["inventories"].get(step.inventory_path))
+    inv, failing = operator_tx(tw.sim, lambda hosts: (ensure(hosts, host)["inventories"].get(step.inventory_path),
+                                                      (ensure(hosts, host).get("failing_tasks") or {})))
     if inv is None or inv.get("owner") != step.owner:
         raise StepFailed(host, step, f"no inventory of this cluster at {step.inventory_path}")
     _check_run(tw, host, step, inv)
+    if step.playbook in failing:  # what the SSH handler reports of a failed run: task, end of output
+        env = dict(step.env)
+        raise StepFailed(host, step, f"TASK [{failing[step.playbook]}] failed; end of output:\n"
+                                     f"fatal: [{sorted(inv['hosts'])[0]}]: FAILED! => msg: download through "
+                                     f"{env.get('VNFM_HTTPS_PROXY', 'no proxy')} timed out")
     servers = {name: _reach(tw, host, step, inv, name) for name in _targets(step, inv)}
     if step.playbook == "remove-node.yml" and step.var("node") not in inv["hosts"]:
         raise StepFailed(host, step, f"node {step.var('node')} is not in the inventory")
     if step.playbook in ("facts.yml", "cluster.yml"):  # both gather the facts of the hosts they reach
         operator_tx(tw.sim, lambda hosts: ensure(hosts, host)["inventories"][step.inventory_path]
                     .update(facts=sorted(set(inv.get("facts") or []) | set(servers))))
-    tw.tx(lambda st: _apply(tw, st, step, inv, servers))
+    tw.tx(lambda st: _apply(tw, st, host, step, inv, servers))
     return StepResult(True, {"seconds": time.monotonic() - t0,
                              "recap": {n: {"ok": 1, "changed": 1, "unreachable": 0, "failed": 0} for n in servers}})
 
 
-def _apply(tw: TwinHost, st: dict[str, Any], step: KubesprayPlaybook, inv: dict[str, Any],
+def _apply(tw: TwinHost, st: dict[str, Any], host: str, step: KubesprayPlaybook, inv: dict[str, Any],
            servers: dict[str, dict[str, Any]]) -> None:
     ks = st.setdefault("kubespray", {})
     runs = ks.setdefault("runs", [])
     runs.append({"playbook": step.playbook, "limit": list(step.limit) or None,
                  "extra_vars": dict(step.extra_vars)})
     del runs[:-MAX_RUNS]
-    ks["inventory"] = inv["groups"]
+    ks.update(inventory=inv["groups"], ansible=host, path=step.inventory_path)
     if step.playbook == "cluster.yml":
         _cluster(tw, st, inv, servers)
     elif step.playbook == "scale.yml":
@@ -222,6 +250,7 @@ def _apply(tw: TwinHost, st: dict[str, Any], step: KubesprayPlaybook, inv: dict[
             if n is None or n.get("server_id") != server["id"]:
                 st["nodes"].pop(name, None)
                 register(tw, st, server["id"], name, "worker", inv["hosts"][name]["ip"], ready_now=True)
+                st["nodes"][name]["ready"] = True  # Kubespray's run ends once the node is Ready
     elif step.playbook == "remove-node.yml":
         name = str(step.var("node"))
         if st["nodes"].pop(name, None) is not None:
@@ -254,9 +283,11 @@ def _cluster(tw: TwinHost, st: dict[str, Any], inv: dict[str, Any], servers: dic
         if n is not None and n.get("server_id") == server["id"]:
             continue
         register(tw, st, server["id"], name, h["role"], h["ip"], ready_now=True)
+        st["nodes"][name]["ready"] = True
 
 
 HANDLERS: dict[type, Any] = {
+    KubesprayCheckInventory: check_inventory,
     KubesprayInventory: inventory,
     KubesprayRemoveHost: remove_host,
     KubesprayRemoveInventory: remove_inventory,

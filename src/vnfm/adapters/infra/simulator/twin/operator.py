@@ -45,12 +45,15 @@ def reachable(sim: Any, address: str) -> bool:
 
 
 def set_operator_host(sim: Any, address: str, *, kubespray_roots: list[str] | None = None,
-                      reachable: bool | None = None) -> dict[str, Any]:
-    """Test and demo helper: declare the Kubespray trees an operator host has, or make it (un)reachable."""
+                      reachable: bool | None = None, failing_tasks: dict[str, str] | None = None) -> dict[str, Any]:
+    """Test and demo helper: declare the Kubespray trees an operator host has, make it
+    (un)reachable, or make playbooks fail (`failing_tasks`: playbook -> the task that fails)."""
     def fn(hosts: dict[str, Any]) -> dict[str, Any]:
         h = ensure(hosts, address)
         if kubespray_roots is not None:
             h["kubespray_roots"] = list(kubespray_roots)
+        if failing_tasks is not None:
+            h["failing_tasks"] = dict(failing_tasks)
         if reachable is not None:
             h["reachable"] = reachable
         return dict(h)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from vnfm.adapters.infra.simulator.k8sapi.summary import api_summary
 from vnfm.adapters.infra.simulator.twin.base import KEY, empty
 
 
@@ -76,6 +77,7 @@ def kubernetes_view(extras: dict[str, Any], live_servers: set[str] | None = None
                  "members": members},
         "haproxy": haproxy,
         "vim": vim_out,
+        "api": api_summary(st),  # what was created through the cluster's Kubernetes API (CNFs)
     }
 
 
@@ -111,6 +113,30 @@ def kubespray_view(extras: dict[str, Any]) -> dict[str, Any] | None:
             "ansible_server": ks.get("ansible"), "inventory_path": ks.get("path")}
 
 
+def private_registry_view(extras: dict[str, Any], live_servers: set[str] | None = None) -> dict[str, Any] | None:
+    """The private-registry VNF's registry (seed 003): where it answers, TLS or not, where its data
+    is (the VM's disk or a volume) and the repositories it holds."""
+    st = extras.get(KEY)
+    if not isinstance(st, dict):
+        return None
+    for sid, h in sorted((st.get("hosts") or {}).items()):
+        reg = h.get("registry") if isinstance(h, dict) else None
+        if not reg or (live_servers is not None and sid not in live_servers):
+            continue
+        vid, data_dir = reg.get("volume_id"), reg.get("data_dir")
+        if vid:
+            data = ((st.get("volumes") or {}).get(vid) or {}).get("registry_data", {}).get(data_dir) or {}
+        else:
+            data = (h.get("disk") or {}).get(data_dir) or {}
+        repos = data.get("repositories") or {}
+        return {"address": reg.get("address"), "port": reg.get("port"), "tls": bool(reg.get("tls")),
+                "url": reg.get("url"), "running": bool(reg.get("running")), "image": reg.get("image"),
+                "data": {"dir": data_dir, "volume_id": vid} if vid else {"dir": data_dir, "volume_id": None},
+                "repositories": {r: list(t) for r, t in sorted(repos.items())},
+                "docker_images": sorted((h.get("docker") or {}).get("images") or {})}
+    return None
+
+
 def instance_state(sim: Any, instance_id: str) -> dict[str, Any] | None:
     """The simulated cloud's resources of one VNF instance, with its cluster when it has one (and
     its external load balancer and Kubespray inventory and runs, when it has them)."""
@@ -128,4 +154,7 @@ def instance_state(sim: Any, instance_id: str) -> dict[str, Any] | None:
     ks = kubespray_view(extras)
     if ks is not None:
         snap["kubespray"] = ks
+    reg = private_registry_view(extras, live)
+    if reg is not None:
+        snap["private_registry"] = reg
     return dict(snap)

@@ -3,8 +3,8 @@ occurrence gets an owner (a takeover, a retry, a rollback). A runner's writes ar
 the owner and epoch it started with, so a process that lost its occurrence while paused changes
 nothing when it resumes.
 
-Revision ID: 0004
-Revises: 0003
+Revision ID: 0005
+Revises: 0004
 Create Date: 2026-11-24 00:00:00
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004"
-down_revision = "0003"
+revision = "0005"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 

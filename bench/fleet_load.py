@@ -1,0 +1,219 @@
+"""Many clusters at once, on 1..K server processes (a benchmark: prints figures).
+
+Starts K `vnfm server` processes (zero-latency simulated cloud, one data dir, one database: SQLite
+in the data dir, or a throwaway PostgreSQL as the tests start one), onboards the example package,
+creates N instances, then POSTs N instantiates (1 master + 2 workers each) at once, spread
+round-robin over the processes (at most --concurrency requests in flight), and waits until no
+occurrence is STARTING/PROCESSING (one filtered list per poll: lists are in the database).
+
+Prints per run: wall time (first POST -> last occurrence done), instantiates per second, failures
+(a POST that did not answer 202, an occurrence not COMPLETED), the servers' CPU seconds, their
+peak RSS (VmHWM) and the RSS growth per managed cluster.
+
+Issue 17's targets: 1,000 clusters in under 60 s with 0 failures; under 1 MB of server RSS per
+managed cluster; throughput growing with 1 / 2 / 4 processes on PostgreSQL.
+
+    .venv/bin/python bench/fleet_load.py --clusters 100,1000 [--processes 1] [--db sqlite]
+    .venv/bin/python bench/fleet_load.py --clusters 300 --processes 1,2,4 --db postgresql
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.unit.db.pgcluster
+
+from bench.list_latency import BODY, postgres_url  # noqa: E402
+from vnfm.examples import example_csar  # noqa: E402
+
+ACTIVE = "(in,operationState,STARTING,PROCESSING,ROLLING_BACK)"
+SERVER = "import sys; from vnfm.entrypoints.cli.main import main; sys.argv[0] = 'vnfm'; main()"
+# The same under cProfile (the event loop's thread only: the engine, request parsing, the simulator).
+PROFILED = ("import cProfile, sys; from vnfm.entrypoints.cli.main import main; sys.argv[0] = 'vnfm'; "
+            "cProfile.run('main()', sys.argv.pop())")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def proc_cpu(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_kb(pid: int, key: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+@contextmanager
+def servers(k: int, data_dir: Path, db_url: str | None,
+            profile: str = "") -> Iterator[list[tuple[subprocess.Popen[bytes], str]]]:
+    procs: list[tuple[subprocess.Popen[bytes], str]] = []
+    try:
+        for n in range(k):
+            port = free_port()
+            env = {**os.environ, "VNFM_SIM_BOOT_TIME": "0", "VNFM_SIM_STEP_TIME": "0", "VNFM_AUTH_TOKEN": "",
+                   "VNFM_PROBE_CALLBACKS": "0", "VNFM_WORKER_ID": f"bench-{n}", "VNFM_DATA_DIR": str(data_dir),
+                   "VNFM_PORT": str(port), **({"VNFM_DATABASE_URL": db_url} if db_url else {})}
+            argv = [sys.executable, "-c", PROFILED, "server", profile] if profile and n == 0 else \
+                [sys.executable, "-c", SERVER, "server"]
+            p = subprocess.Popen(argv, env=env,
+                                 stdout=subprocess.DEVNULL, stderr=open(data_dir / f"server-{n}.log", "wb"))  # noqa: SIM115 (lives as long as the server)
+            procs.append((p, f"http://127.0.0.1:{port}"))
+            wait_up(procs[-1][1], p)  # one at a time: each runs the migrations at start
+        yield procs
+    finally:
+        for p, _ in procs:
+            # SIGINT: uvicorn re-raises the signal after its shutdown; as KeyboardInterrupt it lets
+            # cProfile write its file (SIGTERM would end the process first).
+            p.send_signal(signal.SIGINT)
+        for p, _ in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def wait_up(url: str, p: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if p.poll() is not None:
+            raise SystemExit(f"server exited ({p.returncode}); see its log in the data dir")
+        try:
+            if httpx.get(url + "/vnflcm/v1/api_versions", timeout=2, trust_env=False).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"server at {url} did not come up")
+
+
+async def count(c: httpx.AsyncClient, flt: str) -> int:
+    total, url = 0, f"/vnflcm/v1/vnf_lcm_op_occs?filter={flt}&fields=id"
+    while url:
+        r = await c.get(url)
+        r.raise_for_status()
+        total += len(r.json())
+        link = r.headers.get("Link")
+        url = link[link.index("<") + 1:link.index(">")] if link else ""
+    return total
+
+
+async def drive(urls: list[str], n: int, concurrency: int) -> dict[str, Any]:
+    limits = httpx.Limits(max_connections=concurrency * 2)
+    clients = [httpx.AsyncClient(base_url=u, timeout=600, trust_env=False, limits=limits) for u in urls]
+    try:
+        c0 = clients[0]
+        pkg = (await c0.post("/vnfpkgm/v1/vnf_packages", json={})).json()["id"]
+        (await c0.put(f"/vnfpkgm/v1/vnf_packages/{pkg}/package_content", content=example_csar(),
+                      headers={"Content-Type": "application/zip"})).raise_for_status()
+        vnfd = (await c0.get(f"/vnfpkgm/v1/vnf_packages/{pkg}")).json()["vnfdId"]
+        sem = asyncio.Semaphore(concurrency)
+
+        async def create(i: int) -> str:
+            async with sem:
+                r = await clients[i % len(clients)].post("/vnflcm/v1/vnf_instances", json={"vnfdId": vnfd})
+                r.raise_for_status()
+                return str(r.json()["id"])
+
+        ids = await asyncio.gather(*(create(i) for i in range(n)))
+        post_failures: list[str] = []
+
+        async def instantiate(i: int, inst: str) -> None:
+            async with sem:
+                try:
+                    r = await clients[i % len(clients)].post(f"/vnflcm/v1/vnf_instances/{inst}/instantiate",
+                                                             json=BODY)
+                    if r.status_code != 202:
+                        post_failures.append(f"{r.status_code} {r.text[:120]}")
+                except httpx.HTTPError as e:
+                    post_failures.append(repr(e))
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(instantiate(i, inst) for i, inst in enumerate(ids)))
+        posted = time.perf_counter() - t0
+        while await count(c0, ACTIVE + ";(eq,operation,INSTANTIATE)"):
+            await asyncio.sleep(0.5)
+        wall = time.perf_counter() - t0
+        done = await count(c0, "(eq,operationState,COMPLETED);(eq,operation,INSTANTIATE)")
+        return {"wall": wall, "posted": posted, "completed": done, "post_failures": post_failures}
+    finally:
+        for c in clients:
+            await c.aclose()
+
+
+def run(n: int, k: int, db: str, concurrency: int, profile: str = "") -> None:
+    with tempfile.TemporaryDirectory(prefix="vnfm-fleet-") as tmp, \
+            (postgres_url() if db == "postgresql" else _none()) as url:
+        if db == "postgresql" and url is None:
+            return
+        with servers(k, Path(tmp), url, profile) as procs:
+            pids = [p.pid for p, _ in procs]
+            rss0 = sum(proc_kb(pid, "VmRSS") for pid in pids)
+            cpu0 = sum(proc_cpu(pid) for pid in pids)
+            res = asyncio.run(drive([u for _, u in procs], n, concurrency))
+            cpu = sum(proc_cpu(pid) for pid in pids) - cpu0
+            rss1 = sum(proc_kb(pid, "VmRSS") for pid in pids)
+            hwm = max(proc_kb(pid, "VmHWM") for pid in pids)
+        if res["post_failures"] or res["completed"] < n:  # keep the servers' logs to look at
+            keep = Path(tempfile.mkdtemp(prefix="vnfm-fleet-logs-"))
+            for log in Path(tmp).glob("server-*.log"):
+                shutil.copy(log, keep / log.name)
+            print(f"  servers' logs kept in {keep}")
+    failed = n - res["completed"]
+    print(f"{db}, {k} process(es), {n:,} clusters x 3 nodes: wall {res['wall']:.1f} s "
+          f"(POSTs answered in {res['posted']:.1f} s), {res['completed'] / res['wall']:.1f} instantiates/s, "
+          f"failures {failed} (POST {len(res['post_failures'])}), server CPU {cpu:.1f} s "
+          f"({cpu / n * 1000:.0f} ms per cluster), peak RSS {hwm / 1024:.0f} MB per process, "
+          f"RSS growth {(rss1 - rss0) / 1024 / n * 1024:.0f} kB per cluster")
+    for f in res["post_failures"][:3]:
+        print(f"  e.g. {f}")
+    if profile and Path(profile).exists():
+        import pstats
+
+        print(f"profile of the first server's event-loop thread ({profile}), by own time:")
+        pstats.Stats(profile).sort_stats("tottime").print_stats(15)
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
+
+
+@contextmanager
+def _none() -> Iterator[None]:
+    yield None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--clusters", default="100,1000")
+    ap.add_argument("--processes", default="1")
+    ap.add_argument("--db", default="sqlite", choices=["sqlite", "postgresql"])
+    ap.add_argument("--concurrency", type=int, default=100, help="requests in flight at most")
+    ap.add_argument("--profile", default="", help="run the first server under cProfile, write the profile here")
+    args = ap.parse_args()
+    for n in (int(x) for x in args.clusters.split(",")):
+        for k in (int(x) for x in args.processes.split(",")):
+            run(n, k, args.db, args.concurrency, args.profile)
+
+
+if __name__ == "__main__":
+    main()

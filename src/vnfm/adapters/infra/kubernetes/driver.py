@@ -1,0 +1,211 @@
+"""VIM type `kubernetes`: a CNF is the objects of the manifests its instantiate request lists
+(`additionalParams.lcm-kubernetes-def-files`, files of the package), applied through the
+Kubernetes API of the VIM; its VNFCs are the pods of the workloads (and bare Pods) named like a VDU.
+
+- deploy: apply every object (Namespaces first), a VDU's workload with `counts[vdu]` replicas, then
+  wait (with a deadline) until every VDU's pods are Ready.
+- update (scale): the VDU's replicas set to the new count; on scale in, the pods of the VNFCs the
+  engine chose get the lowest deletion cost first, so exactly those go.
+- heal of VNFCs: their pods are deleted; the replacements take over the VNFC ids.
+- undeploy: every object deleted (reverse order); GRACEFUL waits until the pods are gone,
+  FORCEFUL deletes with grace period 0 and does not wait.
+The Kubernetes calls are synchronous (the `kubernetes` client) and run in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import urllib3
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from vnfm.adapters.infra.kubernetes import objects
+from vnfm.adapters.infra.kubernetes.pods import (
+    DELETION_COST,
+    Unit,
+    pod_ready,
+    read_pods,
+    units,
+    vnfcs,
+    workload_ready,
+)
+from vnfm.adapters.kube.client import api_client
+from vnfm.domain.errors import OperationFailed
+from vnfm.domain.resources import Vnfc, VnfResources
+from vnfm.packaging import k8s_manifests
+from vnfm.packaging.k8s_manifests import Manifest
+from vnfm.service.ports import InfraContext, InfraDriver
+
+T = TypeVar("T")
+
+
+class KubernetesInfraDriver(InfraDriver):
+    vim_type = "kubernetes"
+
+    def __init__(self, ready_timeout: float = 600.0, poll: float = 0.05) -> None:
+        self.ready_timeout = ready_timeout
+        self.poll = poll
+
+    # ------------------------------------------------------------------ helpers
+    async def _run(self, ctx: InfraContext, fn: Callable[[client.ApiClient], T]) -> T:
+        def work() -> T:
+            with api_client(ctx.vim) as api:
+                return fn(api)
+
+        try:
+            return await asyncio.to_thread(work)
+        except ApiException as e:
+            raise OperationFailed(f"Kubernetes VIM {ctx.vim.id}: API error {e.status}: {e.reason}") from None
+        except (OSError, urllib3.exceptions.HTTPError) as e:  # unreachable, or its certificate not the VIM's CA's
+            raise OperationFailed(f"Kubernetes VIM {ctx.vim.id}: API server unreachable or not trusted: "
+                                  f"{str(e)[:300]}") from None
+
+    @staticmethod
+    def manifests(ctx: InfraContext) -> list[Manifest]:
+        return k8s_manifests.load(ctx.package, k8s_manifests.def_files(ctx.additional_params))
+
+    def _units(self, ctx: InfraContext) -> list[Unit]:
+        return units(ctx.flavour, self.manifests(ctx))
+
+    def _wait(self, api: client.ApiClient, us: list[Unit], counts: dict[str, int], what: str,
+              done: Callable[[list[Unit]], bool] = lambda _: True) -> None:
+        deadline = time.monotonic() + self.ready_timeout
+        delay = self.poll
+        while True:
+            for u in us:
+                u.pods = read_pods(api, u)
+            if all(workload_ready(api, u, counts.get(u.vdu_id)) for u in us) and done(us):
+                return
+            if time.monotonic() > deadline:
+                late = [f"{u.manifest.label} ({sum(map(pod_ready, u.pods))}/{counts.get(u.vdu_id, '?')} Ready)"
+                        for u in us if not workload_ready(api, u, counts.get(u.vdu_id))]
+                raise OperationFailed(f"{what}: not ready after {self.ready_timeout:.0f}s: {', '.join(late)}")
+            time.sleep(delay)
+            delay = min(delay * 1.5, 2.0)
+
+    # ------------------------------------------------------------------ the contract
+    async def deploy(self, ctx: InfraContext, counts: dict[str, int]) -> VnfResources:
+        ms = self.manifests(ctx)
+        us = units(ctx.flavour, ms)
+        replicas = {u.manifest.label: counts[u.vdu_id] for u in us if u.vdu_id in counts}
+
+        def work(api: client.ApiClient) -> VnfResources:
+            for m in ms:
+                body = copy.deepcopy(m.obj)
+                if m.label in replicas and m.kind in ("Deployment", "StatefulSet"):
+                    body["spec"]["replicas"] = replicas[m.label]
+                objects.apply(api, m, body)
+                ctx.progress(f"applied {m.label} ({m.file})")
+            self._wait(api, us, counts, "instantiate")
+            return vnfcs(us, ctx.resources)
+
+        return await self._run(ctx, work)
+
+    async def update(self, ctx: InfraContext, counts: dict[str, int], remove: Sequence[str]) -> VnfResources:
+        us = self._units(ctx)
+        gone = {v.server_id for v in ctx.resources.vnfcs if v.id in set(remove)}
+
+        def work(api: client.ApiClient) -> VnfResources:
+            core = client.CoreV1Api(api)
+            for u in us:
+                want = counts.get(u.vdu_id)
+                if want is None or u.manifest.kind not in ("Deployment", "StatefulSet"):
+                    continue
+                for p in read_pods(api, u):
+                    if p["metadata"]["name"] in gone:  # these go first when the replicas shrink
+                        core.patch_namespaced_pod(p["metadata"]["name"], u.manifest.namespace or "default",
+                                                  {"metadata": {"annotations": {DELETION_COST: "-1000"}}})
+                objects.scale(api, u.manifest, want)
+                ctx.progress(f"{u.manifest.label}: {want} replica(s)")
+            self._wait(api, us, counts, "scale", lambda xs: not any(
+                p["metadata"]["name"] in gone for x in xs for p in x.pods))
+            return vnfcs(us, ctx.resources)
+
+        return await self._run(ctx, work)
+
+    async def heal(self, ctx: InfraContext, vnfc_ids: Sequence[str], *, keep_storage: bool = True) -> VnfResources:
+        us = self._units(ctx)
+        victims = [v for v in ctx.resources.vnfcs if v.id in set(vnfc_ids)]
+        counts = ctx.resources.counts()
+
+        def work(api: client.ApiClient) -> VnfResources:
+            core = client.CoreV1Api(api)
+            inherit: dict[str, list[str]] = {}
+            for v in victims:
+                unit = next((u for u in us if u.vdu_id == v.vdu_id), None)
+                if unit is None:
+                    raise OperationFailed(f"VNFC {v.id}: no manifest object is VDU {v.vdu_id}")
+                ns = unit.manifest.namespace or "default"
+                try:
+                    core.delete_namespaced_pod(v.server_id, ns)
+                except ApiException as e:
+                    if e.status != 404:
+                        raise
+                if unit.manifest.kind == "Pod":  # nothing re-creates a bare Pod: we do
+                    _recreate_pod(api, unit.manifest, self.poll, self.ready_timeout)
+                inherit.setdefault(v.vdu_id, []).append(v.id)
+                ctx.progress(f"pod {ns}/{v.server_id} of VNFC {v.id} deleted")
+            old = {v.server_id for v in victims if v.resource_type != "Pod"}
+            self._wait(api, us, counts, "heal", lambda xs: not any(p["metadata"]["name"] in old
+                                                                   for x in xs for p in x.pods))
+            known = VnfResources(vnfcs=[v for v in ctx.resources.vnfcs if v.id not in set(vnfc_ids)
+                                        or v.resource_type == "Pod"], stack_id=ctx.resources.stack_id)
+            return vnfcs(us, known, inherit)
+
+        return await self._run(ctx, work)
+
+    async def undeploy(self, ctx: InfraContext) -> None:
+        forceful = str((ctx.operation_params or {}).get("terminationType") or "").upper() == "FORCEFUL"
+        ms = self.manifests(ctx)
+        us = units(ctx.flavour, ms)
+
+        def work(api: client.ApiClient) -> None:
+            for m in reversed(ms):
+                if objects.delete(api, m, grace=0 if forceful else None):
+                    ctx.progress(f"deleted {m.label}")
+            if forceful:
+                return
+            deadline = time.monotonic() + self.ready_timeout
+            while any(read_pods(api, u) for u in us):
+                if time.monotonic() > deadline:
+                    raise OperationFailed(f"terminate: pods still there after {self.ready_timeout:.0f}s")
+                time.sleep(self.poll)
+
+        await self._run(ctx, work)
+
+    async def current(self, ctx: InfraContext) -> VnfResources:
+        us = self._units(ctx)
+
+        def work(api: client.ApiClient) -> VnfResources:
+            for u in us:
+                u.pods = read_pods(api, u)
+            return vnfcs(us, ctx.resources)
+
+        return await self._run(ctx, work)
+
+    async def probe(self, ctx: InfraContext, vnfc: Vnfc) -> str | None:
+        ns = str(vnfc.metadata.get("namespace") or "default")
+
+        def work(api: client.ApiClient) -> str | None:
+            try:
+                pod = api.sanitize_for_serialization(client.CoreV1Api(api).read_namespaced_pod(vnfc.server_id, ns))
+            except ApiException as e:
+                return f"pod {ns}/{vnfc.server_id}: {e.status}"
+            return None if pod_ready(pod) else f"pod {ns}/{vnfc.server_id} is not Ready"
+
+        return await self._run(ctx, work)
+
+
+def _recreate_pod(api: client.ApiClient, m: Manifest, poll: float, timeout: float) -> None:
+    """Create a bare Pod again once the old one is gone (same name)."""
+    deadline = time.monotonic() + timeout
+    while objects.read(api, m) is not None:
+        if time.monotonic() > deadline:
+            raise OperationFailed(f"{m.label}: still terminating after {timeout:.0f}s")
+        time.sleep(poll)
+    objects.apply(api, m, copy.deepcopy(m.obj))

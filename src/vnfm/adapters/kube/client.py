@@ -1,0 +1,76 @@
+"""A `kubernetes` client for a registered Kubernetes VIM: server URL (`accessInfo.authUrl` or
+`interfaceInfo.endpoint`), CA (`accessInfo.ssl_ca_cert`), bearer token (`accessInfo.bearer_token`).
+
+The client library reads the CA from a file: it is written to a private temporary file that lives as
+long as the client (the CA is not a secret; the token stays in memory and is never logged)."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubernetes import client
+
+from vnfm.domain.errors import UnprocessableEntity
+from vnfm.domain.model import Vim
+
+
+@dataclass(frozen=True)
+class VimAccess:
+    server: str
+    ca_pem: str
+    token: str = field(repr=False)
+
+    @classmethod
+    def of(cls, vim: Vim) -> VimAccess:
+        access, iface = vim.access_info or {}, vim.interface_info or {}
+        server = str(access.get("authUrl") or iface.get("endpoint") or "").rstrip("/")
+        token = str(access.get("bearer_token") or access.get("bearerToken") or "")
+        ca = str(access.get("ssl_ca_cert") or access.get("sslCaCert") or "")
+        if not server.startswith("https://"):
+            raise UnprocessableEntity(f"Kubernetes VIM {vim.id}: the API server URL must be https://")
+        if not token:
+            raise UnprocessableEntity(f"Kubernetes VIM {vim.id}: accessInfo.bearer_token is required")
+        if ca and "BEGIN CERTIFICATE" not in ca:
+            with contextlib.suppress(ValueError):
+                ca = base64.b64decode(ca, validate=True).decode()
+        return cls(server, ca, token)
+
+
+@contextlib.contextmanager
+def api_client(vim: Vim, timeout: float = 30.0) -> Iterator[client.ApiClient]:
+    """An ApiClient for `vim`, closed (and its CA file removed) when the block ends."""
+    acc = VimAccess.of(vim)
+    cfg = client.Configuration()
+    cfg.host = acc.server
+    cfg.verify_ssl = True
+    cfg.api_key = {"authorization": f"Bearer {acc.token}"}
+    cfg.retries = False
+    ca_path = None
+    if acc.ca_pem:
+        fd, ca_path = tempfile.mkstemp(prefix="vnfm-k8s-ca-", suffix=".crt")
+        with os.fdopen(fd, "w") as f:
+            f.write(acc.ca_pem)
+        cfg.ssl_ca_cert = ca_path
+    api = client.ApiClient(cfg)
+    try:
+        yield api
+    finally:
+        api.close()
+        if ca_path:
+            with contextlib.suppress(OSError):
+                os.unlink(ca_path)
+
+
+def status_of(exc: BaseException) -> int:
+    """The HTTP status of a client error (0 when it is no API answer)."""
+    return int(getattr(exc, "status", 0) or 0)
+
+
+def body_of(exc: BaseException) -> Any:
+    return getattr(exc, "body", None)

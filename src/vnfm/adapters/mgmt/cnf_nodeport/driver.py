@@ -1,0 +1,120 @@
+"""After instantiate and after heal entire, every NodePort of the CNF's Services (read back from
+the Kubernetes API, as allocated) gets a frontend on the external load balancer, forwarding to the
+cluster's nodes: one `LbFrontends` step owning exactly this CNF's part (owner `cnf-<instance id>`),
+so a heal that changed a random NodePort replaces the old one and a re-run adds nothing twice. On
+terminate only this CNF's part is removed. Scale and heal of a pod change no Service: nothing to do.
+
+The load balancer is a host of the cluster VNF: its session is opened under the id of the VNF that
+registered the Kubernetes VIM (`extra.vnf_instance_id`), so the host's state is that VNF's."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from kubernetes import client
+
+from vnfm.adapters.kube.client import api_client
+from vnfm.adapters.mgmt.cnf_nodeport import params as lbparams
+from vnfm.domain.errors import OperationFailed, UnprocessableEntity
+from vnfm.domain.model import Vim, VnfInstance
+from vnfm.domain.vnfd import Flavour
+from vnfm.nodesteps.lb import Backend, Frontend, LbFrontends
+from vnfm.packaging import k8s_manifests
+from vnfm.service.ports import LcmContext, MgmtDriver, NodeHost, NodeLogin, PackageFiles
+
+OWNER_PREFIX = "cnf-"
+
+
+def owner_of(instance_id: str) -> str:
+    return f"{OWNER_PREFIX}{instance_id}"
+
+
+def _frontend_name(ns: str, svc: str, node_port: int) -> str:
+    return f"{ns[:20]}.{svc[:30]}.{node_port}"
+
+
+def node_ports(vim: Vim, services: list[k8s_manifests.Manifest]) -> tuple[list[Frontend], list[str]]:
+    """Frontends of the NodePorts of `services` as the API reports them, over the cluster's nodes;
+    and notes of what was found."""
+    with api_client(vim) as api:
+        core = client.CoreV1Api(api)
+        nodes = []
+        for n in core.list_node().items:
+            addr = next((a.address for a in (n.status.addresses or []) if a.type == "InternalIP"), None) \
+                if n.status else None
+            if addr and n.metadata and n.metadata.name:
+                nodes.append((n.metadata.name, addr))
+        out: list[Frontend] = []
+        notes: list[str] = []
+        for m in services:
+            svc = api.sanitize_for_serialization(core.read_namespaced_service(m.name, m.namespace or "default"))
+            spec = svc.get("spec") or {}
+            if spec.get("type") not in ("NodePort", "LoadBalancer"):
+                continue
+            for p in spec.get("ports") or []:
+                np = p.get("nodePort")
+                if not np or str(p.get("protocol") or "TCP") != "TCP":
+                    continue
+                out.append(Frontend(_frontend_name(m.namespace or "default", m.name, int(np)), int(np),
+                                    tuple(Backend(name[:63], addr, int(np)) for name, addr in sorted(nodes))))
+                notes.append(f"{m.namespace}/{m.name} {p.get('port')}:{np}")
+    if out and not nodes:
+        raise OperationFailed("the cluster reports no node address to forward NodePorts to")
+    return out, notes
+
+
+class CnfNodePortDriver(MgmtDriver):
+    name = "cnf-nodeport"
+
+    def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
+                         flavour: Flavour, package: PackageFiles | None = None) -> None:
+        if operation == "INSTANTIATE":
+            params = dict(request.get("additionalParams") or {})
+            lbparams.parse(params)
+
+    # ------------------------------------------------------------------ helpers
+    def _vim(self, ctx: LcmContext) -> Vim:
+        vim = ctx.vims.get(str(ctx.instance.vim_id or "")) if ctx.vims is not None else None
+        if vim is None or vim.vim_type != "kubernetes":
+            raise UnprocessableEntity("mgmt-drivers-cnf-nodeport runs on a Kubernetes VIM only")
+        return vim
+
+    async def _apply(self, ctx: LcmContext, frontends: tuple[Frontend, ...]) -> None:
+        lb = lbparams.parse(ctx.instance.additional_params or ctx.additional_params)
+        if lb is None:
+            ctx.progress(f"no {lbparams.KEY}: no load balancer to configure")
+            return
+        if ctx.nodes is None:
+            raise OperationFailed("no node access for the load balancer")
+        vim = self._vim(ctx)
+        session_id = str(vim.extra.get("vnf_instance_id") or ctx.instance.id)
+        host = NodeHost(lb.ssh_ip, NodeLogin(lb.username, lb.password, lb.private_key), pin=f"lb:{lb.ssh_ip}")
+        pins = ctx.state.setdefault("host_keys", {})
+        ex = ctx.nodes.session(session_id, [host], pins)
+        step = LbFrontends(owner_of(ctx.instance.id), frontends)
+        result = await ex.run(lb.ssh_ip, step)
+        ctx.state["frontends"] = [{"name": f.name, "port": f.port} for f in frontends]
+        ctx.progress(f"load balancer {lb.ssh_ip}: {len(frontends)} NodePort frontend(s) for this CNF"
+                     + (" (unchanged)" if not result.changed else ""))
+
+    async def _publish(self, ctx: LcmContext) -> None:
+        ms = k8s_manifests.load(ctx.package, k8s_manifests.def_files(ctx.instance.additional_params))
+        services = [m for m in ms if m.kind == "Service"]
+        vim = self._vim(ctx)
+        frontends, notes = await asyncio.to_thread(node_ports, vim, services)
+        if notes:
+            ctx.progress("NodePorts: " + ", ".join(notes))
+        await self._apply(ctx, tuple(frontends))
+
+    # ------------------------------------------------------------------ hooks
+    async def instantiate_end(self, ctx: LcmContext) -> None:
+        await self._publish(ctx)
+
+    async def heal_end(self, ctx: LcmContext) -> None:
+        if ctx.heal_entire:
+            await self._publish(ctx)
+
+    async def terminate_end(self, ctx: LcmContext) -> None:
+        await self._apply(ctx, ())
+        ctx.state.pop("frontends", None)

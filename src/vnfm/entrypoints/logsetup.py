@@ -1,0 +1,124 @@
+"""The server's logging: vnfm's loggers (and uvicorn's) to stderr at one level, in a human format
+by default or as JSON lines (`--log-format json`), secrets scrubbed from every record.
+
+Human:  2026-11-24 18:50:01.123 INFO  vnfm.lcm  stage infra_deploy done in 2.31s  instance=... op=...
+JSON:   {"time": "2026-11-24T18:50:01.123Z", "level": "INFO", "logger": "vnfm.lcm",
+         "message": "stage infra_deploy done in 2.31s", "instance": "...", "op": "...", ...}
+
+The fields a record carries as `extra` (instance, op, stage, seconds, request_id, ...) become keys
+(JSON) or key=value pairs (human).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import time
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+from vnfm.domain.secrets import is_secret_key, scrub
+
+LOG_FORMATS = ("human", "json")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+# attributes every LogRecord has: the rest came in through `extra`
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime", "taskName",
+                                                                             "color_message"}
+# "password": "x", password=x, token: x (in messages that quote a document or a command line)
+_KEY_VALUE = re.compile(
+    r"(?P<key>[\"']?(?P<name>[A-Za-z_][\w-]*)[\"']?\s*[:=]\s*)(?P<value>\"[^\"]*\"|'[^']*'|[^\"'\s,;}&]+)"
+)
+HANDLER_NAME = "vnfm"
+
+
+def scrub_text(text: str, known: Iterable[str] = ()) -> str:
+    """Known secret values, the credentials of URLs and the values of secret-looking keys masked."""
+    text = scrub(text, known)
+    def mask(m: re.Match[str]) -> str:
+        if not is_secret_key(m["name"]):
+            return m.group(0)
+        quote = m["value"][0] if m["value"][0] in "\"'" else ""
+        return f"{m['key']}{quote}***{quote}"
+
+    return _KEY_VALUE.sub(mask, text)
+
+
+class ScrubSecrets(logging.Filter):
+    """Rewrites each record's message (arguments merged) and its extra fields, secrets masked."""
+
+    def __init__(self, known: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.known = {k for k in known if k}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = scrub_text(record.getMessage(), self.known)
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = scrub_text(record.exc_text, self.known)
+        for key in extra_fields(record):
+            value = getattr(record, key)
+            if is_secret_key(key):
+                setattr(record, key, "***")
+            elif isinstance(value, str):
+                setattr(record, key, scrub_text(value, self.known))
+        return True
+
+
+def extra_fields(record: logging.LogRecord) -> list[str]:
+    return [k for k in vars(record) if k not in _STANDARD and not k.startswith("_")]
+
+
+def _iso(created: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(created)) + f".{int(created % 1 * 1000):03d}Z"
+
+
+class HumanFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}"
+        extras = "  ".join(f"{k}={getattr(record, k)}" for k in extra_fields(record))
+        line = f"{when} {record.levelname:<7} {record.name}  {record.getMessage()}"
+        line = f"{line}  {extras}" if extras else line
+        if record.exc_text:
+            line = f"{line}\n{record.exc_text}"
+        return line
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        doc: dict[str, Any] = {
+            "time": _iso(record.created),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for key in extra_fields(record):
+            value = getattr(record, key)
+            doc[key] = value if isinstance(value, str | int | float | bool | type(None)) else str(value)
+        if record.exc_text:
+            doc["exception"] = record.exc_text
+        return json.dumps(doc, ensure_ascii=False)
+
+
+def configure_logging(level: str = "INFO", fmt: str = "human", *, known_secrets: Iterable[str] = (),
+                      stream: TextIO | None = None) -> logging.Handler:
+    """One handler on the `vnfm` and `uvicorn` loggers (replacing one set up before); returns it."""
+    if fmt not in LOG_FORMATS:
+        raise ValueError(f"log format {fmt!r}: expected one of {', '.join(LOG_FORMATS)}")
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.set_name(HANDLER_NAME)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else HumanFormatter())
+    handler.addFilter(ScrubSecrets(known_secrets))
+    for name in ("vnfm", "uvicorn"):
+        logger = logging.getLogger(name)
+        for old in [h for h in logger.handlers if h.get_name() == HANDLER_NAME or name == "uvicorn"]:
+            logger.removeHandler(old)
+        logger.setLevel(level.upper())
+        logger.addHandler(handler)
+        logger.propagate = False
+    logging.getLogger("uvicorn.error").setLevel(logging.NOTSET)  # as "uvicorn" (uvicorn.Config sets it again)
+    logging.getLogger("uvicorn.access").disabled = True  # vnfm.access has the request ids
+    return handler

@@ -1,0 +1,75 @@
+"""The server's log configuration (entrypoints/logsetup.py): levels, the human and JSON formats,
+extra fields as keys, secrets scrubbed from messages, fields and tracebacks."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+
+import pytest
+
+from vnfm.entrypoints.logsetup import configure_logging, scrub_text
+
+
+@pytest.fixture
+def restore_loggers() -> Iterator[None]:
+    names = ("vnfm", "uvicorn", "uvicorn.error", "uvicorn.access")
+    saved = {n: (logging.getLogger(n).level, list(logging.getLogger(n).handlers), logging.getLogger(n).propagate,
+                 logging.getLogger(n).disabled) for n in names}
+    yield
+    for n, (level, handlers, propagate, disabled) in saved.items():
+        lg = logging.getLogger(n)
+        lg.setLevel(level)
+        lg.handlers[:] = handlers
+        lg.propagate = propagate
+        lg.disabled = disabled
+
+
+def test_json_lines_with_fields_and_secrets_scrubbed(restore_loggers: None) -> None:
+    out = io.StringIO()
+    configure_logging("INFO", "json", known_secrets=["t0psecret"], stream=out)
+    log = logging.getLogger("vnfm.lcm")
+    log.debug("not shown at INFO")
+    log.info("stage %s done in %.2fs", "infra_deploy", 1.5, extra={"instance": "i-1", "op": "o-1", "seconds": 1.5})
+    log.warning("proxy http://bob:hunter2@proxy:3128 said t0psecret; body {\"password\": \"pa ss\"} token=abc",
+                extra={"password": "xyz", "url": "http://u:pw@h"})
+    try:
+        raise RuntimeError("failed with t0psecret")
+    except RuntimeError:
+        logging.getLogger("vnfm.service").exception("boom")
+    logging.getLogger("uvicorn.error").info("Application startup complete.")
+    lines = [json.loads(ln) for ln in out.getvalue().splitlines()]
+    assert [d["level"] for d in lines] == ["INFO", "WARNING", "ERROR", "INFO"]
+    first = lines[0]
+    assert first["message"] == "stage infra_deploy done in 1.50s" and first["logger"] == "vnfm.lcm"
+    assert (first["instance"], first["op"], first["seconds"]) == ("i-1", "o-1", 1.5)
+    assert first["time"].endswith("Z") and first["time"][10] == "T"
+    text = out.getvalue()
+    for secret in ("hunter2", "t0psecret", "pa ss", "abc", "xyz", ":pw@"):
+        assert secret not in text, secret
+    assert "Traceback" in lines[2]["exception"] and lines[3]["logger"] == "uvicorn.error"
+
+
+def test_human_format_and_level(restore_loggers: None) -> None:
+    out = io.StringIO()
+    configure_logging("WARNING", "human", stream=out)
+    logging.getLogger("vnfm.lcm").info("hidden")
+    logging.getLogger("vnfm.lcm").warning("taking over %s", "op-1", extra={"op": "op-1", "state": "PROCESSING"})
+    (line,) = out.getvalue().splitlines()
+    date, clock, level, name, rest = line.split(maxsplit=4)
+    assert len(date) == 10 and clock.count(":") == 2 and (level, name) == ("WARNING", "vnfm.lcm")
+    assert rest == "taking over op-1  op=op-1  state=PROCESSING"
+    out2 = io.StringIO()
+    configure_logging("DEBUG", "human", stream=out2)  # again: replaces the handler, no duplicates
+    logging.getLogger("vnfm.x").debug("once")
+    assert out.getvalue().count("\n") == 1 and out2.getvalue().count("once") == 1
+    with pytest.raises(ValueError, match="xml"):
+        configure_logging("INFO", "xml")
+
+
+def test_scrub_text_keeps_harmless_key_values() -> None:
+    harmless = "stage instantiate_start: deploying 2 x worker"
+    assert scrub_text(harmless) == harmless
+    assert scrub_text("client_password='a b' user=ubuntu") == "client_password='***' user=ubuntu"

@@ -1,0 +1,80 @@
+"""What the Kubespray driver refuses, and how a failed playbook run is reported."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from vnfm.adapters.infra.simulator.twin.operator import set_operator_host
+from vnfm.domain.errors import BadRequest, UnprocessableEntity
+from vnfm.domain.model import OpState
+
+from .conftest import ANSIBLE, INVENTORY, OVERRIDES, ROOT_PATH, Ks
+
+
+async def test_a_partial_override_dict_is_refused_naming_the_missing_keys(ks: Ks) -> None:
+    inst_id, _ = await ks.instantiate()
+    partial = copy.deepcopy(OVERRIDES)
+    root = partial["k8s_cluster_installation_param"]
+    del root["ansible"]["password"], root["ansible"]["kubespray_root_path"]
+    ops_before = len(ks.app.instances.op_list())
+    with pytest.raises(BadRequest) as e:
+        ks.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance",
+                                         "additionalParams": partial})
+    assert "k8s_cluster_installation_param.ansible" in e.value.detail
+    assert "missing: password or ssh_private_key, kubespray_root_path" in e.value.detail
+    w0 = ks.app.instances.get(inst_id).resources.of_vdu("workerNode")[0]
+    del root["ansible"]
+    root["worker_node"].pop("ssh_cp_name")
+    with pytest.raises(BadRequest, match=r"worker_node: .*missing: ssh_cp_name"):
+        ks.app.instances.heal(inst_id, {"vnfcInstanceId": w0.id, "additionalParams": partial})
+    assert len(ks.app.instances.op_list()) == ops_before  # refused before an occurrence exists
+
+
+async def test_healing_the_master_of_a_single_master_cluster_is_refused(ks: Ks) -> None:
+    inst_id, _ = await ks.instantiate()
+    m0 = ks.app.instances.get(inst_id).resources.of_vdu("masterNode")[0]
+    with pytest.raises(UnprocessableEntity) as e:
+        ks.app.instances.heal(inst_id, {"vnfcInstanceId": [m0.id]})
+    assert e.value.status == 422
+    assert "single control plane" in e.value.detail  # why
+    assert "heal the entire VNF instead" in e.value.detail  # what to do
+    with pytest.raises(UnprocessableEntity, match="scales workers only"):
+        ks.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "master_instance"})
+
+
+async def test_no_kubespray_tree_on_the_ansible_server_is_found_before_any_vm(ks: Ks) -> None:
+    set_operator_host(ks.app.sim, ANSIBLE, kubespray_roots=["/opt/kubespray"])
+    inst_id, occ = await ks.instantiate(ok=False)
+    assert occ.operation_state == OpState.FAILED_TEMP
+    assert f"no Kubespray tree at {ROOT_PATH}" in occ.error["detail"]
+    assert not (ks.app.sim.snapshot(inst_id) or {}).get("servers")
+
+
+async def test_a_failed_playbook_names_the_task_and_the_end_of_its_output_without_secrets(ks: Ks) -> None:
+    inst_id, _ = await ks.instantiate()
+    set_operator_host(ks.app.sim, ANSIBLE, failing_tasks={"scale.yml": "kubernetes/node : Install kubelet"})
+    occ = await ks.wait(ks.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"}))
+    assert occ.operation_state == OpState.FAILED_TEMP
+    detail = occ.error["detail"]
+    assert "kubespray scale.yml --limit workernode-2 failed after" in detail
+    assert "TASK [kubernetes/node : Install kubelet]" in detail and "timed out" in detail
+    assert "password2" not in detail and "password1" not in detail
+    # fixed, then retried: the run goes through and the node joins
+    set_operator_host(ks.app.sim, ANSIBLE, failing_tasks={})
+    occ = await ks.done(ks.app.instances.retry(occ.id))
+    runs = ks.state(inst_id)["kubespray"]["runs"]
+    assert [r["limit"] for r in runs if r["playbook"] == "scale.yml"] == [["workernode-2"]]
+
+
+async def test_a_failed_build_rolled_back_removes_the_claimed_inventory(ks: Ks) -> None:
+    set_operator_host(ks.app.sim, ANSIBLE, failing_tasks={"cluster.yml": "kubernetes/control-plane : kubeadm init"})
+    inst_id, occ = await ks.instantiate(ok=False)
+    assert occ.operation_state == OpState.FAILED_TEMP
+    assert "kubespray cluster.yml failed after" in occ.error["detail"]
+    assert "TASK [kubernetes/control-plane : kubeadm init]" in occ.error["detail"]
+    assert list(ks.operator()[ANSIBLE]["inventories"]) == [INVENTORY]
+    rolled = await ks.wait(ks.app.instances.rollback(occ.id))
+    assert rolled.operation_state == OpState.ROLLED_BACK, rolled.error
+    assert ks.operator()[ANSIBLE]["inventories"] == {}
