@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate, ping
+from vnfm.adapters.db.reseal import seal_stored
 from vnfm.adapters.infra.bindings import InfraDrivers
 from vnfm.adapters.infra.kubernetes import KubernetesInfraDriver
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
@@ -115,11 +116,12 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     migrate(settings.database_url)
     session_factory = make_session_factory(settings.database_url)
+    box = SecretBox.from_settings(settings.data_dir)
 
     def uow() -> SqlAlchemyUnitOfWork:
-        return SqlAlchemyUnitOfWork(session_factory)
+        return SqlAlchemyUnitOfWork(session_factory, box)
 
-    box = SecretBox.from_settings(settings.data_dir)
+    seal_stored(uow(), box)
     metrics = Metrics()
     subscriptions = SubscriptionService(uow, probe=probe_callback if settings.probe_callbacks else None, box=box)
     if notifier is None:
@@ -130,7 +132,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     vims.ensure_default()
     if sim is None:
         sim = default_sim_cloud(settings)
-    twin = twin or TwinConfig()
+    twin = twin or TwinConfig(default_latency=settings.sim_node_step_time)
     if twin.kube_api is None:
         twin.kube_api = KubeApiServer(settings.data_dir / "sim-kube-api", settings.sim_kube_api_host,
                                       settings.sim_kube_api_port)

@@ -62,6 +62,8 @@ class Settings(BaseSettings):
     # Simulated cloud latencies (seconds).
     sim_boot_time: float = Field(default=0.05, ge=0)
     sim_step_time: float = Field(default=0.005, ge=0)
+    # How long each node step on a simulated VM takes (the twin of kubeadm, etcd, ...; 0: instant).
+    sim_node_step_time: float = Field(default=0.0, ge=0)
     # The simulated clusters' Kubernetes API listener (HTTPS); port 0: any free port, chosen when
     # the first cluster registers as a VIM (a fixed port keeps registered VIM URLs valid across restarts).
     sim_kube_api_host: str = "127.0.0.1"

@@ -102,5 +102,7 @@ def check_task(occ: OpOcc, task: str) -> None:
         )
     if task == "rollback" and occ.operation not in ROLLBACK_SUPPORTED:
         raise Conflict(f"rollback is not supported for {occ.operation.value} operations; use retry or fail")
-    if task == "rollback" and occ.operation == LcmOperation.SCALE and occ.operation_params.get("type") == "SCALE_IN":
-        raise Conflict("rollback of SCALE_IN is not supported (removed VNFCs cannot be restored); retry or fail")
+    if (task == "rollback" and occ.operation == LcmOperation.SCALE and occ.operation_params.get("type") == "SCALE_IN"
+            and {"scale_start", "infra_update"} & set(occ.plan.get("done", []))):
+        raise Conflict("rollback of this SCALE_IN is not possible: its nodes or VNFCs were already removed "
+                       "and cannot be restored; retry or fail")

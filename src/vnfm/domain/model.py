@@ -153,6 +153,7 @@ class OpOcc:
     stage: str = ""  # last completed stage, for retry to resume from
     plan: dict[str, Any] = field(default_factory=dict)  # decisions taken once (e.g. VNFCs to remove)
     owner: str | None = None  # worker that runs it
+    epoch: int = 0  # fencing token: bumped whenever the occurrence gets an owner (claim, retry, rollback)
     heartbeat: datetime | None = None
     events: list[dict[str, Any]] = field(default_factory=list)  # progress log (no secrets)
 

@@ -47,6 +47,12 @@ class Vnfc:
     def cp(self, cpd_id: str) -> CpResource | None:
         return next((c for c in self.cps if c.cpd_id == cpd_id), None)
 
+    @property
+    def never_built(self) -> bool:
+        """Recorded by the infrastructure but never given a server or any address (an operation
+        was interrupted while creating it): nothing can have been configured on it."""
+        return not self.server_id or not any(c.ip_addresses or c.floating_ip for c in self.cps)
+
     def address(self, cpd_id: str, *, floating_first: bool = True) -> str | None:
         cp = self.cp(cpd_id)
         if cp is None:

@@ -1,5 +1,5 @@
 """Kubernetes cluster steps that any cluster driver uses (kubeadm, Kubespray): wait for a node,
-drain, delete, label, the VIM's ServiceAccount token, NFS PersistentVolumes. They run on a host with
+drain, uncordon, delete, label, the VIM's ServiceAccount token, NFS PersistentVolumes. They run on a host with
 an admin kubeconfig (a control plane, or the external load balancer of a Kubespray cluster).
 """
 
@@ -50,6 +50,21 @@ class DrainNode(NodeStep):
     kind: ClassVar[str] = "k8s-drain-node"
     node: str
     deadline_s: float = 300.0
+
+    def __post_init__(self) -> None:
+        _check_node(self.node)
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.node}"
+
+
+@dataclass(frozen=True)
+class UncordonNode(NodeStep):
+    """Mark the node schedulable again (undoes the cordon of a drain that a rollback abandons).
+    A schedulable node is a no-op; a missing one fails (it was removed: nothing to put back)."""
+
+    kind: ClassVar[str] = "k8s-uncordon-node"
+    node: str
 
     def __post_init__(self) -> None:
         _check_node(self.node)

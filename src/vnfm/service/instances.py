@@ -297,6 +297,7 @@ class InstanceService:
                 if task == "rollback":
                     occ.error = keep_error
                 occ.owner = self.worker_id if self.submit else None
+                occ.epoch += 1  # fences off any runner of an earlier attempt that is still about
                 occ.heartbeat = utcnow() if self.submit else None
                 if task == "retry":
                     occ.plan.setdefault("retries", 0)

@@ -84,6 +84,11 @@ class OpOccRepository(Repository[OpOcc], Protocol):
         """Bump the heartbeat of an occurrence `owner` runs."""
         ...
 
+    def save_owned(self, occ: OpOcc, owner: str | None, epoch: int) -> bool:
+        """`save`, only if the stored occurrence still has this owner and epoch (fencing). False
+        (and nothing written) when another process took it over or it was retried meanwhile."""
+        ...
+
 
 class VimRepository(Repository[Vim], Protocol):
     def default(self) -> Vim | None: ...
@@ -120,6 +125,14 @@ class Outbox(Protocol):
         ...
 
     def remove(self, entry_id: str) -> None: ...
+
+
+class Sealer(Protocol):
+    """Encrypts secrets inside documents before they are stored, and decrypts them when read back
+    (vnfm.service.secrets.SecretBox). The database adapter seals instance and occurrence bodies."""
+
+    def seal(self, value: Any) -> Any: ...
+    def unseal(self, value: Any) -> Any: ...
 
 
 class AbstractUnitOfWork(abc.ABC):
@@ -284,6 +297,9 @@ class LcmContext:
     added: list[Vnfc] = field(default_factory=list)
     removed: list[Vnfc] = field(default_factory=list)
     healed: list[Vnfc] = field(default_factory=list)
+    # Rollback of a scale-in whose VMs still exist: the VNFCs it was removing stay and go back into
+    # service (scale_start with rollback=True: e.g. uncordon the nodes a drain cordoned).
+    restored: list[Vnfc] = field(default_factory=list)
     heal_entire: bool = False
     rollback: bool = False  # True when the hook runs to undo a failed operation
     infra: InfraDriver | None = None

@@ -14,7 +14,7 @@ from typing import Any
 from cryptography.fernet import Fernet, InvalidToken
 
 from vnfm.domain.errors import OperationFailed
-from vnfm.domain.secrets import is_secret_key
+from vnfm.domain.secrets import URL_USERINFO, is_secret_key
 
 PREFIX = "enc:v1:"
 
@@ -39,11 +39,14 @@ class SecretBox:
         return cls(path.read_bytes().strip())
 
     def seal(self, value: Any) -> Any:
-        """A copy of `value` whose secret-looking string values are encrypted."""
+        """A copy of `value` whose secret-looking string values are encrypted: those under
+        secret-looking keys, and URLs with credentials (`http://user:password@proxy:3128`)."""
         if isinstance(value, dict):
             return {k: self._seal_one(v) if is_secret_key(str(k)) else self.seal(v) for k, v in value.items()}
         if isinstance(value, list):
             return [self.seal(v) for v in value]
+        if isinstance(value, str) and "@" in value and URL_USERINFO.search(value):
+            return self._seal_one(value)
         return value
 
     def _seal_one(self, v: Any) -> Any:

@@ -111,3 +111,29 @@ def test_concurrent_claim_orphans_never_claims_twice(uow: Uow) -> None:
         for i, ids in enumerate(results):
             for op_id in ids:
                 assert u.op_occs.get(op_id).owner == f"worker-{i}"
+
+
+def test_fenced_save_refused_after_a_takeover(uow: Uow) -> None:
+    """12.2: a runner's write requires the owner and epoch it started with; a claim bumps the epoch."""
+    occ = f.op_occ(operation_state=OpState.PROCESSING, owner="paused", heartbeat=f.T0 - timedelta(minutes=5))
+    with uow() as u:
+        u.op_occs.add(occ)
+        u.commit()
+    with uow() as u:
+        (claimed,) = u.op_occs.claim_orphans("other", f.T0 - timedelta(seconds=30), now=f.T0)
+        u.commit()
+    assert (claimed.owner, claimed.epoch) == ("other", occ.epoch + 1)
+    stale = f.op_occ(id=occ.id, operation_state=OpState.COMPLETED, owner="paused")
+    with uow() as u:
+        assert not u.op_occs.save_owned(stale, "paused", occ.epoch)  # the paused owner's write
+        assert not u.op_occs.save_owned(stale, "other", occ.epoch)  # right owner, old epoch
+        u.commit()
+    with uow() as u:
+        got = u.op_occs.get(occ.id)
+        assert got is not None and got.operation_state == OpState.PROCESSING and got.owner == "other"
+        claimed.operation_state = OpState.FAILED_TEMP
+        assert u.op_occs.save_owned(claimed, "other", claimed.epoch)  # the new owner's write
+        u.commit()
+    with uow() as u:
+        got = u.op_occs.get(occ.id)
+        assert got is not None and got.operation_state == OpState.FAILED_TEMP and got.epoch == claimed.epoch

@@ -74,11 +74,14 @@ def test_state_machine():
     assert occ.is_final
 
 
-def test_rollback_not_for_scale_in_or_heal():
+def test_rollback_not_for_scale_in_past_its_removal_or_heal():
     occ = OpOcc(vnf_instance_id="i", operation=LcmOperation.SCALE, operation_params={"type": "SCALE_IN"})
     occ.operation_state = OpState.FAILED_TEMP
-    with pytest.raises(Conflict, match="SCALE_IN"):
-        lcm.check_task(occ, "rollback")
+    lcm.check_task(occ, "rollback")  # nothing removed yet: the nodes go back into service
+    for done in (["scale_start"], ["scale_start", "infra_update"]):
+        occ.plan["done"] = done
+        with pytest.raises(Conflict, match="SCALE_IN"):
+            lcm.check_task(occ, "rollback")
     occ = OpOcc(vnf_instance_id="i", operation=LcmOperation.HEAL)
     occ.operation_state = OpState.FAILED_TEMP
     with pytest.raises(Conflict, match="not supported for HEAL"):

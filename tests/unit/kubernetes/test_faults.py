@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from vnfm.domain.errors import BadRequest
+from vnfm.domain.errors import BadRequest, Conflict
 from vnfm.domain.model import OpState
 
 from .conftest import K8s
@@ -131,3 +131,42 @@ async def test_request_time_refusals(k8s: K8s) -> None:
     with pytest.raises(BadRequest, match="1 of 3 members would remain"):
         app.instances.heal(ha_id, {"vnfcInstanceId": [ms[0].id, ms[1].id]})
     assert [o.operation_state for o in app.instances.op_list()] == [OpState.COMPLETED, OpState.COMPLETED]
+
+
+async def test_scale_in_blocked_by_pdb_rolls_back_and_uncordons(k8s: K8s) -> None:
+    """Issue 11.5: the scale-in ends FAILED_TEMP naming the pod; its VMs still exist, so rollback
+    succeeds: the node is uncordoned, the VNFC and the scale level stay."""
+    app = k8s.app
+    inst_id, _ = await k8s.instantiate("simple")
+    await k8s.done(app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"}))
+    before = app.instances.get(inst_id)
+    twin = k8s.twin(inst_id)
+    twin.add_pod("db-0", "workernode-2", labels={"app": "db"})
+    twin.add_pdb("db-pdb", {"app": "db"}, max_unavailable=0)
+    occ = await k8s.wait(app.instances.scale(inst_id, {"type": "SCALE_IN", "aspectId": "worker_instance", **_fast()}))
+    assert occ.operation_state == OpState.FAILED_TEMP
+    assert occ.error is not None and "blocking pods: default/db-0 (PodDisruptionBudget db-pdb)" in occ.error["detail"]
+    assert k8s.view(inst_id)["nodes"]["workernode-2"]["cordoned"] is True
+    occ = await k8s.wait(app.instances.rollback(occ.id))
+    assert occ.operation_state == OpState.ROLLED_BACK, occ.error
+    v = k8s.view(inst_id)
+    assert v["nodes"]["workernode-2"]["cordoned"] is False and v["pods"]["default/db-0"]["node"] == "workernode-2"
+    inst = app.instances.get(inst_id)
+    assert inst.scale_levels == before.scale_levels and inst.lock_op_id is None
+    assert sorted(x.id for x in inst.resources.vnfcs) == sorted(x.id for x in before.resources.vnfcs)
+    # the instance takes operations again: a scale-in once the PDB allows it
+    twin.add_pdb("db-pdb", {"app": "db"}, max_unavailable=1)
+    await k8s.done(app.instances.scale(inst_id, {"type": "SCALE_IN", "aspectId": "worker_instance", **_fast()}))
+    assert "workernode-2" not in k8s.view(inst_id)["nodes"]
+
+
+async def test_rollback_of_scale_in_whose_nodes_were_removed_is_refused(k8s: K8s) -> None:
+    app = k8s.app
+    inst_id, _ = await k8s.instantiate("simple")
+    await k8s.done(app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"}))
+    app.sim.inject(fail_delete=1)
+    occ = await k8s.wait(app.instances.scale(inst_id, {"type": "SCALE_IN", "aspectId": "worker_instance"}))
+    assert occ.operation_state == OpState.FAILED_TEMP and "infra_update" in (occ.error or {}).get("detail", "")
+    with pytest.raises(Conflict, match="already removed and cannot be restored"):  # drained and deleted
+        app.instances.rollback(occ.id)
+    await k8s.done(app.instances.retry(occ.id))

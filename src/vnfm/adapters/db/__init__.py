@@ -16,12 +16,12 @@ from vnfm.adapters.db.engine import (
     ping,
     ping_url,
 )
+from vnfm.adapters.db.kv import SqlKvStore
 from vnfm.adapters.db.migrate import current_revision, head_revision, migrate
 from vnfm.adapters.db.tables import metadata
 from vnfm.adapters.db.uow import (
     SqlAlchemyUnitOfWork,
     SqlInstanceRepository,
-    SqlKvStore,
     SqlOpOccRepository,
     SqlPackageRepository,
     SqlSubscriptionRepository,

@@ -10,6 +10,7 @@ conditional updates where atomicity matters.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 import os
@@ -71,6 +72,7 @@ def _sqlite_engine(u: URL, **kwargs: Any) -> Engine:
     memory = _is_memory_sqlite(u)
     if not memory and u.database:
         Path(u.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        private_files(Path(u.database).expanduser())
     connect_args = dict(kwargs.pop("connect_args", {}))
     connect_args.setdefault("check_same_thread", False)
     connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
@@ -98,6 +100,19 @@ def _sqlite_engine(u: URL, **kwargs: Any) -> Engine:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
+
+
+def private_files(db: Path) -> None:
+    """The database file (and its WAL / shared-memory files, which SQLite creates with the
+    database's mode) readable by the owner only: created 0600, an existing one tightened."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(db, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        try:
+            if path.stat().st_mode & 0o077:
+                path.chmod(0o600)
+        except (FileNotFoundError, PermissionError):
+            pass
 
 
 def make_session_factory(url_or_engine: str | URL | Engine | None = None) -> sessionmaker[Session]:

@@ -9,9 +9,9 @@ that bodies written by an older version still load.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from vnfm.domain.model import (
     InstantiationState,
@@ -29,8 +29,10 @@ from vnfm.domain.model import (
     utcnow,
 )
 from vnfm.domain.resources import VnfResources
+from vnfm.service.ports import Sealer
 
 Row = dict[str, Any]
+E = TypeVar("E")
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -222,6 +224,7 @@ def op_occ_to_dict(o: OpOcc) -> Row:
         "stage": o.stage,
         "plan": _j(o.plan),
         "owner": o.owner,
+        "epoch": o.epoch,
         "heartbeat": iso(o.heartbeat),
         "events": _j(o.events),
     }
@@ -246,6 +249,7 @@ def op_occ_from_dict(d: Mapping[str, Any]) -> OpOcc:
         stage=d.get("stage") or "",
         plan=d.get("plan") or {},
         owner=d.get("owner"),
+        epoch=int(d.get("epoch") or 0),
         heartbeat=parse_dt(d.get("heartbeat")),
         events=d.get("events") or [],
     )
@@ -260,6 +264,7 @@ def op_occ_to_row(o: OpOcc) -> Row:
         "state_entered_time": as_utc(o.state_entered_time),
         "start_time": as_utc(o.start_time),
         "owner": o.owner,
+        "epoch": o.epoch,
         "heartbeat": None if o.heartbeat is None else as_utc(o.heartbeat),
         "body": op_occ_to_dict(o),
     }
@@ -269,6 +274,8 @@ def op_occ_from_row(row: Mapping[str, Any]) -> OpOcc:
     occ = op_occ_from_dict(row["body"])
     if "owner" in row:  # columns are authoritative (claim / heartbeat update them)
         occ.owner = row["owner"]
+    if "epoch" in row:
+        occ.epoch = int(row["epoch"] or 0)
     if "heartbeat" in row:
         occ.heartbeat = row["heartbeat"]
     return occ
@@ -351,3 +358,28 @@ def vim_to_row(v: Vim) -> Row:
 
 def vim_from_row(row: Mapping[str, Any]) -> Vim:
     return vim_from_dict(row["body"])
+
+
+# ----------------------------------------------------------------------------- secrets at rest
+def sealing(to_row: Callable[[E], Row], box: Sealer | None) -> Callable[[E], Row]:
+    """`to_row` whose JSON body has its secrets encrypted by `box` (none: unchanged)."""
+    if box is None:
+        return to_row
+
+    def sealed(entity: E) -> Row:
+        row = to_row(entity)
+        row["body"] = box.seal(row["body"])
+        return row
+
+    return sealed
+
+
+def unsealing(from_row: Callable[[Mapping[str, Any]], E], box: Sealer | None) -> Callable[[Mapping[str, Any]], E]:
+    """`from_row` that decrypts the secrets of the JSON body first (none: unchanged)."""
+    if box is None:
+        return from_row
+
+    def unsealed(row: Mapping[str, Any]) -> E:
+        return from_row({**row, "body": box.unseal(row["body"])})
+
+    return unsealed

@@ -2,7 +2,7 @@
 
 Every entity table has a few indexed scalar columns (what is queried or updated conditionally) and
 a JSON `body` with the whole entity (see vnfm.adapters.db.mappers). Columns that are changed by
-conditional updates (lock_op_id, owner, heartbeat) are authoritative; the body is kept in sync.
+conditional updates (lock_op_id, owner, epoch, heartbeat) are authoritative; the body is kept in sync.
 
 Any change here needs a new migration in migrations/versions/ (tests compare the two).
 """
@@ -21,6 +21,7 @@ from sqlalchemy import (
     Dialect,
     ForeignKey,
     Index,
+    Integer,
     LargeBinary,
     MetaData,
     String,
@@ -114,6 +115,8 @@ vnf_lcm_op_occs = Table(
     Column("state_entered_time", UtcDateTime(), nullable=False, index=True),
     Column("start_time", UtcDateTime(), nullable=False, index=True),
     Column("owner", String(ID), nullable=True, index=True),
+    # Fencing token: bumped by every change of owner; a runner's writes check it (and the owner).
+    Column("epoch", Integer(), nullable=False, server_default="0"),
     Column("heartbeat", UtcDateTime(), nullable=True, index=True),
     Column("body", JSON(), nullable=False),
 )

@@ -17,7 +17,7 @@ Concurrency:
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
@@ -38,10 +38,11 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
 from vnfm.adapters.db import mappers, paging, tables
+from vnfm.adapters.db.kv import SqlKvStore
 from vnfm.adapters.db.paging import Col
 from vnfm.domain.errors import Conflict, NotFound
 from vnfm.domain.model import OpOcc, OpState, Subscription, Vim, VnfInstance, VnfPackage, new_id, utcnow
-from vnfm.service.ports import AbstractUnitOfWork, Condition, OutboxEntry
+from vnfm.service.ports import AbstractUnitOfWork, Condition, OutboxEntry, Sealer
 
 E = TypeVar("E")
 
@@ -185,13 +186,14 @@ class SqlInstanceRepository(_TableRepository[VnfInstance]):
                   "vimConnectionInfo": ("vim_connection_info",), "metadata": ("metadata",),
                   "extensions": ("extensions",), "vnfConfigurableProperties": ("vnf_configurable_properties",)}
 
-    def __init__(self, session: Session) -> None:
-        super().__init__(session, mappers.instance_to_row, self._load)
+    def __init__(self, session: Session, box: Sealer | None = None) -> None:
+        super().__init__(session, mappers.sealing(mappers.instance_to_row, box), self._load)
+        self._from_body = mappers.unsealing(mappers.instance_from_row, box)
         # lock_op_id as this unit of work last saw it, per instance (optimistic check in save()).
         self._seen_lock: dict[str, str | None] = {}
 
     def _load(self, row: Mapping[str, Any]) -> VnfInstance:
-        inst = mappers.instance_from_row(row)
+        inst = self._from_body(row)
         self._seen_lock[inst.id] = inst.lock_op_id
         return inst
 
@@ -268,8 +270,9 @@ class SqlOpOccRepository(_TableRepository[OpOcc]):
                "operation": Col("operation", ordered=True), "operationState": Col("operation_state", ordered=True),
                "startTime": Col("start_time", "time"), "stateEnteredTime": Col("state_entered_time", "time")}
 
-    def __init__(self, session: Session) -> None:
-        super().__init__(session, mappers.op_occ_to_row, mappers.op_occ_from_row, order_by="start_time")
+    def __init__(self, session: Session, box: Sealer | None = None) -> None:
+        super().__init__(session, mappers.sealing(mappers.op_occ_to_row, box),
+                         mappers.unsealing(mappers.op_occ_from_row, box), order_by="start_time")
 
     def for_instance(self, instance_id: str) -> builtins.list[OpOcc]:
         return self._select(self.table.c.vnf_instance_id == instance_id)
@@ -311,9 +314,11 @@ class SqlOpOccRepository(_TableRepository[OpOcc]):
             candidates = candidates.with_for_update(skip_locked=True)
         claimed: builtins.list[str] = []
         for op_id in self._exec(candidates).scalars().all():
-            res = self._exec(update(t).where(t.c.id == op_id, cond).values(owner=owner, heartbeat=now))
+            res = self._exec(update(t).where(t.c.id == op_id, cond)
+                             .values(owner=owner, heartbeat=now, epoch=t.c.epoch + 1))
             if res.rowcount == 1:
-                self._patch_body(op_id, {"owner": owner, "heartbeat": mappers.iso(now)})
+                epoch = self._exec(select(t.c.epoch).where(t.c.id == op_id)).scalar_one()
+                self._patch_body(op_id, {"owner": owner, "heartbeat": mappers.iso(now), "epoch": epoch})
                 claimed.append(op_id)
         if not claimed:
             return []
@@ -328,6 +333,19 @@ class SqlOpOccRepository(_TableRepository[OpOcc]):
             return False
         self._patch_body(op_id, {"heartbeat": mappers.iso(now)})
         return True
+
+    def save_owned(self, occ: OpOcc, owner: str | None, epoch: int) -> bool:
+        """Write `occ` only if the row still has `owner` and `epoch` (the runner's fencing token)."""
+        t = self.table
+        row = self._to_row(occ)
+        entity_id = row.pop("id")
+        stmt = update(t).where(
+            t.c.id == bindparam("_where_id"),
+            t.c.owner.is_not_distinct_from(bindparam("_fence_owner", type_=t.c.owner.type)),
+            t.c.epoch == bindparam("_fence_epoch", type_=t.c.epoch.type),
+        )
+        params = {"_where_id": entity_id, "_fence_owner": owner, "_fence_epoch": epoch, **row}
+        return self._exec(stmt, params).rowcount == 1
 
 
 class SqlSubscriptionRepository(_TableRepository[Subscription]):
@@ -410,56 +428,6 @@ class SqlOutbox:
         return int(self._exec(select(func.count()).select_from(self.table)).scalar_one())
 
 
-class SqlKvStore:
-    """Small JSON values by (namespace, key), for adapters' own state (e.g. the simulated cloud)."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
-    def _exec(self, stmt: Any) -> CursorResult:
-        return self.session.connection().execute(stmt)
-
-    def get(self, namespace: str, key: str, default: Any = None) -> Any:
-        t = tables.kv
-        row = self._exec(select(t.c.value).where(t.c.namespace == namespace, t.c.key == key)).first()
-        return default if row is None else row[0]
-
-    def put(self, namespace: str, key: str, value: Any) -> None:
-        t = tables.kv
-        values = {"namespace": namespace, "key": key, "value": value, "updated_at": utcnow()}
-        dialect = self.session.connection().dialect.name
-        if dialect in ("sqlite", "postgresql"):
-            if dialect == "sqlite":
-                from sqlalchemy.dialects.sqlite import insert as upsert
-            else:
-                from sqlalchemy.dialects.postgresql import insert as upsert  # type: ignore[assignment]
-            stmt = upsert(t).values(**values)
-            stmt = stmt.on_conflict_do_update(
-                index_elements=[t.c.namespace, t.c.key],
-                set_={"value": stmt.excluded.value, "updated_at": stmt.excluded.updated_at},
-            )
-            self._exec(stmt)
-            return
-        res = self._exec(update(t).where(t.c.namespace == namespace, t.c.key == key)
-                         .values(value=value, updated_at=values["updated_at"]))
-        if res.rowcount == 0:
-            self._exec(insert(t).values(**values))
-
-    def delete(self, namespace: str, key: str) -> None:
-        t = tables.kv
-        self._exec(delete(t).where(t.c.namespace == namespace, t.c.key == key))
-
-    def items(self, namespace: str) -> builtins.list[tuple[str, Any]]:
-        """(key, value) pairs of `namespace`, ordered by key."""
-        t = tables.kv
-        rows = self._exec(select(t.c.key, t.c.value).where(t.c.namespace == namespace).order_by(t.c.key))
-        return [(str(row[0]), row[1]) for row in rows]
-
-    def put_many(self, namespace: str, values: Iterable[tuple[str, Any]]) -> None:
-        for key, value in values:
-            self.put(namespace, key, value)
-
-
 class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
     """One database transaction: `with uow: ...; uow.commit()`; leaving without commit rolls back."""
 
@@ -471,13 +439,16 @@ class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
     outbox: SqlOutbox
     kv: SqlKvStore
 
-    def __init__(self, session_factory: sessionmaker[Session] | Callable[[], Session]) -> None:
+    def __init__(self, session_factory: sessionmaker[Session] | Callable[[], Session],
+                 box: Sealer | None = None) -> None:
+        """`box`: encrypts the secrets of instance and occurrence bodies (request parameters,
+        VIM connection info, driver state) before they are stored."""
         self.session_factory = session_factory
         # A Session only takes a connection (and begins a transaction) on its first statement.
         self.session: Session = session_factory()
         self.packages = SqlPackageRepository(self.session)
-        self.instances = SqlInstanceRepository(self.session)
-        self.op_occs = SqlOpOccRepository(self.session)
+        self.instances = SqlInstanceRepository(self.session, box)
+        self.op_occs = SqlOpOccRepository(self.session, box)
         self.subscriptions = SqlSubscriptionRepository(self.session)
         self.vims = SqlVimRepository(self.session)
         self.outbox = SqlOutbox(self.session)

@@ -7,6 +7,7 @@ vnfm server (in this process, on this machine, or remote).
 
 from __future__ import annotations
 
+import time
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
@@ -83,8 +84,11 @@ class VnfmClient:
         token: str | None = None,
         transport: httpx.BaseTransport | None = None,
         timeout: float = 60.0,
+        recover_timeout: float = 60.0,
     ) -> None:
         self.endpoint = endpoint.rstrip("/")
+        self.recover_timeout = recover_timeout  # how long to wait for a server that died mid-request
+        self.recover_poll = 1.0
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
         if token:
             headers["X-Auth-Token"] = token
@@ -150,6 +154,42 @@ class VnfmClient:
                 resp.status_code, "Bad response", "the server accepted the task but sent no Location"
             )
         return op_id_from_location(location)
+
+    def _instance_task(self, vnf_id: str, task: str, body: dict[str, Any]) -> str:
+        """POST an LCM task of an instance. If the connection breaks before the answer (the server
+        may have died right after storing the occurrence), the instance's occurrences are listed
+        once the server answers again: a new one of this operation is the accepted request."""
+        known = {o["id"] for o in self._ops_of(vnf_id)}
+        try:
+            return self._task(f"{LCM}/vnf_instances/{vnf_id}/{task}", body)
+        except ServerUnreachable as e:
+            if e.refused:  # nothing was sent
+                raise
+            lost = e
+        found = self._find_accepted(vnf_id, task.upper(), known)
+        if found is None:
+            raise ServerUnreachable(self.endpoint, f"{lost.reason}; the server has no new {task} occurrence "
+                                                   "of this instance: the request was not accepted, send it again")
+        return found
+
+    def _ops_of(self, vnf_id: str) -> list[dict[str, Any]]:
+        return self._all(f"{LCM}/vnf_lcm_op_occs", {"filter": f"(eq,vnfInstanceId,{vnf_id})"})
+
+    def _find_accepted(self, vnf_id: str, operation: str, known: set[str]) -> str | None:
+        """The occurrence of `operation` on `vnf_id` that is not in `known`, polling the server
+        until it answers (up to `recover_timeout` seconds)."""
+        deadline = time.monotonic() + self.recover_timeout
+        while True:
+            try:
+                ops = self._ops_of(vnf_id)
+                break
+            except ServerUnreachable:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(self.recover_poll)
+        new = sorted((o for o in ops if o["id"] not in known and o.get("operation") == operation),
+                     key=lambda o: str(o.get("startTime", "")))
+        return str(new[-1]["id"]) if new else None
 
     @staticmethod
     def _list_params(filter_: str | None) -> dict[str, str] | None:
@@ -231,16 +271,16 @@ class VnfmClient:
         self.request("DELETE", f"{LCM}/vnf_instances/{vnf_id}")
 
     def instantiate(self, vnf_id: str, body: dict[str, Any]) -> str:
-        return self._task(f"{LCM}/vnf_instances/{vnf_id}/instantiate", body)
+        return self._instance_task(vnf_id, "instantiate", body)
 
     def scale(self, vnf_id: str, body: dict[str, Any]) -> str:
-        return self._task(f"{LCM}/vnf_instances/{vnf_id}/scale", body)
+        return self._instance_task(vnf_id, "scale", body)
 
     def heal(self, vnf_id: str, body: dict[str, Any]) -> str:
-        return self._task(f"{LCM}/vnf_instances/{vnf_id}/heal", body)
+        return self._instance_task(vnf_id, "heal", body)
 
     def terminate(self, vnf_id: str, body: dict[str, Any]) -> str:
-        return self._task(f"{LCM}/vnf_instances/{vnf_id}/terminate", body)
+        return self._instance_task(vnf_id, "terminate", body)
 
     # --- operation occurrences ---
     def list_ops(self, filter_: str | None = None) -> list[dict[str, Any]]:

@@ -26,6 +26,12 @@ FINAL_STATES = (OpState.COMPLETED, OpState.FAILED, OpState.ROLLED_BACK)
 KEPT_EVENTS = 200  # the progress log keeps this many newest lines
 
 
+class OwnershipLost(Exception):
+    """The occurrence has another owner (or epoch) than the runner started with: another process
+    took it over while this one was paused, or it was retried since. The runner stops and writes
+    nothing more."""
+
+
 @dataclass
 class Job:
     """One occurrence being run: the occurrence, its instance and what they refer to."""
@@ -39,6 +45,8 @@ class Job:
     infra: InfraDriver | None
     secrets: set[str] = field(default_factory=set)
     current_stage: str = ""
+    # The owner and epoch the occurrence had when this runner loaded it: its writes require them.
+    fence: tuple[str | None, int] = (None, 0)
 
     @property
     def plan(self) -> dict[str, Any]:
@@ -103,7 +111,7 @@ def load_job(
     infra = infra_drivers.get(vim.vim_type) if vim is not None else None
     secrets = secret_values(inst.additional_params) | secret_values(occ.operation_params)
     return Job(occ=occ, inst=inst, vnfd=vnfd, flavour=flavour, package=files_of(inst.vnf_pkg_id),
-               vim=vim, infra=infra, secrets=secrets)
+               vim=vim, infra=infra, secrets=secrets, fence=(occ.owner, occ.epoch))
 
 
 class JobStore:
@@ -126,7 +134,7 @@ class JobStore:
         with self.uow() as uow:
             if job.occ.operation_state in lcm.CANCELLABLE:
                 self._keep_cancel(uow, job.occ)
-            self._write(uow, job.occ, job.inst if instance else None)
+            self._write(uow, job.occ, job.inst if instance else None, job.fence)
             if notify:
                 self._stage_notification(uow, job.occ)
             uow.commit()
@@ -159,7 +167,7 @@ class JobStore:
                 if occ.operation_state == OpState.STARTING:
                     lcm.transition(occ, OpState.PROCESSING)
                 lcm.transition(occ, OpState.FAILED_TEMP, error=OperationFailed(str(exc)).problem())
-                self._write(uow, occ, None)
+                self._write(uow, occ, None, (occ.owner, occ.epoch))
                 uow.commit()
 
     def mark_interrupted(self, op_id: str) -> None:
@@ -174,18 +182,24 @@ class JobStore:
                 + (f" during stage '{stage}'" if stage else "")
                 + "; retry resumes it, rollback undoes it, fail ends it"
             ).problem()
+            fence = (occ.owner, occ.epoch)
             lcm.transition(occ, OpState.FAILED_TEMP, error=problem)
             occ.owner = None
-            self._write(uow, occ, None)
+            self._write(uow, occ, None, fence)
             self._stage_notification(uow, occ)
             uow.commit()
         self.notes.wake()
 
     # ------------------------------------------------------------------ the one write
     @staticmethod
-    def _write(uow: AbstractUnitOfWork, occ: OpOcc, inst: VnfInstance | None) -> None:
-        """Every write of an occurrence (and its instance) by the engine. Fencing goes here."""
-        uow.op_occs.save(occ)
+    def _write(uow: AbstractUnitOfWork, occ: OpOcc, inst: VnfInstance | None,
+               fence: tuple[str | None, int]) -> None:
+        """Every write of an occurrence (and its instance) by the engine, fenced: the occurrence is
+        written first and only if it still has the owner and epoch in `fence`; otherwise nothing
+        is written (the unit of work is not committed) and `OwnershipLost` is raised."""
+        owner, epoch = fence
+        if not uow.op_occs.save_owned(occ, owner, epoch):
+            raise OwnershipLost(f"occurrence {occ.id} is no longer owned by {owner or 'nobody'} (epoch {epoch})")
         if inst is not None:
             uow.instances.save(inst)
 

@@ -19,7 +19,7 @@ from typing import Any
 from vnfm.domain.errors import OperationFailed, UnprocessableEntity
 from vnfm.domain.model import LcmOperation, OpOcc, OpState, Vim, utcnow
 from vnfm.domain.vnfd import Vnfd
-from vnfm.service.lcm.job import Job, JobStore, load_job
+from vnfm.service.lcm.job import Job, JobStore, OwnershipLost, load_job
 from vnfm.service.lcm.operations.heal import heal
 from vnfm.service.lcm.operations.instantiate import instantiate
 from vnfm.service.lcm.operations.modify_info import modify_info
@@ -84,6 +84,7 @@ class LcmEngine:
         self._wakeup: asyncio.Event | None = None
         self.on_idle: list[Callable[[], None]] = []
         self._forced: set[str] = set()  # occurrences being cancelled FORCEFUL (their task is cancelled)
+        self._lost: set[str] = set()  # occurrences another process took over (their task is cancelled)
 
     # ================================================================ lifecycle
     async def start(self) -> None:
@@ -112,6 +113,8 @@ class LcmEngine:
     async def recover(self) -> list[str]:
         """Take over occurrences whose owner stopped heart-beating: start STARTING ones, and turn
         PROCESSING / ROLLING_BACK ones into FAILED_TEMP (their process died mid-operation)."""
+        if self.running:  # after a pause of this process its own heartbeats are stale: renew them first
+            self._stop_lost(await asyncio.to_thread(self._beat, list(self.running)))
         stale_before = utcnow() - timedelta(seconds=self.orphan_after)
         claimed = await asyncio.to_thread(self._claim_orphans, stale_before)
         started = []
@@ -131,7 +134,8 @@ class LcmEngine:
                 self._spawn(occ.id, rollback=False)
                 started.append(occ.id)
             else:
-                self.store.mark_interrupted(occ.id)
+                with contextlib.suppress(OwnershipLost):  # claimed by yet another process meanwhile
+                    self.store.mark_interrupted(occ.id)
         return started
 
     def _claim_orphans(self, stale_before: datetime) -> list[OpOcc]:
@@ -140,12 +144,26 @@ class LcmEngine:
             uow.commit()
         return claimed
 
-    def _beat(self, op_ids: list[str]) -> None:
+    def _beat(self, op_ids: list[str]) -> list[str]:
+        """Heart-beat `op_ids`; returns those this process no longer owns (it was paused longer than
+        `orphan_after` and another process took them over)."""
         now = utcnow()
+        lost = []
         with self.uow() as uow:
             for op_id in op_ids:
-                uow.op_occs.heartbeat(op_id, self.worker_id, now)
+                if not uow.op_occs.heartbeat(op_id, self.worker_id, now):
+                    lost.append(op_id)
             uow.commit()
+        return lost
+
+    def _stop_lost(self, lost: list[str]) -> None:
+        """Stop the runners of occurrences another process took over: they write nothing more."""
+        for op_id in lost:
+            task = self.running.get(op_id)
+            if task is not None and op_id not in self._lost:
+                log.warning("op %s: taken over by another process; stopping without writing", op_id[:8])
+                self._lost.add(op_id)
+                task.cancel()
 
     async def _heartbeat_loop(self) -> None:
         interval = max(self.orphan_after / 3, 0.05)
@@ -153,7 +171,7 @@ class LcmEngine:
             await asyncio.sleep(interval)
             if self.running:
                 # The write in a worker thread (the loop goes on meanwhile).
-                await asyncio.to_thread(self._beat, list(self.running))
+                self._stop_lost(await asyncio.to_thread(self._beat, list(self.running)))
                 for op_id in list(self.running):  # FORCEFUL cancels asked of another process
                     self.check_cancel(op_id)
 
@@ -230,7 +248,15 @@ class LcmEngine:
                      time.monotonic() - started, extra={**fields, "outcome": outcome,
                                                        "seconds": round(time.monotonic() - started, 3)})
             self.telemetry.operation_done(job.occ.operation.value, outcome)
+        except OwnershipLost as exc:
+            log.warning("op %s stopped: %s", op_id[:8], exc, extra=fields)
         except asyncio.CancelledError:
+            if op_id in self._lost:
+                self._lost.discard(op_id)
+                current = asyncio.current_task()
+                if current is not None:
+                    current.uncancel()
+                return
             if op_id not in self._forced or self._stopping:
                 # Shutting down: leave the occurrence as it is; recovery turns it into FAILED_TEMP.
                 raise
@@ -275,5 +301,7 @@ class LcmEngine:
         self.telemetry.operation_done(job.occ.operation.value, "FAILED_TEMP")
         try:
             self.store.set_state(job, OpState.FAILED_TEMP, error=problem)
+        except OwnershipLost as exc:
+            log.warning("op %s: not recording FAILED_TEMP: %s", job.occ.id[:8], exc)
         except Exception:
             log.exception("recording FAILED_TEMP for %s failed", job.occ.id)

@@ -1,4 +1,5 @@
-"""Node-level work shared by cluster drivers: /etc/hosts of the cluster, draining and removing a worker."""
+"""Node-level work shared by cluster drivers: /etc/hosts of the cluster, draining and removing a
+worker, uncordoning the workers a rolled back scale-in keeps."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Sequence
 
 from vnfm.adapters.mgmt.cluster.topology import Cluster, Node, gather
 from vnfm.nodesteps.hosts import SetHostsEntries
-from vnfm.nodesteps.kubernetes import DeleteNode, DrainNode
+from vnfm.nodesteps.kubernetes import DeleteNode, DrainNode, UncordonNode
 
 
 async def hosts(c: Cluster, on: Sequence[Node]) -> None:
@@ -19,3 +20,9 @@ async def remove_worker(c: Cluster, admin: Node, n: Node) -> None:
     """Drain (PDBs respected, with a deadline) then delete node `n`, through `admin`."""
     await c.ex.run(admin.ssh, DrainNode(n.name, c.p.drain_timeout))
     await c.ex.run(admin.ssh, DeleteNode(n.name))
+
+
+async def uncordon(c: Cluster, admin: Node, kept: Sequence[Node]) -> None:
+    """Make `kept` schedulable again, through `admin` (pods already evicted stay where they went)."""
+    for n in kept:
+        await c.ex.run(admin.ssh, UncordonNode(n.name))

@@ -105,6 +105,8 @@ def topology(ctx: LcmContext, cp: P.ClusterParams, vnfcs: Sequence[Vnfc]) -> lis
     masters, workers = role_vdus(ctx.flavour, cp)
     out: list[Node] = []
     for v in sorted(vnfcs, key=lambda v: v.seq):
+        if v.never_built:
+            continue  # an interrupted scale-out left it without server or address: never a node
         if v.vdu_id in masters:
             np_: P.NodeParams = cp.master
             role = "master"

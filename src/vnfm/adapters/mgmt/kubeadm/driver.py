@@ -68,6 +68,8 @@ class KubeadmDriver(MgmtDriver):
         vim.deregister(ctx)  # the VIP, if one was reserved, went with the VNF's resources
 
     async def scale_start(self, ctx: LcmContext) -> None:
+        if ctx.restored:
+            await self._restore(ctx)
         if not ctx.removed:
             return
         c = open_cluster(ctx)
@@ -80,6 +82,16 @@ class KubeadmDriver(MgmtDriver):
             verb = "rolling back: removing the joined" if ctx.rollback else "draining and removing"
             ctx.progress(f"{verb} node(s) {', '.join(n.name for n in removed)}")
             await gather([nodes.remove_worker(c, admin, n) for n in removed])
+        finally:
+            await c.close()
+
+    async def _restore(self, ctx: LcmContext) -> None:
+        """Rollback of a scale-in: the nodes it was draining stay (uncordoned)."""
+        c = open_cluster(ctx)
+        try:
+            kept = c.of(ctx.restored)
+            ctx.progress(f"rolling back: uncordoning node(s) {', '.join(n.name for n in kept)}")
+            await nodes.uncordon(c, c.admin(), kept)
         finally:
             await c.close()
 

@@ -24,6 +24,7 @@ from vnfm.domain.errors import OperationFailed
 from vnfm.domain.model import VnfInstance
 from vnfm.domain.vnfd import Flavour
 from vnfm.nodesteps.base import StepFailed
+from vnfm.nodesteps.kubernetes import UncordonNode
 from vnfm.nodesteps.kubespray import KubesprayCheckInventory, KubesprayRemoveInventory
 from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
 
@@ -97,6 +98,16 @@ class KubesprayDriver(MgmtDriver):
 
     # ------------------------------------------------------------------ scale
     async def scale_start(self, ctx: LcmContext) -> None:
+        if ctx.restored:  # rollback of a scale-in: the nodes it was draining stay (uncordoned)
+            s = open_site(ctx)
+            try:
+                kept = s.c.of(ctx.restored)
+                ctx.progress(f"rolling back: uncordoning node(s) {', '.join(n.name for n in kept)}")
+                await pin(s.c, [s.lb_node])
+                for n in kept:
+                    await s.c.ex.run(s.lb_node.ssh, UncordonNode(n.name))
+            finally:
+                await s.close()
         if not ctx.removed:
             return
         s = open_site(ctx)

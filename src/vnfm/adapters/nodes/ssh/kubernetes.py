@@ -13,6 +13,7 @@ from vnfm.nodesteps.kubernetes import (
     DeletePersistentVolumes,
     DrainNode,
     LabelNode,
+    UncordonNode,
     VimToken,
     WaitNodeReady,
 )
@@ -32,6 +33,10 @@ async def drain(ex: ScriptRunner, t: SshTarget, s: DrainNode) -> StepResult:
 
 async def delete(ex: ScriptRunner, t: SshTarget, s: DeleteNode) -> StepResult:
     return StepResult(changed(await ex.script(t, s, "delete_node", {"NODE": s.node})))
+
+
+async def uncordon(ex: ScriptRunner, t: SshTarget, s: UncordonNode) -> StepResult:
+    return StepResult(changed(await ex.script(t, s, "uncordon_node", {"NODE": s.node})))
 
 
 async def label(ex: ScriptRunner, t: SshTarget, s: LabelNode) -> StepResult:
@@ -61,6 +66,7 @@ HANDLERS: dict[type, Handler] = {
     WaitNodeReady: wait_ready,
     DrainNode: drain,
     DeleteNode: delete,
+    UncordonNode: uncordon,
     LabelNode: label,
     VimToken: vim_token,
     ApplyPersistentVolume: apply_pv,

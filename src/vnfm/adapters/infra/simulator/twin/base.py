@@ -23,6 +23,7 @@ class TwinConfig:
     observed: dict[str, int] = field(default_factory=dict)
     ready_delay: float = 0.0  # from join until the node reports Ready
     step_latency: dict[str, float] = field(default_factory=dict)
+    default_latency: float = 0.0  # of the step kinds `step_latency` does not name
     poll: float = 0.01
     # The simulated clusters' Kubernetes API (k8sapi.server.KubeApiServer); None: the process's
     # shared listener. The VIM a cluster driver registers points at it.

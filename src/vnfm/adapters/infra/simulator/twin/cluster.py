@@ -10,7 +10,7 @@ from typing import Any
 from vnfm.adapters.infra.simulator.twin.base import TwinHost, fake_ca, node_on, sha
 from vnfm.nodesteps.base import StepFailed, StepResult
 from vnfm.nodesteps.kubeadm import JoinInfo, KubeadmInit, KubeadmJoin, PrepareNode
-from vnfm.nodesteps.kubernetes import DeleteNode, DrainNode, LabelNode, VimToken, WaitNodeReady
+from vnfm.nodesteps.kubernetes import DeleteNode, DrainNode, LabelNode, UncordonNode, VimToken, WaitNodeReady
 
 
 def prepare(tw: TwinHost, host: str, sid: str, step: PrepareNode) -> StepResult:
@@ -182,6 +182,19 @@ def blocking_pdb(st: dict[str, Any], pod: dict[str, Any]) -> str | None:
     return None
 
 
+def uncordon(tw: TwinHost, host: str, sid: str, step: UncordonNode) -> StepResult:
+    def fn(st: dict[str, Any]) -> bool:
+        n = st["nodes"].get(step.node)
+        if n is None:
+            raise StepFailed(host, step, f"node {step.node} is not in the cluster (already removed)")
+        if not n["cordoned"]:
+            return False
+        n["cordoned"] = False
+        return True
+
+    return StepResult(tw.tx(fn))
+
+
 def delete(tw: TwinHost, host: str, sid: str, step: DeleteNode) -> StepResult:
     def fn(st: dict[str, Any]) -> bool:
         if st["nodes"].pop(step.node, None) is None:
@@ -234,6 +247,7 @@ HANDLERS: dict[type, Any] = {
     WaitNodeReady: wait_ready,
     DrainNode: drain,
     DeleteNode: delete,
+    UncordonNode: uncordon,
     LabelNode: label,
     VimToken: vim_token,
 }

@@ -101,7 +101,7 @@ class TwinExecutor(StepExecutor):
         if handler is None:
             raise StepFailed(host, step, f"step {type(step).__name__} is not supported by the twin")
         server = self._server(host, step)
-        delay = self.config.step_latency.get(step.kind, 0.0)
+        delay = self.config.step_latency.get(step.kind, self.config.default_latency)
         joining = isinstance(step, KubeadmJoin)
         if joining:
             delay += self.config.join_time
@@ -128,7 +128,7 @@ class TwinExecutor(StepExecutor):
         if handler is None:
             raise StepFailed(host, step, f"step {type(step).__name__} does not run on an operator host")
         self._host_key(host)  # reachable
-        delay = self.config.step_latency.get(step.kind, 0.0)
+        delay = self.config.step_latency.get(step.kind, self.config.default_latency)
         if delay > 0:
             await asyncio.sleep(delay)
         result = handler(self, host, operator.SID_PREFIX + host, step)

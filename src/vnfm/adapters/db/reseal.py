@@ -1,0 +1,36 @@
+"""Once per database: encrypt the secrets of instance and occurrence bodies that were stored in
+clear by a release before secrets at rest covered request parameters (the unit of work seals every
+later write itself)."""
+
+from __future__ import annotations
+
+from sqlalchemy import select, update
+
+from vnfm.adapters.db import tables
+from vnfm.adapters.db.uow import SqlAlchemyUnitOfWork
+from vnfm.service.ports import Sealer
+
+FLAG = ("vnfm", "request_secrets_sealed")
+
+
+def seal_stored(uow: SqlAlchemyUnitOfWork, box: Sealer) -> int:
+    """Seal what is stored in clear; returns how many rows were rewritten. The rows are locked
+    while they are rewritten (PostgreSQL: FOR UPDATE; SQLite: the unit of work's write lock), so a
+    runner writing at the same time waits and then writes its own (sealed) copy."""
+    with uow:
+        if uow.kv.get(*FLAG):
+            return 0
+        conn = uow.session.connection()
+        rewritten = 0
+        for table in (tables.vnf_instances, tables.vnf_lcm_op_occs):
+            stmt = select(table.c.id, table.c.body)
+            if conn.dialect.name == "postgresql":
+                stmt = stmt.with_for_update()
+            for row_id, body in conn.execute(stmt).all():
+                sealed = box.seal(body)
+                if sealed != body:
+                    conn.execute(update(table).where(table.c.id == row_id).values(body=sealed))
+                    rewritten += 1
+        uow.kv.put(*FLAG, True)
+        uow.commit()
+    return rewritten

@@ -1,0 +1,142 @@
+"""Fencing (issue 12.2): a runner that was paused longer than the takeover time and lost its
+occurrence to another process writes nothing when it resumes; the state stays the new owner's."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from vnfm.domain.model import OpState, utcnow
+from vnfm.service.lcm.scheduler import LcmEngine
+from vnfm.service.ports import LcmContext
+
+from ..conftest import Harness
+
+
+async def _until(cond: Any, timeout: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not cond():
+        assert loop.time() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.01)
+
+
+def _pause_in_hook(h: Harness, hook: str) -> tuple[asyncio.Event, asyncio.Event]:
+    """Make the management driver stop in `hook` until released (the 'paused' process)."""
+    entered, release = asyncio.Event(), asyncio.Event()
+    original = h.rec.handle
+
+    async def handle(name: str, ctx: LcmContext) -> None:
+        await original(name, ctx)
+        if name == hook and not entered.is_set():  # only the first call pauses
+            entered.set()
+            await release.wait()
+
+    h.rec.handle = handle  # type: ignore[method-assign]
+    return entered, release
+
+
+def _stop_heartbeat(engine: LcmEngine) -> None:
+    for task in engine._bg:  # the paused process neither heart-beats nor polls
+        task.cancel()
+
+
+async def _take_over(h: Harness, paused: LcmEngine, op_id: str) -> LcmEngine:
+    with paused.uow() as uow:  # its last heartbeat ages past orphan_after (set back, not waited for)
+        assert uow.op_occs.heartbeat(op_id, paused.worker_id, utcnow() - timedelta(seconds=60))
+        uow.commit()
+    other = LcmEngine(paused.uow, vnfd_of=paused.vnfd_of, files_of=paused.files_of,
+                      infra_drivers=paused.infra_drivers, vim_of=paused.vim_of, mgmt=paused.mgmt,
+                      worker_id="other", orphan_after=30)
+    await other.recover()
+    return other
+
+
+async def test_paused_owner_taken_over_writes_nothing_when_it_resumes(h: Harness) -> None:
+    app = h.app
+    inst_id = await h.instantiated()
+    entered, release = _pause_in_hook(h, "scale_end")
+    paused = app.engine
+    occ = app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"})
+    await asyncio.wait_for(entered.wait(), 10)
+    _stop_heartbeat(paused)
+    await _take_over(h, paused, occ.id)
+    taken = app.instances.op_get(occ.id)
+    assert taken.operation_state == OpState.FAILED_TEMP
+    assert taken.owner is None and taken.epoch == occ.epoch + 1
+    inst_taken = app.instances.get(inst_id)
+
+    release.set()  # the paused process resumes: its next write (the hook's checkpoint) is refused
+    await _until(lambda: occ.id not in paused.running)
+    after = app.instances.op_get(occ.id)
+    assert after.operation_state == OpState.FAILED_TEMP, "the stale owner overwrote the new state"
+    assert after.error == taken.error and after.owner is None and after.epoch == taken.epoch
+    assert after.plan == taken.plan and after.events == taken.events
+    inst = app.instances.get(inst_id)
+    assert inst.scale_levels == inst_taken.scale_levels
+    assert inst.resources.to_dict() == inst_taken.resources.to_dict()
+    assert inst.lock_op_id == occ.id  # still held for the FAILED_TEMP occurrence
+
+
+async def test_a_retry_fences_off_the_runner_of_the_earlier_attempt(h: Harness) -> None:
+    app = h.app
+    inst_id = await h.instantiated()
+    entered, release = _pause_in_hook(h, "scale_end")
+    paused = app.engine
+    occ = app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"})
+    await asyncio.wait_for(entered.wait(), 10)
+    _stop_heartbeat(paused)
+    other = await _take_over(h, paused, occ.id)
+    await other.start()
+    try:
+        app.instances.submit = lambda op_id, rb: other.submit(op_id, rollback=rb)
+        app.engine = other
+        done = await h.wait(app.instances.retry(occ.id))  # completes on the other process
+        assert done.operation_state == OpState.COMPLETED, done.error
+        level = app.instances.get(inst_id).scale_levels["worker_instance"]
+        release.set()
+        await _until(lambda: occ.id not in paused.running)
+        final = app.instances.op_get(occ.id)
+        assert final.operation_state == OpState.COMPLETED and final.events == done.events
+        assert app.instances.get(inst_id).scale_levels["worker_instance"] == level
+        assert app.instances.get(inst_id).lock_op_id is None
+    finally:
+        app.engine = paused
+        await other.stop()
+
+
+async def test_the_heartbeat_stops_a_runner_that_lost_its_occurrence(h: Harness) -> None:
+    app = h.app
+    inst_id = await h.instantiated()
+    entered, release = _pause_in_hook(h, "scale_end")
+    paused = app.engine
+    occ = app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"})
+    await asyncio.wait_for(entered.wait(), 10)
+    _stop_heartbeat(paused)
+    await _take_over(h, paused, occ.id)
+    taken = app.instances.op_get(occ.id)
+    # its next heartbeat finds the occurrence owned by another: the runner is stopped
+    paused._stop_lost(paused._beat(list(paused.running)))
+    await _until(lambda: occ.id not in paused.running)
+    assert not release.is_set()  # stopped while still inside the hook, not at its next write
+    after = app.instances.op_get(occ.id)
+    assert (after.operation_state, after.events, after.epoch) == (taken.operation_state, taken.events, taken.epoch)
+
+
+async def test_a_resumed_process_does_not_take_its_own_running_occurrence_over(h: Harness) -> None:
+    """After its own pause, a process's recovery scan sees its running occurrence's heartbeat
+    stale: it heart-beats it first instead of claiming it (which would fence its own runner)."""
+    app = h.app
+    inst_id = await h.instantiated()
+    entered, release = _pause_in_hook(h, "scale_end")
+    engine = app.engine
+    occ = app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"})
+    await asyncio.wait_for(entered.wait(), 10)
+    with engine.uow() as uow:  # the whole process was paused: its heartbeat is stale
+        assert uow.op_occs.heartbeat(occ.id, engine.worker_id, utcnow() - timedelta(seconds=60))
+        uow.commit()
+    assert await engine.recover() == []
+    release.set()
+    done = await h.wait(occ)
+    assert done.operation_state == OpState.COMPLETED, done.error
