@@ -7,6 +7,7 @@ set -euo pipefail
 PACKAGES=(
   iproute2 util-linux procps      # ip netns / bridge / veth, nsenter + unshare, pkill-free process checks
   openssh-server openssh-client   # one sshd per test host
+  sudo passwd                     # non-root node logins become root with sudo -n (useradd in tests)
   tini                            # PID 1 of each test host (reaps orphaned daemons)
   etcd-server etcd-client         # etcd membership steps
   haproxy                         # load balancer steps

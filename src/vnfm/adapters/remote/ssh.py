@@ -88,6 +88,19 @@ class SshTarget:
     password: str | None = field(default=None, kw_only=True, repr=False)
     private_key: str | bytes | None = field(default=None, kw_only=True, repr=False)
     known_host_key: str | None = field(default=None, kw_only=True)  # "ssh-ed25519 AAAA..." to pin
+    # Run commands as root through `sudo -n` (a non-root login such as a cloud image's `ubuntu`,
+    # which may sudo without a password); never with a password on any command line.
+    become: bool = field(default=False, kw_only=True)
+
+    def as_root(self, command: str) -> str:
+        """`command` (one shell command line) as the target runs it: through `sudo -n` when it
+        becomes root (the login shell fills in VNFM_LOGIN_HOME / VNFM_LOGIN_USER, so that a script
+        can still reach the login user's own files: its authorized_keys, a file copied over SFTP
+        into its home), unchanged otherwise."""
+        if not self.become:
+            return command
+        return ('sudo -n -- env "VNFM_LOGIN_HOME=$HOME" "VNFM_LOGIN_USER=$(id -un)" '
+                + shlex.join(["sh", "-c", command]))
 
     @property
     def key(self) -> tuple[str, int, str]:
@@ -319,7 +332,7 @@ class SshExecutor:
         `stdin` is fed to the command and closed. Raises SshTimeout after `timeout` seconds."""
         text = command if isinstance(command, str) else shlex.join(command)
         shown = describe(command)
-        raw = await self._exec(target, text, stdin, timeout, shown)
+        raw = await self._exec(target, target.as_root(text), stdin, timeout, shown)
         res = Result(
             raw.exit_status,
             raw.stdout.decode("utf-8", "replace"),
@@ -386,7 +399,7 @@ class SshExecutor:
             "t=$(mktemp \"$d/.vnfm-put.XXXXXX\"); trap 'rm -f -- \"$t\"' EXIT; "
             "cat > \"$t\"; chmod \"$2\" \"$t\"; mv -f -- \"$t\" \"$p\"; trap - EXIT"
         )
-        cmd = shlex.join(["sh", "-c", script, "put", path, format(mode, "o")])
+        cmd = target.as_root(shlex.join(["sh", "-c", script, "put", path, format(mode, "o")]))
         shown = f"put_file {path}"
         raw = await self._exec(target, cmd, data, timeout, shown)
         if raw.exit_status != 0:
@@ -417,7 +430,7 @@ class SshExecutor:
 
     async def get_file(self, target: SshTarget, path: str, timeout: float | None = None) -> bytes:
         shown = f"get_file {path}"
-        raw = await self._exec(target, shlex.join(["cat", "--", path]), None, timeout, shown)
+        raw = await self._exec(target, target.as_root(shlex.join(["cat", "--", path])), None, timeout, shown)
         if raw.exit_status != 0:
             res = Result(raw.exit_status, "", raw.stderr.decode("utf-8", "replace"))
             raise RemoteCommandFailed(target.host, shown, res)
@@ -442,7 +455,7 @@ class SshExecutor:
         file). The script's own stdin is /dev/null. Only `name` appears in logs and errors.
         """
         payload = script_payload(script_text, env_secrets, stdin_vars)
-        cmd = shlex.join(["bash", "-s", "--", *args])
+        cmd = target.as_root(shlex.join(["bash", "-s", "--", *args]))
         shown = f"{name} {describe(list(args))}".strip()
         raw = await self._exec(target, cmd, payload, timeout, shown)
         res = Result(

@@ -25,8 +25,13 @@ class SshAccess(NodeAccess):
             h = by_addr.get(address)
             if h is None:
                 raise OperationFailed(f"{address} is not a host of this VNF")
+            # A VNFC's node steps need root: a non-root login (a cloud image's default user)
+            # runs them through `sudo -n`. A host outside the VNF (the operator's Ansible server)
+            # is used as the login user it is.
+            become = h.vnfc_id is not None and h.login.username != "root"
             return SshTarget(address, username=h.login.username, password=h.login.password,
-                             private_key=h.login.private_key, known_host_key=pins.get(h.pin_key))
+                             private_key=h.login.private_key, known_host_key=pins.get(h.pin_key),
+                             become=become)
 
         def on_key(target: SshTarget, key: str) -> None:
             h = by_addr.get(target.host)

@@ -26,7 +26,7 @@ check)
   ;;
 load)
   : "${SHA256:?}" "${STAGED:?}"
-  file="$HOME/$STAGED"
+  file="${VNFM_LOGIN_HOME:-$HOME}/$STAGED"  # copied over SFTP into the login's home
   if [ ! -s "$file" ]; then echo "the image archive $file is missing or empty" >&2; exit 1; fi
   got=$(sha256sum "$file" | cut -d' ' -f1)
   if [ "$got" != "$SHA256" ]; then
