@@ -10,7 +10,7 @@ from vnfm.adapters.infra.simulator.twin.operator import set_operator_host
 from vnfm.domain.errors import BadRequest, UnprocessableEntity
 from vnfm.domain.model import OpState
 
-from .conftest import ANSIBLE, INVENTORY, OVERRIDES, ROOT_PATH, Ks
+from .conftest import ANSIBLE, INVENTORY, OVERRIDES, ROOT_PATH, Ks, params
 
 
 async def test_a_partial_override_dict_is_refused_naming_the_missing_keys(ks: Ks) -> None:
@@ -30,6 +30,35 @@ async def test_a_partial_override_dict_is_refused_naming_the_missing_keys(ks: Ks
     with pytest.raises(BadRequest, match=r"worker_node: .*missing: ssh_cp_name"):
         ks.app.instances.heal(inst_id, {"vnfcInstanceId": w0.id, "additionalParams": partial})
     assert len(ks.app.instances.op_list()) == ops_before  # refused before an occurrence exists
+
+
+async def test_an_aspect_id_not_in_the_flavour_is_refused_naming_the_key_before_anything_exists(ks: Ks) -> None:
+    inst = ks.app.instances.create({"vnfdId": ks.vnfd_id})
+    ops_before = len(ks.app.instances.op_list())
+    with pytest.raises(UnprocessableEntity) as e:
+        ks.app.instances.instantiate(inst.id, {"flavourId": "simple",
+                                               "additionalParams": params(worker_node__aspect_id="no_such_aspect")})
+    assert e.value.status == 422
+    assert "k8s_cluster_installation_param.worker_node.aspect_id: 'no_such_aspect'" in e.value.detail
+    assert "worker_instance" in e.value.detail  # the aspects the flavour has
+    assert len(ks.app.instances.op_list()) == ops_before  # no occurrence
+    assert not (ks.app.sim.snapshot(inst.id) or {}).get("servers")  # no VM, no stack
+    assert not ks.state(inst.id).get("servers")
+    assert str(ks.app.instances.get(inst.id).instantiation_state) == "NOT_INSTANTIATED"
+
+    # a scale override's master_node is checked the same way (after the whole-dict rule)
+    inst_id, _ = await ks.instantiate()
+    bad = copy.deepcopy(OVERRIDES)
+    bad["k8s_cluster_installation_param"]["master_node"] = {
+        **params()["k8s_cluster_installation_param"]["master_node"], "aspect_id": "masters_typo"}
+    ops_before = len(ks.app.instances.op_list())
+    servers_before = len(ks.state(inst_id).get("servers") or [])
+    assert servers_before > 0
+    with pytest.raises(UnprocessableEntity, match=r"master_node\.aspect_id: 'masters_typo'"):
+        ks.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance",
+                                         "additionalParams": bad})
+    assert len(ks.app.instances.op_list()) == ops_before
+    assert len(ks.state(inst_id).get("servers") or []) == servers_before
 
 
 async def test_healing_the_master_of_a_single_master_cluster_is_refused(ks: Ks) -> None:

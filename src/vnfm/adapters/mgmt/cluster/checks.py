@@ -64,14 +64,19 @@ def check_cps(flavour: Flavour, names: list[tuple[str, str]], package: PackageFi
             raise _unknown_cp(key, name, flavour)
 
 
-def check_cluster(cp: P.ClusterParams, flavour: Flavour, package: PackageFiles | None) -> tuple[set[str], set[str]]:
-    """The shared parameters against the flavour and the package: aspects, CP names, the master and
-    worker VDUs, the storage server, PV manifests and registry CA files. Returns (masters, workers)."""
+def check_aspects(cp: P.ClusterParams, flavour: Flavour) -> None:
+    """master_node.aspect_id and worker_node.aspect_id, when given, are scaling aspects of the flavour."""
     for role, node in (("master_node", cp.master), ("worker_node", cp.worker)):
         if node.aspect_id is not None and node.aspect_id not in flavour.aspects:
             known = ", ".join(sorted(flavour.aspects)) or "none"
             raise UnprocessableEntity(f"{P.ROOT}.{role}.aspect_id: '{node.aspect_id}' is not a scaling aspect of "
                                       f"flavour '{flavour.id}' (aspects: {known})")
+
+
+def check_cluster(cp: P.ClusterParams, flavour: Flavour, package: PackageFiles | None) -> tuple[set[str], set[str]]:
+    """The shared parameters against the flavour and the package: aspects, CP names, the master and
+    worker VDUs, the storage server, PV manifests and registry CA files. Returns (masters, workers)."""
+    check_aspects(cp, flavour)
     names = [("master_node.ssh_cp_name", cp.master.ssh_cp_name), ("master_node.nic_cp_name", cp.master.nic_cp_name),
              ("master_node.cluster_cp_name", cp.master.cluster_cp_name),
              ("worker_node.ssh_cp_name", cp.worker.ssh_cp_name), ("worker_node.nic_cp_name", cp.worker.nic_cp_name)]

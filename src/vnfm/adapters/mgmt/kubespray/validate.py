@@ -1,12 +1,17 @@
 """Request-time checks of the Kubespray driver (before any occurrence or resource exists): the
-parameters, the CP names against the flavour, the package's script path, the whole-dict rule of
-scale/heal overrides, scaling of workers only, and no heal of a control plane."""
+parameters, the master/worker aspect ids and the CP names against the flavour, the package's
+script path, the whole-dict rule of scale/heal overrides, scaling of workers only, and no heal of a
+control plane.
+
+Of the shared checks (cluster/checks.py) only those of keys this driver acts on run here: the
+aspects and the CP names. It does not set up a storage server, PVs or registries, nor use
+master_node.cluster_cp_name, so those keys are parsed but not checked against the flavour."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from vnfm.adapters.mgmt.cluster.checks import check_cps
+from vnfm.adapters.mgmt.cluster.checks import check_aspects, check_cps
 from vnfm.adapters.mgmt.cluster.topology import role_vdus
 from vnfm.adapters.mgmt.kubespray import params as K
 from vnfm.domain.errors import OperationFailed, UnprocessableEntity
@@ -18,6 +23,7 @@ from vnfm.service.ports import PackageFiles
 def check_flavour(kp: K.KubesprayParams, flavour: Flavour, package: PackageFiles | None) -> tuple[set[str], set[str]]:
     """(master VDUs, worker VDUs); UnprocessableEntity naming the key that does not fit."""
     cp = kp.cluster
+    check_aspects(cp, flavour)
     names = [("master_node.ssh_cp_name", cp.master.ssh_cp_name), ("master_node.nic_cp_name", cp.master.nic_cp_name),
              ("worker_node.ssh_cp_name", cp.worker.ssh_cp_name), ("worker_node.nic_cp_name", cp.worker.nic_cp_name),
              ("external_lb_param.ssh_cp_name", kp.lb.ssh_cp_name)]
