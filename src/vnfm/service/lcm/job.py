@@ -3,6 +3,8 @@ which runners write occurrences and instances (`JobStore`)."""
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -26,6 +28,19 @@ FINAL_STATES = (OpState.COMPLETED, OpState.FAILED, OpState.ROLLED_BACK)
 KEPT_EVENTS = 200  # the progress log keeps this many newest lines
 
 
+@dataclass
+class JobWriter:
+    """The write state of one job: its writes run one at a time (`lock`, FIFO) in worker threads,
+    each from a snapshot taken when it starts, so a later write always carries everything an
+    earlier one did. `dirty`: progress lines not yet written; `flush`: the task writing them."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    dirty: bool = False
+    flush: asyncio.Task[None] | None = None
+    lost: OwnershipLost | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+
+
 class OwnershipLost(Exception):
     """The occurrence has another owner (or epoch) than the runner started with: another process
     took it over while this one was paused, or it was retried since. The runner stops and writes
@@ -47,6 +62,7 @@ class Job:
     current_stage: str = ""
     # The owner and epoch the occurrence had when this runner loaded it: its writes require them.
     fence: tuple[str | None, int] = (None, 0)
+    writer: JobWriter = field(default_factory=lambda: JobWriter(), repr=False, compare=False)
 
     @property
     def plan(self) -> dict[str, Any]:
@@ -128,39 +144,128 @@ class JobStore:
         self.notes = notes
 
     # ------------------------------------------------------------------ a running job
-    def persist(self, job: Job, *, instance: bool = True, notify: bool = False) -> None:
-        """Store the occurrence (and the instance); with `notify`, the state's notification too."""
-        job.occ.heartbeat = utcnow()
-        with self.uow() as uow:
-            if job.occ.operation_state in lcm.CANCELLABLE:
-                self._keep_cancel(uow, job.occ)
-            self._write(uow, job.occ, job.inst if instance else None, job.fence)
-            if notify:
-                self._stage_notification(uow, job.occ)
-            uow.commit()
-        if notify:
-            self.notes.wake()
+    async def persist(self, job: Job, *, instance: bool = True, notify: bool = False) -> None:
+        """Store the occurrence (and the instance); with `notify`, the state's notification too.
+        The database work runs in a worker thread, after every earlier write of the job."""
+        w = job.writer
+        async with w.lock:
+            if w.lost is not None:
+                raise w.lost
+            await self._write_job(job, instance=instance, notify=notify)
 
-    def set_state(self, job: Job, new: OpState, error: dict[str, Any] | None = None) -> None:
+    async def set_state(self, job: Job, new: OpState, error: dict[str, Any] | None = None) -> None:
         """Move the occurrence to `new`; a final state releases the occurrence and the instance."""
         lcm.transition(job.occ, new, error=error)
         if new in FINAL_STATES:
             job.occ.owner = None
             if job.inst.lock_op_id == job.occ.id:
                 job.inst.lock_op_id = None
-        self.persist(job, notify=True)
+        await self.persist(job, notify=True)
 
     def progress(self, job: Job, message: str) -> None:
-        """Append a line (secrets scrubbed) to the occurrence's progress log."""
+        """Append a line (secrets scrubbed) to the occurrence's progress log. The line is written
+        by a background flush (lines arriving while a write is in flight go together into the
+        next one) or by the next checkpoint, whichever comes first."""
         message = scrub(message, job.secrets)
         job.occ.events.append({"time": views.ts(utcnow()), "stage": job.current_stage, "message": message})
         del job.occ.events[:-KEPT_EVENTS]
         log.info("op %s %s: %s", job.occ.id[:8], job.current_stage, message)
-        self.persist(job, instance=False)
+        job.writer.dirty = True
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # called from a worker thread (or with no loop at all)
+            loop = job.writer.loop
+            if loop is not None and loop.is_running():
+                loop.call_soon_threadsafe(self._start_flush, job)
+            else:
+                self._commit(job.occ, None, job.fence, notify=False)
+                job.writer.dirty = False
+            return
+        self._start_flush(job)
+
+    async def flushed(self, job: Job) -> None:
+        """Wait until every progress line so far is written (or its write failed)."""
+        w = job.writer
+        if w.dirty and w.lost is None:
+            self._start_flush(job)
+            assert w.flush is not None
+            await asyncio.wait([w.flush])  # it writes until nothing is dirty, or fails
+
+    def _start_flush(self, job: Job) -> None:
+        w = job.writer
+        if w.flush is None or w.flush.done():
+            w.flush = asyncio.get_running_loop().create_task(self._flush(job))
+
+    async def _flush(self, job: Job) -> None:
+        """Write the progress lines not yet written (none left: nothing to do)."""
+        w = job.writer
+        while w.dirty and w.lost is None:
+            async with w.lock:
+                if not w.dirty or w.lost is not None:
+                    return
+                try:
+                    await self._write_job(job, instance=False, notify=False)
+                except OwnershipLost as exc:  # kept in w.lost: the next checkpoint raises it
+                    log.warning("op %s: progress not written: %s", job.occ.id[:8], exc)
+                    return
+                except Exception:  # the lines stay dirty: the next checkpoint writes them
+                    log.exception("op %s: writing progress failed", job.occ.id[:8])
+                    return
+
+    async def _write_job(self, job: Job, *, instance: bool, notify: bool) -> None:
+        """One write of the job (the caller holds its lock): a snapshot, written in a thread. The
+        job in memory changes only once the write succeeded (a cancel recorded meanwhile)."""
+        w = job.writer
+        w.loop = asyncio.get_running_loop()
+        job.occ.heartbeat = utcnow()
+        occ = copy.deepcopy(job.occ)
+        inst = copy.deepcopy(job.inst) if instance else None
+        w.dirty = False
+        write = asyncio.ensure_future(asyncio.to_thread(self._commit, occ, inst, job.fence, notify))
+        try:
+            cancel = await asyncio.shield(write)
+        except asyncio.CancelledError:
+            # The thread goes on: its write ends before the lock is released (no overlap).
+            await asyncio.wait([write])
+            w.dirty = True
+            if not write.cancelled() and isinstance(write.exception(), OwnershipLost):
+                w.lost = write.exception()  # type: ignore[assignment]
+            raise
+        except OwnershipLost as exc:
+            w.lost = exc
+            raise
+        except BaseException:
+            w.dirty = True
+            raise
+        # A cancel read by this write is kept unless the state moved on meanwhile (a transition
+        # made while the write was in flight ends any cancellation, as `lcm.transition` does).
+        if cancel is not None and not job.occ.is_cancel_pending and job.occ.operation_state == occ.operation_state:
+            job.occ.is_cancel_pending, job.occ.cancel_mode = True, cancel[0]
+        if notify:
+            self.notes.wake()
+
+    def _commit(self, occ: OpOcc, inst: VnfInstance | None, fence: tuple[str | None, int],
+                notify: bool) -> tuple[str | None] | None:
+        """The database work of one write (in a worker thread): a cancel recorded meanwhile is
+        kept (and returned, as its mode), then the fenced write and the notification."""
+        cancel = None
+        with self.uow() as uow:
+            if occ.operation_state in lcm.CANCELLABLE and not occ.is_cancel_pending:
+                self._keep_cancel(uow, occ)
+                if occ.is_cancel_pending:
+                    cancel = (occ.cancel_mode,)
+            self._write(uow, occ, inst, fence)
+            if notify:
+                self._stage_notification(uow, occ)
+            uow.commit()
+        return cancel
 
     # ------------------------------------------------------------------ no job (yet)
-    def fail_unloadable(self, op_id: str, exc: Exception) -> None:
+    async def fail_unloadable(self, op_id: str, exc: Exception) -> None:
         """The occurrence could not be loaded into a job: a STARTING / PROCESSING one ends FAILED_TEMP."""
+        await asyncio.to_thread(self._fail_unloadable, op_id, exc)
+
+    def _fail_unloadable(self, op_id: str, exc: Exception) -> None:
         with self.uow() as uow:
             occ = uow.op_occs.get(op_id)
             if occ is not None and occ.operation_state in (OpState.STARTING, OpState.PROCESSING):
@@ -170,12 +275,16 @@ class JobStore:
                 self._write(uow, occ, None, (occ.owner, occ.epoch))
                 uow.commit()
 
-    def mark_interrupted(self, op_id: str) -> None:
+    async def mark_interrupted(self, op_id: str) -> None:
         """A taken-over occurrence whose process died mid-operation becomes FAILED_TEMP."""
+        if await asyncio.to_thread(self._mark_interrupted, op_id):
+            self.notes.wake()
+
+    def _mark_interrupted(self, op_id: str) -> bool:
         with self.uow() as uow:
             occ = uow.op_occs.get(op_id)
             if occ is None or occ.operation_state not in (OpState.PROCESSING, OpState.ROLLING_BACK):
-                return
+                return False
             stage = occ.plan.get("current", "")
             problem = OperationFailed(
                 "the VNFM process running this operation stopped"
@@ -188,7 +297,7 @@ class JobStore:
             self._write(uow, occ, None, fence)
             self._stage_notification(uow, occ)
             uow.commit()
-        self.notes.wake()
+        return True
 
     # ------------------------------------------------------------------ the one write
     @staticmethod

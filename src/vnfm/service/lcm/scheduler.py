@@ -135,7 +135,7 @@ class LcmEngine:
                 started.append(occ.id)
             else:
                 with contextlib.suppress(OwnershipLost):  # claimed by yet another process meanwhile
-                    self.store.mark_interrupted(occ.id)
+                    await self.store.mark_interrupted(occ.id)
         return started
 
     def _claim_orphans(self, stale_before: datetime) -> list[OpOcc]:
@@ -227,11 +227,11 @@ class LcmEngine:
     # ================================================================ running one occurrence
     async def _run(self, op_id: str, rollback: bool) -> None:
         try:
-            job = load_job(self.uow, op_id, vnfd_of=self.vnfd_of, files_of=self.files_of, vim_of=self.vim_of,
-                           infra_drivers=self.infra_drivers)
+            job = await asyncio.to_thread(load_job, self.uow, op_id, vnfd_of=self.vnfd_of, files_of=self.files_of,
+                                          vim_of=self.vim_of, infra_drivers=self.infra_drivers)
         except Exception as exc:
             log.exception("cannot load occurrence %s", op_id)
-            self.store.fail_unloadable(op_id, exc)
+            await self.store.fail_unloadable(op_id, exc)
             return
         fields = {"op": job.occ.id, "instance": job.inst.id, "operation": job.occ.operation.value}
         log.info("operation %s %s%s started", job.occ.operation.value, job.occ.id, " rollback" if rollback else "",
@@ -269,16 +269,16 @@ class LcmEngine:
                 "cancelled (FORCEFUL) on request" + (f" during stage '{stage}'" if stage else "")
                 + "; retry resumes it, rollback undoes it, fail ends it").problem()
             log.warning("op %s cancelled in %s", job.occ.id, stage, extra={**fields, "stage": stage})
-            self._failed_temp(job, problem)
+            await self._failed_temp(job, problem)
         except Exception as exc:
             problem = failure_problem(job, exc)
             log.warning("op %s failed in %s: %s", job.occ.id, job.current_stage, problem["detail"],
                         extra={**fields, "stage": job.current_stage, "outcome": "FAILED_TEMP"})
-            self._failed_temp(job, problem)
+            await self._failed_temp(job, problem)
 
     async def _forward(self, job: Job) -> None:
         if job.occ.operation_state == OpState.STARTING:
-            self.store.set_state(job, OpState.PROCESSING)
+            await self.store.set_state(job, OpState.PROCESSING)
         elif job.occ.operation_state != OpState.PROCESSING:
             return
         operation = OPERATIONS.get(job.occ.operation)
@@ -287,7 +287,7 @@ class LcmEngine:
         await operation(self.stages, job)
         job.current_stage = ""
         job.plan.pop("current", None)
-        self.store.set_state(job, OpState.COMPLETED)
+        await self.store.set_state(job, OpState.COMPLETED)
 
     async def _roll_back(self, job: Job) -> None:
         if job.occ.operation_state != OpState.ROLLING_BACK:
@@ -295,12 +295,12 @@ class LcmEngine:
         await rollback(self.stages, job)
         job.current_stage = ""
         finish_rollback(job)
-        self.store.set_state(job, OpState.ROLLED_BACK)
+        await self.store.set_state(job, OpState.ROLLED_BACK)
 
-    def _failed_temp(self, job: Job, problem: dict[str, Any]) -> None:
+    async def _failed_temp(self, job: Job, problem: dict[str, Any]) -> None:
         self.telemetry.operation_done(job.occ.operation.value, "FAILED_TEMP")
         try:
-            self.store.set_state(job, OpState.FAILED_TEMP, error=problem)
+            await self.store.set_state(job, OpState.FAILED_TEMP, error=problem)
         except OwnershipLost as exc:
             log.warning("op %s: not recording FAILED_TEMP: %s", job.occ.id[:8], exc)
         except Exception:

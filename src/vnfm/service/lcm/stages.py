@@ -50,8 +50,8 @@ class Stages:
     def progress(self, job: Job, message: str) -> None:
         self.store.progress(job, message)
 
-    def persist(self, job: Job, *, instance: bool = True) -> None:
-        self.store.persist(job, instance=instance)
+    async def persist(self, job: Job, *, instance: bool = True) -> None:
+        await self.store.persist(job, instance=instance)
 
     def infra_ctx(self, job: Job) -> InfraContext:
         return job.infra_context(lambda m: self.progress(job, m))
@@ -62,13 +62,13 @@ class Stages:
             return
         job.current_stage = name
         job.plan["current"] = name
-        self.store.persist(job, instance=False)
+        await self.store.persist(job, instance=False)
         cancel_point(job)
         started = time.monotonic()
         await self._timed(job, name, fn, started)
         job.plan["done"].append(name)
         job.plan.setdefault("timings", {})[name] = round(time.monotonic() - started, 4)
-        self.store.persist(job)
+        await self.store.persist(job)
 
     async def _timed(self, job: Job, name: str, fn: StageFn, started: float) -> None:
         """Run a stage's function between its start and end log lines (and metrics)."""
@@ -90,11 +90,11 @@ class Stages:
             return
         job.current_stage = f"rollback:{name}"
         job.plan["current"] = job.current_stage
-        self.store.persist(job, instance=False)
+        await self.store.persist(job, instance=False)
         cancel_point(job)
         await self._timed(job, job.current_stage, fn, time.monotonic())
         job.plan["rb_done"].append(name)
-        self.store.persist(job)
+        await self.store.persist(job)
 
     async def hook(self, job: Job, hook: str, **kw: Any) -> None:
         """Call the management driver bound to `hook` (none bound: nothing to do)."""
@@ -105,10 +105,11 @@ class Stages:
             return
         ctx = self.context(job, hook, driver, **kw)
         self.progress(job, f"{hook}: management driver '{driver.name}'")
+        await self.store.flushed(job)  # the log is in the database before a driver's long work
         try:
             await driver.handle(hook, ctx)
         finally:
-            self.store.persist(job)
+            await self.store.persist(job)
 
     def context(self, job: Job, hook: str, driver: Any, **kw: Any) -> LcmContext:
         """The `LcmContext` of `hook` for `driver` (its private state lives in the instance)."""

@@ -60,7 +60,7 @@ async def _heal_vnfcs(st: Stages, job: Job) -> None:
             todo = await _still_to_heal(st, job, infra, targets)
         else:
             plan["heal_attempted"] = True
-            st.persist(job, instance=False)
+            await st.persist(job, instance=False)
         if todo:
             st.progress(job, f"replacing the servers of {len(todo)} VNFC(s)")
             job.inst.resources = await infra.heal(st.infra_ctx(job), todo, keep_storage=plan["keep_storage"])
