@@ -120,6 +120,9 @@ async def count(c: httpx.AsyncClient, flt: str) -> int:
     return total
 
 
+DRAIN_TIMEOUT_S = 1800.0  # a run that has not drained by then is reported, never waited on forever
+
+
 async def drive(urls: list[str], n: int, concurrency: int) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=concurrency * 2)
     clients = [httpx.AsyncClient(base_url=u, timeout=600, trust_env=False, limits=limits) for u in urls]
@@ -153,7 +156,11 @@ async def drive(urls: list[str], n: int, concurrency: int) -> dict[str, Any]:
         t0 = time.perf_counter()
         await asyncio.gather(*(instantiate(i, inst) for i, inst in enumerate(ids)))
         posted = time.perf_counter() - t0
+        deadline = time.perf_counter() + DRAIN_TIMEOUT_S
         while await count(c0, ACTIVE + ";(eq,operation,INSTANTIATE)"):
+            if time.perf_counter() > deadline:  # reported as failures (not COMPLETED); logs kept
+                print(f"  operations still running after {DRAIN_TIMEOUT_S:g} s: not waiting longer")
+                break
             await asyncio.sleep(0.5)
         wall = time.perf_counter() - t0
         done = await count(c0, "(eq,operationState,COMPLETED);(eq,operation,INSTANTIATE)")
