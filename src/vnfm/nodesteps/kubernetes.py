@@ -27,12 +27,11 @@ def _check_node(name: str) -> None:
         raise ValueError(f"node name {name!r} is not an RFC 1123 label")
 
 
-
 @dataclass(frozen=True)
-class WaitNodeReady(NodeStep):
-    kind: ClassVar[str] = "k8s-wait-node-ready"
+class _OnNode(NodeStep):
+    """A step about one Kubernetes node, run where an admin kubeconfig is."""
+
     node: str
-    deadline_s: float = 600.0
 
     def __post_init__(self) -> None:
         _check_node(self.node)
@@ -42,63 +41,44 @@ class WaitNodeReady(NodeStep):
 
 
 @dataclass(frozen=True)
-class DrainNode(NodeStep):
+class WaitNodeReady(_OnNode):
+    kind: ClassVar[str] = "k8s-wait-node-ready"
+    deadline_s: float = 600.0
+
+
+@dataclass(frozen=True)
+class DrainNode(_OnNode):
     """Cordon, then evict through the eviction API (PDBs respected; DaemonSet and mirror pods
     skipped; emptyDir allowed) until `deadline_s`. A missing node is a no-op. On timeout the
     failure names the blocking pods."""
 
     kind: ClassVar[str] = "k8s-drain-node"
-    node: str
     deadline_s: float = 300.0
-
-    def __post_init__(self) -> None:
-        _check_node(self.node)
-
-    def describe(self) -> str:
-        return f"{self.kind} {self.node}"
 
 
 @dataclass(frozen=True)
-class UncordonNode(NodeStep):
+class UncordonNode(_OnNode):
     """Mark the node schedulable again (undoes the cordon of a drain that a rollback abandons).
     A schedulable node is a no-op; a missing one fails (it was removed: nothing to put back)."""
 
     kind: ClassVar[str] = "k8s-uncordon-node"
-    node: str
-
-    def __post_init__(self) -> None:
-        _check_node(self.node)
-
-    def describe(self) -> str:
-        return f"{self.kind} {self.node}"
 
 
 @dataclass(frozen=True)
-class DeleteNode(NodeStep):
+class DeleteNode(_OnNode):
     kind: ClassVar[str] = "k8s-delete-node"
-    node: str
-
-    def __post_init__(self) -> None:
-        _check_node(self.node)
-
-    def describe(self) -> str:
-        return f"{self.kind} {self.node}"
 
 
 @dataclass(frozen=True)
-class LabelNode(NodeStep):
+class LabelNode(_OnNode):
     kind: ClassVar[str] = "k8s-label-node"
-    node: str
-    labels: tuple[tuple[str, str], ...]
+    labels: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
-        _check_node(self.node)
+        super().__post_init__()
         for k, v in self.labels:
             if not _LABEL_KEY.match(k) or not _LABEL_VAL.match(v):
                 raise ValueError(f"label {k}={v} is not a valid Kubernetes label")
-
-    def describe(self) -> str:
-        return f"{self.kind} {self.node}"
 
 
 @dataclass(frozen=True)
