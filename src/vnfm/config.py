@@ -16,7 +16,9 @@ be written and a database that does not answer.
 
 from __future__ import annotations
 
+import difflib
 import os
+import tomllib
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
@@ -145,6 +147,21 @@ def _describe(err: dict[str, Any]) -> str:
     return f"setting {name} (env {ENV_PREFIX}{name.upper()}): {msg}{shown}"
 
 
+def _check_keys(path: Path) -> None:
+    """A key the settings do not have (a typo) is an error, not silently ignored."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError([f"config file {path}: {exc}"]) from None
+    lines = []
+    for key in sorted(set(data) - set(Settings.model_fields)):
+        near = difflib.get_close_matches(key, list(Settings.model_fields), n=1)
+        lines.append(f"config file {path}: unknown setting {key!r}"
+                     + (f" (did you mean {near[0]!r}?)" if near else ""))
+    if lines:
+        raise SettingsError(lines)
+
+
 def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
     """Settings from `overrides`, the environment and the config file; SettingsError lists every bad one."""
     if config is not None and not config.is_file():
@@ -152,6 +169,8 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
     found = config or config_file()
     if found is not None and not found.is_file():
         raise SettingsError([f"config file {found} (env {ENV_PREFIX}CONFIG): not found"])
+    if found is not None:
+        _check_keys(found)
     token = _CONFIG_FILE.set(found)
     try:
         return Settings(**overrides)

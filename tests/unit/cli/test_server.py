@@ -110,3 +110,11 @@ def test_tls_needs_cert_and_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     res, seen = _start(monkeypatch, ["--data-dir", str(tmp_path), "--tls-cert", str(tmp_path / "c.pem"),
                                      "--tls-key", str(tmp_path / "k.pem")], {})
     assert res.exit_code == 2 and "setting tls_cert (env VNFM_TLS_CERT)" in res.stderr
+
+
+def test_unknown_key_in_the_config_file_is_named_not_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    conf = tmp_path / "vnfm.toml"
+    conf.write_text(f'prot = 9100\ndata_dir = "{tmp_path / "d"}"\n')
+    res, seen = _start(monkeypatch, ["--config", str(conf)], {})
+    assert res.exit_code == 2 and not seen
+    assert res.stderr.strip() == f"Error: config file {conf}: unknown setting 'prot' (did you mean 'port'?)"
