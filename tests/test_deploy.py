@@ -77,7 +77,9 @@ def test_containerfile_parses_and_fits_the_project() -> None:
     env = " ".join(rest for w, rest in ins if w == "ENV")
     port = dict(ins)["EXPOSE"]
     assert f"VNFM_PORT={port}" in env and "VNFM_HOST=0.0.0.0" in env
-    assert f"127.0.0.1:{port}/healthz" in dict(ins)["HEALTHCHECK"]
+    health = dict(ins)["HEALTHCHECK"]
+    assert "'127.0.0.1:' + os.environ.get('VNFM_PORT', '9890') + '/healthz'" in health and port == "9890"
+    assert "VNFM_TLS_CERT" in health  # https when the server serves TLS
 
 
 BUILDER = shutil.which("podman") or shutil.which("docker")
