@@ -78,7 +78,7 @@ def test_containerfile_parses_and_fits_the_project() -> None:
     port = dict(ins)["EXPOSE"]
     assert f"VNFM_PORT={port}" in env and "VNFM_HOST=0.0.0.0" in env
     health = dict(ins)["HEALTHCHECK"]
-    assert "'127.0.0.1:' + os.environ.get('VNFM_PORT', '9890') + '/healthz'" in health and port == "9890"
+    assert "://127.0.0.1:' + os.environ.get('VNFM_PORT', '9890') + '/healthz'" in health and port == "9890"
     assert "VNFM_TLS_CERT" in health  # https when the server serves TLS
 
 
@@ -103,3 +103,33 @@ def test_sample_settings_file_loads(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(k)
     s = load_settings(ROOT / "deploy" / "vnfm.toml")
     assert (s.host, s.port, s.data_dir, s.log_format) == ("0.0.0.0", 9890, Path("/var/lib/vnfm"), "json")
+
+
+def test_containerfile_healthcheck_command_runs(tmp_path: Path) -> None:
+    """The HEALTHCHECK's own command against a local /healthz (200) and a missing one (fails)."""
+    import http.server
+    import sys
+    import threading
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(200 if self.path == "/healthz" else 404)
+            self.end_headers()
+
+        def log_message(self, *a: object) -> None:
+            pass
+
+    cmd = json.loads(dict(_instructions())["HEALTHCHECK"].split("CMD", 1)[1])
+    assert cmd[:2] == ["python", "-c"]
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("VNFM_")}
+        ok = subprocess.run([sys.executable, "-c", cmd[2]], env={**env, "VNFM_PORT": str(srv.server_address[1])},
+                            capture_output=True, timeout=30)
+        assert ok.returncode == 0, ok.stderr
+    finally:
+        srv.shutdown()
+    down = subprocess.run([sys.executable, "-c", cmd[2]], env={**env, "VNFM_PORT": str(srv.server_address[1])},
+                          capture_output=True, timeout=30)
+    assert down.returncode != 0
