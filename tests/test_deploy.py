@@ -130,6 +130,7 @@ def test_containerfile_healthcheck_command_runs(tmp_path: Path) -> None:
         assert ok.returncode == 0, ok.stderr
     finally:
         srv.shutdown()
+        srv.server_close()
     down = subprocess.run([sys.executable, "-c", cmd[2]], env={**env, "VNFM_PORT": str(srv.server_address[1])},
                           capture_output=True, timeout=30)
     assert down.returncode != 0
