@@ -16,6 +16,19 @@ class Backend(NamedTuple):
     port: int
 
 
+def _check_backends(backends: tuple[Backend, ...]) -> None:
+    """Names, addresses and ports of one HAProxy backend's servers (a name once: HAProxy refuses
+    a server name twice in a backend)."""
+    seen = set()
+    for b in backends:
+        _check_name("backend name", b.name)
+        _check_host("backend address", b.addr)
+        _check_port("backend port", b.port)
+        if b.name in seen:
+            raise ValueError(f"duplicate backend name {b.name!r}")
+        seen.add(b.name)
+
+
 @dataclass(frozen=True)
 class HaproxyApplyConfig(NodeStep):
     """Install a complete HAProxy configuration: validated with `haproxy -c` first (a broken one is
@@ -50,14 +63,7 @@ class HaproxySetBackends(NodeStep):
         _check_port("frontend port", self.frontend_port)
         if self.bind_addr != "*":
             _check_host("bind address", self.bind_addr)
-        seen = set()
-        for b in self.backends:
-            _check_name("backend name", b.name)
-            _check_host("backend address", b.addr)
-            _check_port("backend port", b.port)
-            if b.name in seen:
-                raise ValueError(f"duplicate backend name {b.name!r}")
-            seen.add(b.name)
+        _check_backends(self.backends)
         if not 100 <= self.check_interval_ms <= 600_000:
             raise ValueError("check_interval_ms must be within 100..600000")
 
@@ -100,10 +106,7 @@ class Frontend:
         object.__setattr__(self, "backends", tuple(Backend(*b) for b in self.backends))
         _check_name("frontend name", self.name)
         _check_port("frontend port", self.port)
-        for b in self.backends:
-            _check_name("backend name", b.name)
-            _check_host("backend address", b.addr)
-            _check_port("backend port", b.port)
+        _check_backends(self.backends)
 
 
 @dataclass(frozen=True)

@@ -27,12 +27,17 @@ def check_image_ref(value: str) -> None:
         raise ValueError(f"image {value!r} is not a Docker image reference (e.g. registry:latest)")
 
 
-def _check_proxy(what: str, value: str | None) -> None:
+def check_proxy(what: str, value: str | None) -> None:
     if value is None:
         return
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc or any(c in value for c in "\n\r'\" "):
         raise ValueError(f"{what} must be an http:// or https:// URL")  # never echo it: credentials
+
+
+def check_no_proxy(value: str) -> None:
+    if not _NO_PROXY.match(value):
+        raise ValueError(f"no_proxy {value!r} holds characters other than hosts, CIDRs and commas")
 
 
 @dataclass(frozen=True)
@@ -52,10 +57,9 @@ class InstallDocker(NodeStep):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "packages", tuple(self.packages))
-        _check_proxy("http_proxy", self.http_proxy)
-        _check_proxy("https_proxy", self.https_proxy)
-        if not _NO_PROXY.match(self.no_proxy):
-            raise ValueError(f"no_proxy {self.no_proxy!r} holds characters other than hosts, CIDRs and commas")
+        check_proxy("http_proxy", self.http_proxy)
+        check_proxy("https_proxy", self.https_proxy)
+        check_no_proxy(self.no_proxy)
         parts = urlsplit(self.apt_repository)
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.username or \
                 not re.match(r"^[A-Za-z0-9:/._-]+$", self.apt_repository):

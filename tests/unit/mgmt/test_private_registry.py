@@ -198,6 +198,9 @@ async def test_terminate_leaves_no_registry(reg: Reg) -> None:
     ({"port_no": 65536}, f"{R}.port_no must be a TCP port number within 1-65535"),
     ({"port_no": "http"}, f"{R}.port_no must be a TCP port number within 1-65535"),
     ({"cert_path": CERT_PATH}, f"{R}.key_path is required with cert_path"),
+    ({"proxy": {"http_proxy": f"ftp://u:{PASSWORD}@p:21"}}, f"{R}.proxy.http_proxy must be an http:// or https://"),
+    ({"proxy": {"https_proxy": 3128}}, f"{R}.proxy.https_proxy must be a string"),
+    ({"proxy": {"no_proxy": "a;b"}}, f"{R}.proxy.no_proxy 'a;b' holds characters other than hosts"),
 ])
 async def test_request_time_validation_names_the_key(reg: Reg, changes: dict[str, Any], message: str) -> None:
     inst = reg.app.instances.create({"vnfdId": reg.onboard(False)})

@@ -49,12 +49,10 @@ def _package_file(pkg: PackageFiles | None, key: str, path: str) -> str:
     return norm
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
+def _sha256(path: str | Path) -> str:
+    """The hex SHA-256 of a (large) local file, read in chunks."""
     with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 async def image_step(ctx: LcmContext, rp: R.RegistryParams) -> NodeStep:

@@ -11,6 +11,7 @@ from typing import Any
 from vnfm.domain.errors import BadRequest, UnprocessableEntity
 from vnfm.domain.model import LcmOperation, VnfInstance
 from vnfm.domain.vnfd import Flavour
+from vnfm.nodesteps.registry_vnf import check_no_proxy, check_proxy
 from vnfm.service.ports import PackageFiles
 
 ROOT = "private_registry_installation_param"
@@ -38,10 +39,6 @@ class RegistryParams:
     data_dir: str = DEFAULT_DATA_DIR  # on the VM's disk, or where the VDU's volume is mounted
     volume_resource_id: str | None = None  # which virtual storage holds the data (default: the first)
     proxy: Proxy = field(default_factory=Proxy)
-
-    @property
-    def tls(self) -> bool:
-        return self.cert_path is not None
 
 
 def _str(d: dict[str, Any], key: str, *, required: bool) -> str | None:
@@ -77,10 +74,13 @@ def _proxy(d: dict[str, Any]) -> Proxy:
             continue
         if not isinstance(v, str):
             raise BadRequest(f"{ROOT}.proxy.{k} must be a string")
-        if k != "no_proxy" and (not re.match(r"^https?://[^\s'\"]+$", v)):
-            raise BadRequest(f"{ROOT}.proxy.{k} must be an http:// or https:// URL")  # never echoed
-        if k == "no_proxy" and not re.match(r"^[A-Za-z0-9.,:/*\[\]_-]*$", v):
-            raise BadRequest(f"{ROOT}.proxy.no_proxy holds characters other than hosts, CIDRs and commas")
+        try:  # the node step's own checks; a proxy URL is never echoed (it may carry credentials)
+            if k == "no_proxy":
+                check_no_proxy(v)
+            else:
+                check_proxy(k, v)
+        except ValueError as e:
+            raise BadRequest(f"{ROOT}.proxy.{e}") from None
         out[k] = v
     return Proxy(out.get("http_proxy"), out.get("https_proxy"), out.get("no_proxy", ""))
 

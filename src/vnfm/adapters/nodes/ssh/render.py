@@ -13,6 +13,20 @@ from vnfm.nodesteps.lb import HaproxySetBackends, LbFrontends
 from vnfm.nodesteps.registry import RegistryClientConfig, RegistryServe
 from vnfm.nodesteps.storage import NfsExport
 
+# the end of `global` and the `defaults` section both HAProxy configurations share
+_HAPROXY_TCP_DEFAULTS = (
+    "  log stderr format short local0 notice",
+    "",
+    "defaults",
+    "  mode tcp",
+    "  log global",
+    "  option dontlognull",
+    "  timeout connect 5s",
+    "  timeout client 1h",
+    "  timeout server 1h",
+    "  timeout client-fin 30s",
+)
+
 
 def render_haproxy_cfg(step: HaproxySetBackends) -> str:
     bind = f"{'' if step.bind_addr == '*' else step.bind_addr}:{step.frontend_port}"
@@ -24,16 +38,7 @@ def render_haproxy_cfg(step: HaproxySetBackends) -> str:
         "  master-worker",
         f"  pidfile {step.pidfile}",
         "  stats socket /run/haproxy-admin.sock mode 600 level admin expose-fd listeners",
-        "  log stderr format short local0 notice",
-        "",
-        "defaults",
-        "  mode tcp",
-        "  log global",
-        "  option dontlognull",
-        "  timeout connect 5s",
-        "  timeout client 1h",
-        "  timeout server 1h",
-        "  timeout client-fin 30s",
+        *_HAPROXY_TCP_DEFAULTS,
         "",
         f"frontend vnfm_fe_{step.frontend_port}",
         f"  bind {bind}",
@@ -189,16 +194,7 @@ def render_lb_main(step: LbFrontends) -> str:
         "  master-worker",
         f"  pidfile {step.pidfile}",
         f"  stats socket {lb_stats_socket(step.pidfile)} mode 600 level admin expose-fd listeners",
-        "  log stderr format short local0 notice",
-        "",
-        "defaults",
-        "  mode tcp",
-        "  log global",
-        "  option dontlognull",
-        "  timeout connect 5s",
-        "  timeout client 1h",
-        "  timeout server 1h",
-        "  timeout client-fin 30s",
+        *_HAPROXY_TCP_DEFAULTS,
     ]) + "\n"
 
 

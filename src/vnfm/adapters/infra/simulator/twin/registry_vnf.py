@@ -55,18 +55,11 @@ def install_docker(tw: TwinHost, host: str, sid: str, step: InstallDocker) -> St
     return StepResult(changed, {"installed": installed, "version": "28.2.2"})
 
 
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def load_image(tw: TwinHost, host: str, sid: str, step: DockerLoadImage) -> StepResult:
     if not os.path.isfile(step.source):  # the SFTP copy reads the package's file
         raise StepFailed(host, step, f"upload {step.staged} failed: no such file {step.name}")
-    got = _sha256(step.source)
+    with open(step.source, "rb") as f:
+        got = hashlib.file_digest(f, "sha256").hexdigest()
 
     def fn(st: dict[str, Any]) -> bool:
         d = _docker(tw, st, host, sid, step)
