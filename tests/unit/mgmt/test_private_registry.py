@@ -201,6 +201,8 @@ async def test_terminate_leaves_no_registry(reg: Reg) -> None:
     ({"proxy": {"http_proxy": f"ftp://u:{PASSWORD}@p:21"}}, f"{R}.proxy.http_proxy must be an http:// or https://"),
     ({"proxy": {"https_proxy": 3128}}, f"{R}.proxy.https_proxy must be a string"),
     ({"proxy": {"no_proxy": "a;b"}}, f"{R}.proxy.no_proxy 'a;b' holds characters other than hosts"),
+    ({"port": 5001}, f"{R}: unknown key(s) port (known: "),
+    ({"proxy": {"ftp_proxy": "http://p:3128"}}, f"{R}.proxy: unknown key(s) ftp_proxy"),
 ])
 async def test_request_time_validation_names_the_key(reg: Reg, changes: dict[str, Any], message: str) -> None:
     inst = reg.app.instances.create({"vnfdId": reg.onboard(False)})

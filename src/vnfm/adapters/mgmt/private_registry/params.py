@@ -68,6 +68,10 @@ def _proxy(d: dict[str, Any]) -> Proxy:
     if not isinstance(raw, dict):
         raise BadRequest(f"{ROOT}.proxy must be an object")
     out: dict[str, str] = {}
+    unknown = sorted(set(raw) - {"http_proxy", "https_proxy", "no_proxy"})
+    if unknown:
+        raise BadRequest(f"{ROOT}.proxy: unknown key(s) {', '.join(unknown)} "
+                         "(known: http_proxy, https_proxy, no_proxy)")
     for k in ("http_proxy", "https_proxy", "no_proxy"):
         v = raw.get(k)
         if v is None or v == "":
@@ -85,10 +89,17 @@ def _proxy(d: dict[str, Any]) -> Proxy:
     return Proxy(out.get("http_proxy"), out.get("https_proxy"), out.get("no_proxy", ""))
 
 
+KEYS = frozenset({"ssh_cp_name", "ssh_username", "ssh_password", "image_path", "port_no", "cert_path",
+                  "key_path", "data_dir", "volume_resource_id", "proxy"})
+
+
 def parse(extra: dict[str, Any]) -> RegistryParams:
     d = (extra or {}).get(ROOT)
     if not isinstance(d, dict):
         raise BadRequest(f"additionalParams.{ROOT} is required (an object)")
+    unknown = sorted(set(d) - KEYS)
+    if unknown:  # a key the driver would not act on (a typo, another driver's key) is refused
+        raise BadRequest(f"{ROOT}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(KEYS))})")
     cp = _str(d, "ssh_cp_name", required=True)
     user = _str(d, "ssh_username", required=True)
     pw = _str(d, "ssh_password", required=True)
