@@ -81,7 +81,8 @@ async def test_authorized_key_step_through_sudo_keeps_the_login_users_file(make_
     st = await ssh.run(h.target(), ["stat", "-c", "%U %a", "/home/ops/.ssh/authorized_keys", "/home/ops/.ssh"],
                        check=True)
     assert st.stdout.split() == ["ops", "600", "ops", "700"]
-    assert (await ssh.run(h.target(), ["test", "-e", "/root/.ssh/.vnfm-none"])).exit_status != 0
+    root_keys = await ssh.run(h.target(), ["cat", "/root/.ssh/authorized_keys"], check=True)
+    assert "vnfm-inst-1" not in root_keys.stdout  # the login user's file got the key, not root's
     # the run key now logs in as the node's user (sshd read the file as that user)
     run_target = SshTarget(h.address, username="ops", private_key=run_key.export_private_key().decode(),
                            known_host_key=h.host_key)
