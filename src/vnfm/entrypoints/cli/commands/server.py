@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from vnfm.domain.secrets import URL_USERINFO
+
 
 @click.command()
 @click.option("--config", "config", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -49,7 +51,6 @@ def server(config: Path | None, **options: Any) -> None:
     # Imported here, not at the top: the server (FastAPI, SQLAlchemy, the engine) is not needed by
     # the client commands and would slow every `vnfm ...` down.
     from vnfm.config import SettingsError, load_settings
-    from vnfm.domain.secrets import URL_USERINFO
     from vnfm.entrypoints.api.server import preflight, serve
 
     if options.get("database_url") and URL_USERINFO.search(options["database_url"]):
