@@ -37,6 +37,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.unit.db.pgcluster
 
+from bench.get_latency import BODY, percentile  # noqa: E402
 from vnfm.config import Settings  # noqa: E402
 from vnfm.domain.model import new_id, utcnow  # noqa: E402
 from vnfm.entrypoints.api.server import start_in_thread  # noqa: E402
@@ -44,22 +45,6 @@ from vnfm.examples import example_csar  # noqa: E402
 
 TARGET_FIRST_MS, TARGET_FILTER_MS = 500.0, 100.0
 VNFDS = [f"bench-vnfd-{n:03d}" for n in range(100)]
-BODY: dict[str, Any] = {
-    "flavourId": "simple",
-    "additionalParams": {
-        "k8s_cluster_installation_param": {
-            "master_node": {"aspect_id": "master_instance", "ssh_cp_name": "masterNode_CP1",
-                            "nic_cp_name": "masterNode_CP1", "username": "ubuntu", "password": "bench-pw"},
-            "worker_node": {"aspect_id": "worker_instance", "ssh_cp_name": "workerNode_CP2",
-                            "nic_cp_name": "workerNode_CP2", "username": "ubuntu", "password": "bench-pw"},
-        }
-    },
-}
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1))))]
 
 
 @contextmanager

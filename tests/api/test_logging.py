@@ -35,21 +35,23 @@ def test_json_lines_with_fields_and_secrets_scrubbed(restore_loggers: None) -> N
     log.info("stage %s done in %.2fs", "infra_deploy", 1.5, extra={"instance": "i-1", "op": "o-1", "seconds": 1.5})
     log.warning("proxy http://bob:hunter2@proxy:3128 said t0psecret; body {\"password\": \"pa ss\"} token=abc",
                 extra={"password": "xyz", "url": "http://u:pw@h"})
+    log.info("params", extra={"params": {"master": {"password": "n3sted"}, "note": "t0psecret"}})
     try:
         raise RuntimeError("failed with t0psecret")
     except RuntimeError:
         logging.getLogger("vnfm.service").exception("boom")
     logging.getLogger("uvicorn.error").info("Application startup complete.")
     lines = [json.loads(ln) for ln in out.getvalue().splitlines()]
-    assert [d["level"] for d in lines] == ["INFO", "WARNING", "ERROR", "INFO"]
+    assert [d["level"] for d in lines] == ["INFO", "WARNING", "INFO", "ERROR", "INFO"]
     first = lines[0]
     assert first["message"] == "stage infra_deploy done in 1.50s" and first["logger"] == "vnfm.lcm"
     assert (first["instance"], first["op"], first["seconds"]) == ("i-1", "o-1", 1.5)
     assert first["time"].endswith("Z") and first["time"][10] == "T"
     text = out.getvalue()
-    for secret in ("hunter2", "t0psecret", "pa ss", "abc", "xyz", ":pw@"):
+    for secret in ("hunter2", "t0psecret", "pa ss", "abc", "xyz", ":pw@", "n3sted"):
         assert secret not in text, secret
-    assert "Traceback" in lines[2]["exception"] and lines[3]["logger"] == "uvicorn.error"
+    assert "master" in lines[2]["params"]  # a structured field is kept, its secrets masked
+    assert "Traceback" in lines[3]["exception"] and lines[4]["logger"] == "uvicorn.error"
 
 
 def test_human_format_and_level(restore_loggers: None) -> None:

@@ -77,6 +77,13 @@ async def test_metrics_after_a_lifecycle(onboarded: tuple[Api, str, str]) -> Non
     assert MASTER_PW not in text
 
 
+async def test_metrics_labels_stay_bounded(api: Api) -> None:
+    await api.c.request("FROBNICATE", "/vnflcm/v1/no/such/path")
+    text = (await api.c.get("/metrics")).text
+    assert "FROBNICATE" not in text and "no/such" not in text
+    assert sample(text, "vnfm_http_request_duration_seconds_count", method="other", route="other") == 1
+
+
 async def test_notification_deliveries_are_counted(api: Api) -> None:
     m = api.core.metrics
     m.notification_delivered(True)

@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from vnfm.domain.secrets import is_secret_key, scrub
+from vnfm.domain.secrets import is_secret_key, mask_secrets, scrub
 
 LOG_FORMATS = ("human", "json")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -65,6 +65,8 @@ class ScrubSecrets(logging.Filter):
                 setattr(record, key, "***")
             elif isinstance(value, str):
                 setattr(record, key, scrub_text(value, self.known))
+            elif not isinstance(value, int | float | bool | type(None)):  # a dict, a list, an object:
+                setattr(record, key, scrub_text(str(mask_secrets(value)), self.known))  # shown as text anyway
         return True
 
 

@@ -32,6 +32,12 @@ def test_server_command_passes_options_to_serve(monkeypatch: pytest.MonkeyPatch,
     assert seen[-1].database_url == "sqlite:///x.db"
 
 
+def test_a_password_in_database_url_on_the_command_line_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    res, seen = _start(monkeypatch, ["--database-url", "postgresql+psycopg://vnfm:hunter22@db/vnfm"], {})
+    assert res.exit_code == 2 and not seen
+    assert "VNFM_DATABASE_URL" in res.output and "hunter22" not in res.output
+
+
 def _start(monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[str, str]) -> Any:
     """`vnfm server ...` with the real settings and pre-flight checks; serve() recorded, not run."""
     import vnfm.entrypoints.api.server as real

@@ -39,6 +39,8 @@ def test_kubeconfig_of_a_kubernetes_vim(server_url: str, tmp_path: Path) -> None
     assert doc["users"][0]["user"] == {} and doc["current-context"] == "edge"
 
     out = tmp_path / "kubeconfig"
+    out.write_text("an older file, readable by all")
+    out.chmod(0o644)
     res = run(server_url, "vim", "kubeconfig", vim_id, "--show-token", "-o", str(out))
     assert res.exit_code == 0, res.output
     assert TOKEN not in res.output

@@ -96,6 +96,15 @@ class Harness:
         return inst.id
 
 
+async def until(cond: Any, timeout: float = 10.0, step: float = 0.01) -> None:
+    """Poll `cond()` until it is true; fails the test after `timeout` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not cond():
+        assert loop.time() < deadline, "condition not reached in time"
+        await asyncio.sleep(step)
+
+
 async def restart_engine(app: App, **changes: Any) -> LcmEngine:
     """Stop the app's engine and start one built like it, with `changes` to its constructor's
     arguments; the instance service then hands its occurrences to the new one."""

@@ -19,6 +19,8 @@ from vnfm.entrypoints.api.headers import ASGIApp, Message, Receive, Scope, Send
 log = logging.getLogger("vnfm.access")
 _TOKEN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 Observe = Callable[[str, str, int, float], None]  # method, route template or "other", status, seconds
+# The metrics' method label: any other token a client sends counts as "other" (bounded label set).
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
 def request_id(scope: Scope) -> str:
@@ -62,4 +64,4 @@ class AccessLog:
             if self.observe is not None:
                 route = scope.get("route")
                 template = getattr(route, "path", None) or "other"
-                self.observe(method, template, status, seconds)
+                self.observe(method if method in METHODS else "other", template, status, seconds)

@@ -5,21 +5,13 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import Any
 
-from vnfm.domain.model import OpState, utcnow
+from vnfm.domain.model import OpOcc, OpState, utcnow
 from vnfm.service.lcm.scheduler import LcmEngine
 from vnfm.service.ports import LcmContext
 
 from ..conftest import Harness
-
-
-async def _until(cond: Any, timeout: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not cond():
-        assert loop.time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.01)
+from ..conftest import until as _until
 
 
 def _pause_in_hook(h: Harness, hook: str) -> tuple[asyncio.Event, asyncio.Event]:
@@ -42,6 +34,18 @@ def _stop_heartbeat(engine: LcmEngine) -> None:
         task.cancel()
 
 
+async def _scale_out_paused(h: Harness) -> tuple[str, OpOcc, LcmEngine, asyncio.Event]:
+    """An instance whose SCALE_OUT is held in scale_end by a process that no longer heart-beats:
+    (instance id, occurrence, that process's engine, the event that lets it go on)."""
+    inst_id = await h.instantiated()
+    entered, release = _pause_in_hook(h, "scale_end")
+    paused = h.app.engine
+    occ = h.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"})
+    await asyncio.wait_for(entered.wait(), 10)
+    _stop_heartbeat(paused)
+    return inst_id, occ, paused, release
+
+
 async def _take_over(h: Harness, paused: LcmEngine, op_id: str) -> LcmEngine:
     with paused.uow() as uow:  # its last heartbeat ages past orphan_after (set back, not waited for)
         assert uow.op_occs.heartbeat(op_id, paused.worker_id, utcnow() - timedelta(seconds=60))
@@ -55,12 +59,7 @@ async def _take_over(h: Harness, paused: LcmEngine, op_id: str) -> LcmEngine:
 
 async def test_paused_owner_taken_over_writes_nothing_when_it_resumes(h: Harness) -> None:
     app = h.app
-    inst_id = await h.instantiated()
-    entered, release = _pause_in_hook(h, "scale_end")
-    paused = app.engine
-    occ = app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"})
-    await asyncio.wait_for(entered.wait(), 10)
-    _stop_heartbeat(paused)
+    inst_id, occ, paused, release = await _scale_out_paused(h)
     await _take_over(h, paused, occ.id)
     taken = app.instances.op_get(occ.id)
     assert taken.operation_state == OpState.FAILED_TEMP
@@ -81,12 +80,7 @@ async def test_paused_owner_taken_over_writes_nothing_when_it_resumes(h: Harness
 
 async def test_a_retry_fences_off_the_runner_of_the_earlier_attempt(h: Harness) -> None:
     app = h.app
-    inst_id = await h.instantiated()
-    entered, release = _pause_in_hook(h, "scale_end")
-    paused = app.engine
-    occ = app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"})
-    await asyncio.wait_for(entered.wait(), 10)
-    _stop_heartbeat(paused)
+    inst_id, occ, paused, release = await _scale_out_paused(h)
     other = await _take_over(h, paused, occ.id)
     await other.start()
     try:
@@ -108,12 +102,7 @@ async def test_a_retry_fences_off_the_runner_of_the_earlier_attempt(h: Harness) 
 
 async def test_the_heartbeat_stops_a_runner_that_lost_its_occurrence(h: Harness) -> None:
     app = h.app
-    inst_id = await h.instantiated()
-    entered, release = _pause_in_hook(h, "scale_end")
-    paused = app.engine
-    occ = app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"})
-    await asyncio.wait_for(entered.wait(), 10)
-    _stop_heartbeat(paused)
+    inst_id, occ, paused, release = await _scale_out_paused(h)
     await _take_over(h, paused, occ.id)
     taken = app.instances.op_get(occ.id)
     # its next heartbeat finds the occurrence owned by another: the runner is stopped

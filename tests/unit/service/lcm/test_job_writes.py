@@ -17,6 +17,8 @@ from vnfm.service.lcm.job import Job, JobStore, OwnershipLost
 from vnfm.service.notifications import Notifications
 from vnfm.service.ports import UowFactory
 
+from ..conftest import until
+
 GATE_TIMEOUT = 5.0
 
 
@@ -94,12 +96,8 @@ def _store(db: SlowDb) -> JobStore:
     return JobStore(cast(UowFactory, lambda: FakeUow(db)), Notifications(None, None))
 
 
-async def _until(cond: Any, timeout: float = GATE_TIMEOUT * 2) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not cond():
-        assert loop.time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.005)
+async def _until(cond: Any) -> None:
+    await until(cond, GATE_TIMEOUT * 2, step=0.005)
 
 
 async def test_the_loop_goes_on_while_a_write_is_slow() -> None:

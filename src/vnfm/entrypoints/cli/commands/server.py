@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from vnfm.domain.secrets import URL_USERINFO
+
 
 @click.command()
 @click.option("--config", "config", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -22,7 +24,8 @@ import click
 @click.option(
     "--database-url",
     default=None,
-    help="SQLAlchemy URL (default sqlite in the data dir; a postgresql+psycopg:// URL works).",
+    help="SQLAlchemy URL (default sqlite in the data dir; a postgresql+psycopg:// URL works). "
+         "A URL with a password goes in VNFM_DATABASE_URL, not here (command lines are visible to all).",
 )
 @click.option("--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
               default=None, help="Log level of vnfm's loggers (default INFO, env VNFM_LOG_LEVEL).")
@@ -49,6 +52,11 @@ def server(config: Path | None, **options: Any) -> None:
     # the client commands and would slow every `vnfm ...` down.
     from vnfm.config import SettingsError, load_settings
     from vnfm.entrypoints.api.server import preflight, serve
+
+    if options.get("database_url") and URL_USERINFO.search(options["database_url"]):
+        raise click.UsageError("--database-url carries a password, which every user of this machine can "
+                               "read on the command line: give the URL in VNFM_DATABASE_URL (or the "
+                               "--config file) instead")
 
     overrides = {k: (v.upper() if k == "log_level" else v.lower() if k == "log_format" else v)
                  for k, v in options.items() if v is not None}

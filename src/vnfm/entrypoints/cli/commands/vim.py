@@ -102,6 +102,7 @@ def vim_kubeconfig(cc: CliContext, vim_id: str, show_token: bool, output: Path |
         click.echo(text, nl=False)
     else:
         fd = os.open(output, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+        os.fchmod(fd, 0o600)  # a file that was already there keeps its mode otherwise
         with os.fdopen(fd, "w") as f:
             f.write(text)
         cc.info(f"kubeconfig of VIM {vim_id} written to {output}")
