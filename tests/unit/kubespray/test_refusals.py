@@ -61,6 +61,34 @@ async def test_an_aspect_id_not_in_the_flavour_is_refused_naming_the_key_before_
     assert len(ks.state(inst_id).get("servers") or []) == servers_before
 
 
+async def test_shared_model_keys_the_kubespray_driver_never_acts_on_are_refused_naming_each(ks: Ks) -> None:
+    storage = {"ssh_cp_name": "masterNode_CP1", "username": "ubuntu", "password": "pw",
+               "cinder_volume_setup_params": [{"volume_resource_id": "v", "mount_to": "/mnt/v"}],
+               "nfs_server_setup_params": [{"export_dir": "/mnt/v", "export_to": "10.10.0.0/24"}]}
+    registry = [{"connection_type": "0", "server": "10.10.0.9:5000"}]
+    inst = ks.app.instances.create({"vnfdId": ks.vnfd_id})
+    ops_before = len(ks.app.instances.op_list())
+    body = params(storage_server=storage, private_registry_connection_info=registry,
+                  master_node__cluster_vip="10.10.0.100", proxy__k8s_node_cidr="10.10.0.0/24")
+    with pytest.raises(UnprocessableEntity) as e:
+        ks.app.instances.instantiate(inst.id, {"flavourId": "simple", "additionalParams": body})
+    assert e.value.status == 422
+    for key in ("storage_server", "private_registry_connection_info", "master_node.cluster_vip",
+                "proxy.k8s_node_cidr"):
+        assert f"k8s_cluster_installation_param.{key}" in e.value.detail
+    assert "not supported by the Kubespray driver" in e.value.detail
+    assert len(ks.app.instances.op_list()) == ops_before  # no occurrence
+
+    # seed 002's body (with lcm-operation-user-data) stays accepted; a scale override is checked too
+    inst_id, _ = await ks.instantiate()
+    bad = copy.deepcopy(OVERRIDES)
+    bad["k8s_cluster_installation_param"]["pv_registration_params"] = [
+        {"pv_manifest_file_path": "Files/pv.yaml", "nfs_server_cp": "masterNode_CP1"}]
+    with pytest.raises(UnprocessableEntity, match=r"installation_param\.pv_registration_params: not supported"):
+        ks.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance",
+                                         "additionalParams": bad})
+
+
 async def test_healing_the_master_of_a_single_master_cluster_is_refused(ks: Ks) -> None:
     inst_id, _ = await ks.instantiate()
     m0 = ks.app.instances.get(inst_id).resources.of_vdu("masterNode")[0]

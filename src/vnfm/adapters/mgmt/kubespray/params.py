@@ -14,7 +14,6 @@ a dict that lacks a required key is refused naming the missing keys.
 from __future__ import annotations
 
 import ipaddress
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,10 +22,8 @@ from vnfm.domain.errors import BadRequest
 
 KEY = P.KEY
 ROOT = P.ROOT
-_PATH = re.compile(r"^/[A-Za-z0-9_./@:+-]*$")
-_USER = re.compile(r"^[a-z_][a-z0-9_.-]{0,31}$", re.IGNORECASE)
-_CP_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,255}$")
-_PKG_PATH = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_./@+-]*$")
+_USER = P._USER
+_CP_NAME = P._CP_NAME
 
 # the keys a whole dict of a scale/heal request must have (one of each tuple)
 REQUIRED: dict[str, tuple[tuple[str, ...], ...]] = {
@@ -71,17 +68,6 @@ def _bad(path: str, why: str) -> BadRequest:
     return BadRequest(f"{path}: {why}")
 
 
-def _str(d: dict[str, Any], key: str, path: str, *, required: bool = True) -> str | None:
-    v = d.get(key)
-    if v is None:
-        if required:
-            raise _bad(f"{path}.{key}", "is required")
-        return None
-    if not isinstance(v, str) or not v.strip():
-        raise _bad(f"{path}.{key}", "must be a non-empty string")
-    return v.strip()
-
-
 def _secret(d: dict[str, Any], pw_key: str, path: str) -> tuple[str | None, str | None]:
     pw = d.get(pw_key)
     if pw is not None and (not isinstance(pw, str) or not pw or "\n" in pw):
@@ -94,34 +80,23 @@ def _secret(d: dict[str, Any], pw_key: str, path: str) -> tuple[str | None, str 
     return pw, key
 
 
-def _abs_path(d: dict[str, Any], key: str, path: str) -> str:
-    v = _str(d, key, path)
-    assert v is not None
-    v = v.rstrip("/") or "/"
-    if not _PATH.match(v) or "/../" in v + "/" or "//" in v or v == "/":
-        raise _bad(f"{path}.{key}", f"{v!r} must be a plain absolute directory path (not /)")
-    return v
-
-
 def _ansible(root: dict[str, Any]) -> AnsibleParams:
     path = f"{ROOT}.ansible"
     d = root.get("ansible")
     if not isinstance(d, dict):
         raise _bad(path, "is required (an object: ip_address, username, password, kubespray_root_path, "
                          "transferring_inventory_path)")
-    ip = _str(d, "ip_address", path)
-    assert ip is not None
+    ip = P._req(d, "ip_address", path)
     try:
         ipaddress.ip_address(ip)
     except ValueError:
         raise _bad(f"{path}.ip_address", f"{ip!r} is not an IP address") from None
-    user = _str(d, "username", path)
-    assert user is not None
+    user = P._req(d, "username", path)
     if not _USER.match(user):
         raise _bad(f"{path}.username", f"{user!r} is not a valid login name")
     pw, key = _secret(d, "password", path)
-    root_path = _abs_path(d, "kubespray_root_path", path)
-    inv = _abs_path(d, "transferring_inventory_path", path)
+    root_path = P._abs_dir(d, "kubespray_root_path", path)
+    inv = P._abs_dir(d, "transferring_inventory_path", path)
     if inv in (root_path, f"{root_path}/inventory", f"{root_path}/inventory/sample") \
             or root_path.startswith(inv + "/"):
         raise _bad(f"{path}.transferring_inventory_path", f"{inv!r} must be a directory of its own for this "
@@ -139,20 +114,15 @@ def _external_lb(root: dict[str, Any]) -> ExternalLbParams:
     d = root.get("external_lb_param")
     if not isinstance(d, dict):
         raise _bad(path, "is required (an object: ssh_cp_name, ssh_username, ssh_password, script_path)")
-    cp = _str(d, "ssh_cp_name", path)
-    assert cp is not None
+    cp = P._req(d, "ssh_cp_name", path)
     if not _CP_NAME.match(cp):
         raise _bad(f"{path}.ssh_cp_name", f"{cp!r} contains characters not allowed in a VNFD id")
-    user = _str(d, "ssh_username", path)
-    assert user is not None
+    user = P._req(d, "ssh_username", path)
     if not _USER.match(user):
         raise _bad(f"{path}.ssh_username", f"{user!r} is not a valid login name")
     pw, key = _secret(d, "ssh_password", path)
-    script = _str(d, "script_path", path)
+    script = P._pkg_path(d, "script_path", path, required=True)
     assert script is not None
-    script = script[2:] if script.startswith("./") else script
-    if not _PKG_PATH.match(script) or ".." in script.split("/"):
-        raise _bad(f"{path}.script_path", f"{script!r} must be a relative path inside the VNF package")
     return ExternalLbParams(cp, user, script, pw, key)
 
 

@@ -39,6 +39,19 @@ def _kubespray_at(h: dict[str, Any], root: str) -> bool:
     return roots is None or root in roots  # None: the operator installed Kubespray where requests say
 
 
+def _own_inventory(h: dict[str, Any], host: str, step: KubesprayInventory | KubesprayCheckInventory) -> Any:
+    """The inventory at step.inventory_path (None if none); StepFailed without a Kubespray tree or
+    when another cluster owns it."""
+    if not _kubespray_at(h, step.kubespray_root):
+        raise StepFailed(host, step, f"no Kubespray tree at {step.kubespray_root} (cluster.yml and "
+                                     "inventory/sample/ missing)")
+    inv = h["inventories"].get(step.inventory_path)
+    if inv is not None and inv.get("owner") != step.owner:
+        raise StepFailed(host, step, f"{step.inventory_path} holds the inventory of another cluster "
+                                     f"({inv.get('owner')}); give another transferring_inventory_path")
+    return inv
+
+
 def inventory(tw: TwinHost, host: str, sid: str, step: KubesprayInventory) -> StepResult:
     record = {"owner": step.owner, "root": step.kubespray_root, "groups": step.groups(),
               "hosts": {h.name: {"ansible_host": h.ansible_host, "ip": h.ip, "user": h.user, "role": h.role}
@@ -47,13 +60,7 @@ def inventory(tw: TwinHost, host: str, sid: str, step: KubesprayInventory) -> St
 
     def fn(hosts: dict[str, Any]) -> tuple[bool, bool]:
         h = ensure(hosts, host)
-        if not _kubespray_at(h, step.kubespray_root):
-            raise StepFailed(host, step, f"no Kubespray tree at {step.kubespray_root} (cluster.yml and "
-                                         "inventory/sample/ missing)")
-        inv = h["inventories"].get(step.inventory_path)
-        if inv is not None and inv.get("owner") != step.owner:
-            raise StepFailed(host, step, f"{step.inventory_path} holds the inventory of another cluster "
-                                         f"({inv.get('owner')}); give another transferring_inventory_path")
+        inv = _own_inventory(h, host, step)
         created = inv is None
         new = {**(inv or {"facts": []}), **record}
         if not created and {k: inv.get(k) for k in record} == record:
@@ -73,13 +80,7 @@ def inventory(tw: TwinHost, host: str, sid: str, step: KubesprayInventory) -> St
 def check_inventory(tw: TwinHost, host: str, sid: str, step: KubesprayCheckInventory) -> StepResult:
     def fn(hosts: dict[str, Any]) -> bool:
         h = ensure(hosts, host)
-        if not _kubespray_at(h, step.kubespray_root):
-            raise StepFailed(host, step, f"no Kubespray tree at {step.kubespray_root} (cluster.yml and "
-                                         "inventory/sample/ missing)")
-        inv = h["inventories"].get(step.inventory_path)
-        if inv is not None and inv.get("owner") != step.owner:
-            raise StepFailed(host, step, f"{step.inventory_path} holds the inventory of another cluster "
-                                         f"({inv.get('owner')}); give another transferring_inventory_path")
+        inv = _own_inventory(h, host, step)
         if inv is None and step.claim:  # the sample copied, marked; no hosts yet
             h["inventories"][step.inventory_path] = {"owner": step.owner, "root": step.kubespray_root,
                                                      "groups": {}, "hosts": {}, "vars": {}, "known_hosts": {},
