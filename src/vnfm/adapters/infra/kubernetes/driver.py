@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
@@ -34,7 +33,7 @@ from vnfm.adapters.infra.kubernetes.pods import (
     vnfcs,
     workload_ready,
 )
-from vnfm.adapters.kube.client import api_client
+from vnfm.adapters.kube import client as kube
 from vnfm.domain.errors import OperationFailed
 from vnfm.domain.resources import Vnfc, VnfResources
 from vnfm.packaging import k8s_manifests
@@ -53,17 +52,7 @@ class KubernetesInfraDriver(InfraDriver):
 
     # ------------------------------------------------------------------ helpers
     async def _run(self, ctx: InfraContext, fn: Callable[[client.ApiClient], T]) -> T:
-        def work() -> T:
-            with api_client(ctx.vim) as api:
-                return fn(api)
-
-        try:
-            return await asyncio.to_thread(work)
-        except ApiException as e:
-            raise OperationFailed(f"Kubernetes VIM {ctx.vim.id}: API error {e.status}: {e.reason}") from None
-        except (OSError, urllib3.exceptions.HTTPError) as e:  # unreachable, or its certificate not the VIM's CA's
-            raise OperationFailed(f"Kubernetes VIM {ctx.vim.id}: API server unreachable or not trusted: "
-                                  f"{str(e)[:300]}") from None
+        return await asyncio.to_thread(kube.call, ctx.vim, fn)
 
     @staticmethod
     def manifests(ctx: InfraContext) -> list[Manifest]:
