@@ -168,6 +168,10 @@ async def test_bad_manifests_are_refused_at_request_time(k8s: K8s, tmp_path: Pat
     del no_ip["additionalParams"]["lcm-kubernetes-external-lb"]["external_lb_param"]["ssh_ip"]
     with pytest.raises(BadRequest, match="external_lb_param.ssh_ip"):
         app.instances.instantiate(cnf.id, no_ip)
+    no_script = cnf_body(vim_id, lb_ip)
+    no_script["additionalParams"]["lcm-kubernetes-external-lb"]["script_path"] = "Scripts/missing_lb.sh"
+    with pytest.raises(UnprocessableEntity, match="lcm-kubernetes-external-lb.script_path: 'Scripts/missing_lb.sh'"):
+        app.instances.instantiate(cnf.id, no_script)
     # nothing was applied, the instance is as it was
     assert app.instances.get(cnf.id).instantiation_state.value == "NOT_INSTANTIATED"
     state = instance_state(app.sim, cluster_id)

@@ -73,8 +73,10 @@ class CnfNodePortDriver(MgmtDriver):
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:
         if operation == "INSTANTIATE":
-            params = dict(request.get("additionalParams") or {})
-            lbparams.parse(params)
+            lb = lbparams.parse(dict(request.get("additionalParams") or {}))
+            if lb and lb.script_path and package is not None and not package.exists(lb.script_path):
+                raise UnprocessableEntity(f"additionalParams.{lbparams.KEY}.script_path: '{lb.script_path}' is "
+                                          "not a file of the VNF package")
 
     # ------------------------------------------------------------------ helpers
     def _vim(self, ctx: LcmContext) -> Vim:
