@@ -330,6 +330,11 @@ async def test_heal_of_a_bare_pod_vnfc_re_creates_it(k8s: K8s, tmp_path: Path) -
     [healed] = app.instances.get(cnf.id).resources.vnfcs
     assert healed.id == pod.id and healed.server_id == "vdu1-simple"
     assert healed.metadata["uid"] != pod.metadata["uid"]
+    # a bare Pod does not scale: the operation fails saying so, it does not complete doing nothing
+    occ = await k8s.wait(app.instances.scale(cnf.id, {"type": "SCALE_OUT", "aspectId": "vdu1_aspect",
+                                                      "numberOfSteps": 1}))
+    assert occ.operation_state.value == "FAILED_TEMP"
+    assert "Pod 'default/vdu1-simple': only a Deployment or a StatefulSet scales" in str(occ.error)
 
 
 async def test_retry_after_a_failed_wait_converges_and_keeps_the_allocated_node_port(k8s: K8s) -> None:

@@ -98,6 +98,12 @@ class KubernetesInfraDriver(InfraDriver):
     async def update(self, ctx: InfraContext, counts: dict[str, int], remove: Sequence[str]) -> VnfResources:
         us = self._units(ctx)
         gone = {v.server_id for v in ctx.resources.vnfcs if v.id in set(remove)}
+        had = ctx.resources.counts()
+        for u in us:  # a DaemonSet's pods follow the nodes, a bare Pod is one: neither scales
+            want = counts.get(u.vdu_id)
+            if want is not None and want != had.get(u.vdu_id) and u.manifest.kind not in ("Deployment", "StatefulSet"):
+                raise OperationFailed(f"VDU {u.vdu_id} is {u.manifest.label}: only a Deployment or a StatefulSet "
+                                      "scales")
 
         def work(api: client.ApiClient) -> VnfResources:
             core = client.CoreV1Api(api)
