@@ -168,6 +168,11 @@ async def test_bad_manifests_are_refused_at_request_time(k8s: K8s, tmp_path: Pat
     del no_ip["additionalParams"]["lcm-kubernetes-external-lb"]["external_lb_param"]["ssh_ip"]
     with pytest.raises(BadRequest, match="external_lb_param.ssh_ip"):
         app.instances.instantiate(cnf.id, no_ip)
+    inline = cnf_body(vim_id, lb_ip)
+    inline["vimConnectionInfo"][0]["accessInfo"] = {"bearer_token": "inline-token"}
+    with pytest.raises(UnprocessableEntity, match="accessInfo of a Kubernetes VIM cannot be given here") as e:
+        app.instances.instantiate(cnf.id, inline)
+    assert "inline-token" not in str(e.value)
     no_script = cnf_body(vim_id, lb_ip)
     no_script["additionalParams"]["lcm-kubernetes-external-lb"]["script_path"] = "Scripts/missing_lb.sh"
     with pytest.raises(UnprocessableEntity, match="lcm-kubernetes-external-lb.script_path: 'Scripts/missing_lb.sh'"):
