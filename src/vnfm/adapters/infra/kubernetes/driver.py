@@ -165,11 +165,8 @@ class KubernetesInfraDriver(InfraDriver):
                     ctx.progress(f"deleted {m.label}")
             if forceful:
                 return
-            deadline = time.monotonic() + self.ready_timeout
-            while any(read_pods(api, u) for u in us):
-                if time.monotonic() > deadline:
-                    raise OperationFailed(f"terminate: pods still there after {self.ready_timeout:.0f}s")
-                time.sleep(self.poll)
+            _until(lambda: not any(read_pods(api, u) for u in us), self.poll, self.ready_timeout,
+                   "terminate: pods still there")
 
         await self._run(ctx, work)
 
@@ -196,11 +193,19 @@ class KubernetesInfraDriver(InfraDriver):
         return await self._run(ctx, work)
 
 
+
+def _until(done: Callable[[], bool], poll: float, timeout: float, what: str) -> None:
+    """Poll `done` (the delay growing from `poll` to 2 s) until it holds; OperationFailed after `timeout`."""
+    deadline = time.monotonic() + timeout
+    delay = poll
+    while not done():
+        if time.monotonic() > deadline:
+            raise OperationFailed(f"{what} after {timeout:.0f}s")
+        time.sleep(delay)
+        delay = min(delay * 1.5, 2.0)
+
+
 def _recreate_pod(api: client.ApiClient, m: Manifest, poll: float, timeout: float) -> None:
     """Create a bare Pod again once the old one is gone (same name)."""
-    deadline = time.monotonic() + timeout
-    while objects.read(api, m) is not None:
-        if time.monotonic() > deadline:
-            raise OperationFailed(f"{m.label}: still terminating after {timeout:.0f}s")
-        time.sleep(poll)
+    _until(lambda: objects.read(api, m) is None, poll, timeout, f"{m.label}: still terminating")
     objects.apply(api, m, copy.deepcopy(m.obj))
