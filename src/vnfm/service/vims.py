@@ -99,13 +99,14 @@ class VimService:
         access = vim.access_info or {}
         server = str(access.get("authUrl") or (vim.interface_info or {}).get("endpoint") or "")
         cluster: dict[str, Any] = {"server": server}
-        ca = str(access.get("ssl_ca_cert") or "")
+        ca = str(access.get("ssl_ca_cert") or access.get("sslCaCert") or "")
         if ca:
             cluster["certificate-authority-data"] = base64.b64encode(ca.encode()).decode() \
                 if "BEGIN CERTIFICATE" in ca else ca
         user: dict[str, Any] = {}
-        if with_token and access.get("bearer_token"):
-            user["token"] = str(access["bearer_token"])
+        token = access.get("bearer_token") or access.get("bearerToken")
+        if with_token and token:
+            user["token"] = str(token)
         name = vim.name or vim.id
         return {"apiVersion": "v1", "kind": "Config", "current-context": name,
                 "clusters": [{"name": name, "cluster": cluster}],
@@ -168,6 +169,10 @@ class VimService:
         for c in conns:  # a CNF: the Kubernetes VIM it names (a cluster a driver registered, or an operator's)
             if normalise_type(str(c.get("vimType", ""))) != "kubernetes":
                 continue
+            inline = [k for k in ("interfaceInfo", "accessInfo") if c.get(k)]
+            if inline:  # never used: the registered VIM's are
+                raise UnprocessableEntity(f"vimConnectionInfo '{c.get('id')}': {' and '.join(inline)} of a Kubernetes "
+                                          "VIM cannot be given here: register the VIM and name it by vimId")
             vim = self.get(str(c.get("vimId") or ""))
             if vim is None or vim.vim_type != "kubernetes":
                 raise UnprocessableEntity(f"vimConnectionInfo '{c.get('id')}': Kubernetes VIM {c.get('vimId')} "

@@ -50,3 +50,19 @@ def test_kubeconfig_of_a_kubernetes_vim(server_url: str, tmp_path: Path) -> None
     default = json.loads(run(server_url, "--json", "vim", "list").stdout)[0]["id"]
     res = run(server_url, "vim", "kubeconfig", default)
     assert res.exit_code == 1 and "not a Kubernetes" in res.stderr
+
+
+def test_kubeconfig_of_a_vim_registered_with_camel_case_keys(server_url: str, tmp_path: Path) -> None:
+    """`bearerToken` / `sslCaCert` (as the CNF driver also reads them) make the same kubeconfig."""
+    body = tmp_path / "vim.json"
+    body.write_text(json.dumps({"vimType": "kubernetes", "name": "camel",
+                                "accessInfo": {"authUrl": "https://10.0.0.2:6443", "bearerToken": TOKEN,
+                                               "sslCaCert": CA}}))
+    res = run(server_url, "--json", "vim", "register", str(body))
+    assert res.exit_code == 0, res.output
+    out = tmp_path / "kubeconfig"
+    res = run(server_url, "vim", "kubeconfig", json.loads(res.stdout)["id"], "--show-token", "-o", str(out))
+    assert res.exit_code == 0, res.output
+    doc = yaml.safe_load(out.read_text())
+    assert doc["users"][0]["user"]["token"] == TOKEN
+    assert base64.b64decode(doc["clusters"][0]["cluster"]["certificate-authority-data"]).decode() == CA

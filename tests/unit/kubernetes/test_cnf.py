@@ -168,6 +168,15 @@ async def test_bad_manifests_are_refused_at_request_time(k8s: K8s, tmp_path: Pat
     del no_ip["additionalParams"]["lcm-kubernetes-external-lb"]["external_lb_param"]["ssh_ip"]
     with pytest.raises(BadRequest, match="external_lb_param.ssh_ip"):
         app.instances.instantiate(cnf.id, no_ip)
+    inline = cnf_body(vim_id, lb_ip)
+    inline["vimConnectionInfo"][0]["accessInfo"] = {"bearer_token": "inline-token"}
+    with pytest.raises(UnprocessableEntity, match="accessInfo of a Kubernetes VIM cannot be given here") as e:
+        app.instances.instantiate(cnf.id, inline)
+    assert "inline-token" not in str(e.value)
+    no_script = cnf_body(vim_id, lb_ip)
+    no_script["additionalParams"]["lcm-kubernetes-external-lb"]["script_path"] = "Scripts/missing_lb.sh"
+    with pytest.raises(UnprocessableEntity, match="lcm-kubernetes-external-lb.script_path: 'Scripts/missing_lb.sh'"):
+        app.instances.instantiate(cnf.id, no_script)
     # nothing was applied, the instance is as it was
     assert app.instances.get(cnf.id).instantiation_state.value == "NOT_INSTANTIATED"
     state = instance_state(app.sim, cluster_id)
@@ -326,6 +335,11 @@ async def test_heal_of_a_bare_pod_vnfc_re_creates_it(k8s: K8s, tmp_path: Path) -
     [healed] = app.instances.get(cnf.id).resources.vnfcs
     assert healed.id == pod.id and healed.server_id == "vdu1-simple"
     assert healed.metadata["uid"] != pod.metadata["uid"]
+    # a bare Pod does not scale: the operation fails saying so, it does not complete doing nothing
+    occ = await k8s.wait(app.instances.scale(cnf.id, {"type": "SCALE_OUT", "aspectId": "vdu1_aspect",
+                                                      "numberOfSteps": 1}))
+    assert occ.operation_state.value == "FAILED_TEMP"
+    assert "Pod 'default/vdu1-simple': only a Deployment or a StatefulSet scales" in str(occ.error)
 
 
 async def test_retry_after_a_failed_wait_converges_and_keeps_the_allocated_node_port(k8s: K8s) -> None:

@@ -10,14 +10,18 @@ import base64
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
+import urllib3
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
-from vnfm.domain.errors import UnprocessableEntity
+from vnfm.domain.errors import OperationFailed, UnprocessableEntity
 from vnfm.domain.model import Vim
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -67,10 +71,14 @@ def api_client(vim: Vim, timeout: float = 30.0) -> Iterator[client.ApiClient]:
                 os.unlink(ca_path)
 
 
-def status_of(exc: BaseException) -> int:
-    """The HTTP status of a client error (0 when it is no API answer)."""
-    return int(getattr(exc, "status", 0) or 0)
-
-
-def body_of(exc: BaseException) -> Any:
-    return getattr(exc, "body", None)
+def call(vim: Vim, fn: Callable[[client.ApiClient], T]) -> T:
+    """`fn` with an ApiClient for `vim` (synchronous: run it in a worker thread); an API error or an
+    unreachable (or untrusted) server becomes OperationFailed naming the VIM, never the token."""
+    try:
+        with api_client(vim) as api:
+            return fn(api)
+    except ApiException as e:
+        raise OperationFailed(f"Kubernetes VIM {vim.id}: API error {e.status}: {e.reason}") from None
+    except (OSError, urllib3.exceptions.HTTPError) as e:  # unreachable, or its certificate not the VIM's CA's
+        raise OperationFailed(f"Kubernetes VIM {vim.id}: API server unreachable or not trusted: "
+                              f"{str(e)[:300]}") from None

@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
@@ -34,7 +33,7 @@ from vnfm.adapters.infra.kubernetes.pods import (
     vnfcs,
     workload_ready,
 )
-from vnfm.adapters.kube.client import api_client
+from vnfm.adapters.kube import client as kube
 from vnfm.domain.errors import OperationFailed
 from vnfm.domain.resources import Vnfc, VnfResources
 from vnfm.packaging import k8s_manifests
@@ -53,17 +52,7 @@ class KubernetesInfraDriver(InfraDriver):
 
     # ------------------------------------------------------------------ helpers
     async def _run(self, ctx: InfraContext, fn: Callable[[client.ApiClient], T]) -> T:
-        def work() -> T:
-            with api_client(ctx.vim) as api:
-                return fn(api)
-
-        try:
-            return await asyncio.to_thread(work)
-        except ApiException as e:
-            raise OperationFailed(f"Kubernetes VIM {ctx.vim.id}: API error {e.status}: {e.reason}") from None
-        except (OSError, urllib3.exceptions.HTTPError) as e:  # unreachable, or its certificate not the VIM's CA's
-            raise OperationFailed(f"Kubernetes VIM {ctx.vim.id}: API server unreachable or not trusted: "
-                                  f"{str(e)[:300]}") from None
+        return await asyncio.to_thread(kube.call, ctx.vim, fn)
 
     @staticmethod
     def manifests(ctx: InfraContext) -> list[Manifest]:
@@ -109,6 +98,12 @@ class KubernetesInfraDriver(InfraDriver):
     async def update(self, ctx: InfraContext, counts: dict[str, int], remove: Sequence[str]) -> VnfResources:
         us = self._units(ctx)
         gone = {v.server_id for v in ctx.resources.vnfcs if v.id in set(remove)}
+        had = ctx.resources.counts()
+        for u in us:  # a DaemonSet's pods follow the nodes, a bare Pod is one: neither scales
+            want = counts.get(u.vdu_id)
+            if want is not None and want != had.get(u.vdu_id) and u.manifest.kind not in ("Deployment", "StatefulSet"):
+                raise OperationFailed(f"VDU {u.vdu_id} is {u.manifest.label}: only a Deployment or a StatefulSet "
+                                      "scales")
 
         def work(api: client.ApiClient) -> VnfResources:
             core = client.CoreV1Api(api)
@@ -170,11 +165,8 @@ class KubernetesInfraDriver(InfraDriver):
                     ctx.progress(f"deleted {m.label}")
             if forceful:
                 return
-            deadline = time.monotonic() + self.ready_timeout
-            while any(read_pods(api, u) for u in us):
-                if time.monotonic() > deadline:
-                    raise OperationFailed(f"terminate: pods still there after {self.ready_timeout:.0f}s")
-                time.sleep(self.poll)
+            _until(lambda: not any(read_pods(api, u) for u in us), self.poll, self.ready_timeout,
+                   "terminate: pods still there")
 
         await self._run(ctx, work)
 
@@ -201,11 +193,19 @@ class KubernetesInfraDriver(InfraDriver):
         return await self._run(ctx, work)
 
 
+
+def _until(done: Callable[[], bool], poll: float, timeout: float, what: str) -> None:
+    """Poll `done` (the delay growing from `poll` to 2 s) until it holds; OperationFailed after `timeout`."""
+    deadline = time.monotonic() + timeout
+    delay = poll
+    while not done():
+        if time.monotonic() > deadline:
+            raise OperationFailed(f"{what} after {timeout:.0f}s")
+        time.sleep(delay)
+        delay = min(delay * 1.5, 2.0)
+
+
 def _recreate_pod(api: client.ApiClient, m: Manifest, poll: float, timeout: float) -> None:
     """Create a bare Pod again once the old one is gone (same name)."""
-    deadline = time.monotonic() + timeout
-    while objects.read(api, m) is not None:
-        if time.monotonic() > deadline:
-            raise OperationFailed(f"{m.label}: still terminating after {timeout:.0f}s")
-        time.sleep(poll)
+    _until(lambda: objects.read(api, m) is None, poll, timeout, f"{m.label}: still terminating")
     objects.apply(api, m, copy.deepcopy(m.obj))

@@ -14,7 +14,7 @@ from typing import Any
 
 from kubernetes import client
 
-from vnfm.adapters.kube.client import api_client
+from vnfm.adapters.kube import client as kube
 from vnfm.adapters.mgmt.cnf_nodeport import params as lbparams
 from vnfm.domain.errors import OperationFailed, UnprocessableEntity
 from vnfm.domain.model import Vim, VnfInstance
@@ -36,29 +36,32 @@ def _frontend_name(ns: str, svc: str, node_port: int) -> str:
 
 def node_ports(vim: Vim, services: list[k8s_manifests.Manifest]) -> tuple[list[Frontend], list[str]]:
     """Frontends of the NodePorts of `services` as the API reports them, over the cluster's nodes;
-    and notes of what was found."""
-    with api_client(vim) as api:
-        core = client.CoreV1Api(api)
-        nodes = []
-        for n in core.list_node().items:
-            addr = next((a.address for a in (n.status.addresses or []) if a.type == "InternalIP"), None) \
-                if n.status else None
-            if addr and n.metadata and n.metadata.name:
-                nodes.append((n.metadata.name, addr))
-        out: list[Frontend] = []
-        notes: list[str] = []
-        for m in services:
-            svc = api.sanitize_for_serialization(core.read_namespaced_service(m.name, m.namespace or "default"))
-            spec = svc.get("spec") or {}
-            if spec.get("type") not in ("NodePort", "LoadBalancer"):
+    and notes of what was found (an API error is an OperationFailed naming the VIM)."""
+    return kube.call(vim, lambda api: _node_ports(api, services))
+
+
+def _node_ports(api: client.ApiClient, services: list[k8s_manifests.Manifest]) -> tuple[list[Frontend], list[str]]:
+    core = client.CoreV1Api(api)
+    nodes = []
+    for n in core.list_node().items:
+        addr = next((a.address for a in (n.status.addresses or []) if a.type == "InternalIP"), None) \
+            if n.status else None
+        if addr and n.metadata and n.metadata.name:
+            nodes.append((n.metadata.name, addr))
+    out: list[Frontend] = []
+    notes: list[str] = []
+    for m in services:
+        svc = api.sanitize_for_serialization(core.read_namespaced_service(m.name, m.namespace or "default"))
+        spec = svc.get("spec") or {}
+        if spec.get("type") not in ("NodePort", "LoadBalancer"):
+            continue
+        for p in spec.get("ports") or []:
+            np = p.get("nodePort")
+            if not np or str(p.get("protocol") or "TCP") != "TCP":
                 continue
-            for p in spec.get("ports") or []:
-                np = p.get("nodePort")
-                if not np or str(p.get("protocol") or "TCP") != "TCP":
-                    continue
-                out.append(Frontend(_frontend_name(m.namespace or "default", m.name, int(np)), int(np),
-                                    tuple(Backend(name[:63], addr, int(np)) for name, addr in sorted(nodes))))
-                notes.append(f"{m.namespace}/{m.name} {p.get('port')}:{np}")
+            out.append(Frontend(_frontend_name(m.namespace or "default", m.name, int(np)), int(np),
+                                tuple(Backend(name[:63], addr, int(np)) for name, addr in sorted(nodes))))
+            notes.append(f"{m.namespace}/{m.name} {p.get('port')}:{np}")
     if out and not nodes:
         raise OperationFailed("the cluster reports no node address to forward NodePorts to")
     return out, notes
@@ -70,8 +73,10 @@ class CnfNodePortDriver(MgmtDriver):
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:
         if operation == "INSTANTIATE":
-            params = dict(request.get("additionalParams") or {})
-            lbparams.parse(params)
+            lb = lbparams.parse(dict(request.get("additionalParams") or {}))
+            if lb and lb.script_path and package is not None and not package.exists(lb.script_path):
+                raise UnprocessableEntity(f"additionalParams.{lbparams.KEY}.script_path: '{lb.script_path}' is "
+                                          "not a file of the VNF package")
 
     # ------------------------------------------------------------------ helpers
     def _vim(self, ctx: LcmContext) -> Vim:

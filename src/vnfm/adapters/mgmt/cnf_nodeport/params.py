@@ -1,6 +1,7 @@
 """`additionalParams.lcm-kubernetes-external-lb` as seed 002 writes it (snake_case, or the camelCase
 Tacker reports back): `external_lb_param.ssh_ip` / `ssh_username` / `ssh_password` (or
-`ssh_private_key`). `script_path` names the reference's shell script; nothing of the package is run."""
+`ssh_private_key`). `script_path` names the reference's shell script: it must be a file of the
+package (as the reference requires), but nothing of the package is run."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ class ExternalLb:
     username: str
     password: str | None = field(default=None, repr=False)
     private_key: str | None = field(default=None, repr=False)
+    script_path: str | None = None
 
 
 def _get(d: dict[str, Any], snake: str) -> Any:
@@ -33,6 +35,9 @@ def parse(params: dict[str, Any]) -> ExternalLb | None:
         return None
     if not isinstance(root, dict):
         raise BadRequest(f"additionalParams.{KEY} must be an object")
+    script = _get(root, "script_path")
+    if script is not None and not (isinstance(script, str) and script):
+        raise BadRequest(f"additionalParams.{KEY}.script_path must be a file path in the package")
     lb = _get(root, "external_lb_param")
     path = f"additionalParams.{KEY}.external_lb_param"
     if not isinstance(lb, dict):
@@ -48,4 +53,4 @@ def parse(params: dict[str, Any]) -> ExternalLb | None:
     if not (isinstance(pw, str) and pw) and not (isinstance(key, str) and key):
         raise BadRequest(f"{path}: ssh_password or ssh_private_key is required")
     return ExternalLb(str(ip), user, pw if isinstance(pw, str) and pw else None,
-                      key if isinstance(key, str) and key else None)
+                      key if isinstance(key, str) and key else None, script)
