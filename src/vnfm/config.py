@@ -23,7 +23,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -31,6 +31,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from vnfm.domain.access import Role
+from vnfm.domain.secret_hash import hash_problem
 from vnfm.domain.secrets import mask_url_credentials, scrub
 
 ENV_PREFIX = "VNFM_"
@@ -47,6 +49,27 @@ class SettingsError(Exception):
 
 def _worker_id() -> str:
     return f"{os.uname().nodename}-{os.getpid()}"
+
+
+class OAuthClient(BaseModel):
+    """A client of the built-in OAuth 2.0 authorization server (`[[oauth2_clients]]` in the config file)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    client_id: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._~-]+$")
+    secret_hash: str = Field(repr=False)  # `vnfm auth hash-secret`: never the secret itself
+    roles: list[Role] = Field(min_length=1)
+    tenant: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._~-]+$")
+
+    @field_validator("secret_hash")
+    @classmethod
+    def _hashed(cls, value: str) -> str:
+        problem = hash_problem(value)
+        if problem is not None:
+            raise ValueError(f"secret_hash {problem}")
+        return value
+
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
 class Settings(BaseSettings):
@@ -88,8 +111,26 @@ class Settings(BaseSettings):
     max_package_size: int = Field(default=512 * 1024 * 1024, gt=0)
     # SOL003: test a subscription's callback URI (GET, expect 204) before accepting it.
     probe_callbacks: bool = True
-    # When set, every request must carry it in X-Auth-Token (the stock client sends one).
+    # When set, every request may authenticate with it (X-Auth-Token or Bearer) as an admin of the
+    # default tenant: for development only (OAuth 2.0 clients below are what production uses).
     auth_token: str = Field(default="", repr=False)
+    # Listen beyond loopback without any authentication (VNFM_ALLOW_INSECURE_NO_AUTH=1 and
+    # `vnfm server --insecure-no-auth`): anyone who reaches the port is an admin. Never in production.
+    allow_insecure_no_auth: bool = False
+    # The built-in OAuth 2.0 authorization server (POST /oauth2/token, client credentials).
+    oauth2_clients: list[OAuthClient] = Field(default_factory=list, repr=False)
+    oauth2_issuer: str = "vnfm"  # the `iss` of the tokens it signs
+    oauth2_audience: str = "vnfm"  # the `aud` every accepted JWT must carry
+    oauth2_token_lifetime: int = Field(default=300, ge=30, le=3600)
+    # An external authorization server: JWTs checked against its JWKS, or opaque tokens by introspection.
+    oauth2_external_issuer: str = ""
+    oauth2_jwks_url: str = ""
+    oauth2_introspection_url: str = ""
+    oauth2_introspection_client_id: str = ""
+    oauth2_introspection_client_secret: str = Field(default="", repr=False)
+    # The claims that carry a caller's roles (a list, or words of `scope`) and tenant.
+    oauth2_roles_claim: str = "roles"
+    oauth2_tenant_claim: str = "tenant"
 
     @classmethod
     def settings_customise_sources(
@@ -112,7 +153,21 @@ class Settings(BaseSettings):
             self.database_url = f"sqlite:///{self.data_dir / 'vnfm.db'}"
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ValueError("tls_cert and tls_key go together: set both (or neither)")
+        if bool(self.oauth2_external_issuer) != bool(self.oauth2_jwks_url):
+            raise ValueError("oauth2_external_issuer and oauth2_jwks_url go together: set both (or neither)")
+        ids = [c.client_id for c in self.oauth2_clients]
+        if len(ids) != len(set(ids)):
+            raise ValueError("oauth2_clients: a client_id appears twice")
         return self
+
+    @property
+    def auth_configured(self) -> bool:
+        """Some way for callers to authenticate is set up (else every caller is an anonymous admin)."""
+        return bool(self.auth_token or self.oauth2_clients or self.oauth2_jwks_url or self.oauth2_introspection_url)
+
+    @property
+    def loopback_only(self) -> bool:
+        return self.host in LOOPBACK_HOSTS or self.host.startswith("127.")
 
     @property
     def sim_state_file(self) -> Path:
@@ -143,7 +198,8 @@ def _describe(err: dict[str, Any]) -> str:
     if not name:
         return f"settings: {msg}"
     value = err.get("input")
-    shown = "" if name in ("auth_token", "database_url") or isinstance(value, dict) else f" (got {value!r})"
+    hidden = ("auth_token", "database_url", "oauth2_clients", "oauth2_introspection_client_secret")
+    shown = "" if name in hidden or isinstance(value, dict | list) else f" (got {value!r})"
     return f"setting {name} (env {ENV_PREFIX}{name.upper()}): {msg}{shown}"
 
 
@@ -208,5 +264,11 @@ def check_runtime(settings: Settings, ping: Any = None) -> None:
             where = mask_url_credentials(settings.database_url)
             problems.append(f"setting database_url (env {ENV_PREFIX}DATABASE_URL): {where} does not answer "
                             f"({type(exc).__name__}{': ' + reason if reason else ''})")
+    if not settings.auth_configured and not settings.loopback_only and not settings.allow_insecure_no_auth:
+        problems.append(
+            f"setting host (env {ENV_PREFIX}HOST): listening on {settings.host} needs authentication: configure "
+            "oauth2_clients (built-in OAuth 2.0 server), oauth2_jwks_url or oauth2_introspection_url (an external "
+            "one) or, for development, auth_token; or accept that anyone who reaches the port is an admin with "
+            f"--insecure-no-auth ({ENV_PREFIX}ALLOW_INSECURE_NO_AUTH=1)")
     if problems:
         raise SettingsError(problems)

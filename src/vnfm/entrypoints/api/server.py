@@ -28,7 +28,7 @@ def tls_options(settings: Settings) -> dict[str, Any]:
 
 def known_secrets(settings: Settings) -> list[str]:
     """Setting values no log line may show."""
-    found = [settings.auth_token]
+    found = [settings.auth_token, settings.oauth2_introspection_client_secret]
     found += [m["pw"] for m in URL_USERINFO.finditer(settings.database_url)]
     return [s for s in found if s]
 
@@ -39,11 +39,25 @@ def preflight(settings: Settings) -> None:
     check_runtime(settings, ping=ping_url)
 
 
+def warn_exposure(settings: Settings) -> None:
+    """Loud warnings for what is fine on a laptop and dangerous on a network."""
+    if not settings.auth_configured and not settings.loopback_only:
+        for _ in range(3):
+            log.warning("AUTHENTICATION IS OFF on %s:%d (--insecure-no-auth): anyone who reaches this port can "
+                        "register VIMs and terminate every VNF", settings.host, settings.port)
+    elif settings.auth_token and not settings.loopback_only:
+        log.warning("the static auth_token is for development: it makes every holder an admin of every tenant; "
+                    "use OAuth 2.0 clients (oauth2_clients) or an external authorization server")
+    if settings.fault_injection and not settings.loopback_only:
+        log.warning("the simulator's fault-injection API is mounted (fault_injection): for tests and demos only")
+
+
 def serve(settings: Settings) -> None:
     configure_logging(settings.log_level, settings.log_format, known_secrets=known_secrets(settings))
     scheme = "https" if settings.tls else "http"
     log.info("vnfm server on %s://%s:%d (data dir %s, engine %s)", scheme, settings.host, settings.port,
              settings.data_dir, "on" if settings.run_engine else "off")
+    warn_exposure(settings)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=None,
                 log_level=settings.log_level.lower(), access_log=False, server_header=False,
                 date_header=False, **tls_options(settings))
