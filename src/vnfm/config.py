@@ -125,6 +125,8 @@ class Settings(BaseSettings):
     # An external authorization server: JWTs checked against its JWKS, or opaque tokens by introspection.
     oauth2_external_issuer: str = ""
     oauth2_jwks_url: str = ""
+    # A token naming a key the cached JWKS lacks refetches it, at most once per this many seconds.
+    oauth2_jwks_refetch_after: float = Field(default=30.0, ge=0)
     oauth2_introspection_url: str = ""
     oauth2_introspection_client_id: str = ""
     oauth2_introspection_client_secret: str = Field(default="", repr=False)

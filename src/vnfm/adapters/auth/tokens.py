@@ -71,12 +71,15 @@ def _decode(token: str, key: Any, algorithms: list[str], *, issuer: str, audienc
 
 class ExternalIssuer:
     """Tokens of an external authorization server, checked against its JWKS (PyJWKClient caches the
-    key set for `cache_seconds` and refetches it when a token names a kid it has not seen)."""
+    key set for `cache_seconds` and refetches it when a token names a kid it has not seen, at most
+    once per `refetch_after` seconds, so unknown kids cannot make vnfm hammer the issuer)."""
 
-    def __init__(self, issuer: str, jwks_url: str, audience: str, *, cache_seconds: int = 300) -> None:
+    def __init__(self, issuer: str, jwks_url: str, audience: str, *, cache_seconds: float = 300,
+                 refetch_after: float = 30) -> None:
         self.issuer = issuer
         self.audience = audience
-        self._jwks = jwt.PyJWKClient(jwks_url, cache_keys=True, lifespan=cache_seconds, timeout=10)
+        self._jwks = jwt.PyJWKClient(jwks_url, cache_keys=True, lifespan=cache_seconds, timeout=10,
+                                     cooldown_duration=refetch_after)
 
     def verify(self, token: str) -> dict[str, Any]:
         """Blocking (it may fetch the JWKS): call it in a worker thread."""

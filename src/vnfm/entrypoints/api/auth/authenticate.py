@@ -15,7 +15,7 @@ from vnfm.adapters.auth.introspection import Introspector
 from vnfm.adapters.auth.keys import SigningKey, load_keys
 from vnfm.adapters.auth.tokens import ExternalIssuer, TokenRejected, issuer_of, verify_builtin
 from vnfm.config import OAuthClient, Settings
-from vnfm.domain.access import ANONYMOUS, DEFAULT_TENANT, ROLES, Principal
+from vnfm.domain.access import ANONYMOUS, DEFAULT_TENANT, ROLES, Principal, role_rank
 
 log = logging.getLogger("vnfm.auth")
 KEY_RELOAD_SECONDS = 30.0  # a key added by `vnfm auth rotate-key` signs within this long
@@ -49,7 +49,8 @@ class Authenticator:
         self._keys: list[SigningKey] = load_keys(settings.data_dir) if self.clients else []
         self._keys_read = time.monotonic()
         self._external = (ExternalIssuer(settings.oauth2_external_issuer, settings.oauth2_jwks_url,
-                                         settings.oauth2_audience) if settings.oauth2_jwks_url else None)
+                                         settings.oauth2_audience, refetch_after=settings.oauth2_jwks_refetch_after)
+                          if settings.oauth2_jwks_url else None)
         self._introspector = (Introspector(settings.oauth2_introspection_url,
                                            settings.oauth2_introspection_client_id,
                                            settings.oauth2_introspection_client_secret,
@@ -106,7 +107,9 @@ class Authenticator:
             raise TokenRejected(f"client {str(claims.get('sub'))[:64]!r} is no longer configured")
         principal = self._principal(claims, "oauth2")
         # a client whose roles shrank keeps only those it still has; its tenant is the configured one
-        return Principal(principal.subject, client.tenant, principal.roles & frozenset(client.roles), "oauth2")
+        top = min(max((role_rank(r) for r in principal.roles), default=-1), max(role_rank(r) for r in client.roles))
+        return Principal(principal.subject, client.tenant, frozenset(ROLES[top:top + 1]) if top >= 0 else frozenset(),
+                         "oauth2")
 
     def _principal(self, claims: Mapping[str, Any], method: str) -> Principal:
         subject = claims.get("sub") or claims.get("client_id")
