@@ -17,6 +17,7 @@ be written and a database that does not answer.
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import os
 import tomllib
 from contextvars import ContextVar
@@ -34,6 +35,7 @@ from pydantic_settings import (
 from vnfm.domain.access import Role
 from vnfm.domain.secret_hash import hash_problem
 from vnfm.domain.secrets import mask_url_credentials, scrub
+from vnfm.service.secrets import parse_keys
 
 ENV_PREFIX = "VNFM_"
 _CONFIG_FILE: ContextVar[Path | None] = ContextVar("vnfm_config_file", default=None)
@@ -69,6 +71,16 @@ class OAuthClient(BaseModel):
         return value
 
 
+class MtlsClient(BaseModel):
+    """A client known by its certificate (`[[mtls_clients]]`): the subject common name of a
+    certificate `tls_client_ca` verified."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    common_name: str = Field(min_length=1, max_length=128)
+    roles: list[Role] = Field(min_length=1)
+    tenant: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._~-]+$")
+
+
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
@@ -82,6 +94,10 @@ class Settings(BaseSettings):
     # TLS for the API server: both or neither (PEM files)
     tls_cert: Path | None = None
     tls_key: Path | None = None
+    # Mutual TLS: client certificates verified against this CA bundle (PEM); `mtls_clients` maps
+    # their common names to roles and a tenant.
+    tls_client_ca: Path | None = None
+    mtls_clients: list[MtlsClient] = Field(default_factory=list)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_format: Literal["human", "json"] = "human"
     # Simulated cloud latencies (seconds).
@@ -109,8 +125,19 @@ class Settings(BaseSettings):
     # Extra hook bindings: implementation/artifact name -> driver name ("a=b,c=d").
     driver_bindings: str = ""
     max_package_size: int = Field(default=512 * 1024 * 1024, gt=0)
+    # Where the server connects for a caller (callbacks, token endpoints, package URIs): never to
+    # loopback, link-local, metadata (adapters/remote/egress) or these networks, unless allowed here.
+    egress_allow_networks: list[str] = Field(default_factory=list)
+    egress_deny_networks: list[str] = Field(default_factory=list)
+    # The client certificate (PEM) notifications present to subscribers whose authentication is
+    # TLS_CERT (SOL013 8.3.4); without it such subscriptions are refused.
+    notify_client_cert: Path | None = None
+    notify_client_key: Path | None = None
     # SOL003: test a subscription's callback URI (GET, expect 204) before accepting it.
     probe_callbacks: bool = True
+    # Fernet keys encrypting stored secrets, comma-separated, newest first (rotation: "NEW,OLD");
+    # default: <data_dir>/secret.key, generated once.
+    secret_key: str = Field(default="", repr=False)
     # When set, every request may authenticate with it (X-Auth-Token or Bearer) as an admin of the
     # default tenant: for development only (OAuth 2.0 clients below are what production uses).
     auth_token: str = Field(default="", repr=False)
@@ -149,12 +176,35 @@ class Settings(BaseSettings):
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=config))
         return tuple(sources)
 
+    @field_validator("egress_allow_networks", "egress_deny_networks")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        for net in value:
+            try:
+                ipaddress.ip_network(net, strict=False)
+            except ValueError:
+                raise ValueError(f"{net!r} is no network (CIDR such as 10.0.0.0/8 or fd00::/8)") from None
+        return value
+
+    @field_validator("secret_key")
+    @classmethod
+    def _fernet_keys(cls, value: str) -> str:
+        if value:
+            parse_keys(value)
+        return value
+
     @model_validator(mode="after")
     def _derived(self) -> Settings:
         if not self.database_url:
             self.database_url = f"sqlite:///{self.data_dir / 'vnfm.db'}"
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ValueError("tls_cert and tls_key go together: set both (or neither)")
+        if (self.notify_client_cert is None) != (self.notify_client_key is None):
+            raise ValueError("notify_client_cert and notify_client_key go together: set both (or neither)")
+        if self.tls_client_ca is not None and not self.tls:
+            raise ValueError("tls_client_ca needs tls_cert and tls_key (client certificates come with TLS)")
+        if self.mtls_clients and self.tls_client_ca is None:
+            raise ValueError("mtls_clients need tls_client_ca (the CA their certificates are checked against)")
         if bool(self.oauth2_external_issuer) != bool(self.oauth2_jwks_url):
             raise ValueError("oauth2_external_issuer and oauth2_jwks_url go together: set both (or neither)")
         ids = [c.client_id for c in self.oauth2_clients]
@@ -165,7 +215,8 @@ class Settings(BaseSettings):
     @property
     def auth_configured(self) -> bool:
         """Some way for callers to authenticate is set up (else every caller is an anonymous admin)."""
-        return bool(self.auth_token or self.oauth2_clients or self.oauth2_jwks_url or self.oauth2_introspection_url)
+        return bool(self.auth_token or self.oauth2_clients or self.oauth2_jwks_url or self.oauth2_introspection_url
+                    or self.mtls_clients)
 
     @property
     def loopback_only(self) -> bool:
@@ -200,7 +251,7 @@ def _describe(err: dict[str, Any]) -> str:
     if not name:
         return f"settings: {msg}"
     value = err.get("input")
-    hidden = ("auth_token", "database_url", "oauth2_clients", "oauth2_introspection_client_secret")
+    hidden = ("auth_token", "database_url", "oauth2_clients", "oauth2_introspection_client_secret", "secret_key")
     shown = "" if name in hidden or isinstance(value, dict | list) else f" (got {value!r})"
     return f"setting {name} (env {ENV_PREFIX}{name.upper()}): {msg}{shown}"
 
@@ -253,7 +304,7 @@ def check_runtime(settings: Settings, ping: Any = None) -> None:
     except OSError as exc:
         why = exc.strerror or str(exc)
         problems.append(f"setting data_dir (env {ENV_PREFIX}DATA_DIR): {data} cannot be written ({why})")
-    for name in ("tls_cert", "tls_key"):
+    for name in ("tls_cert", "tls_key", "tls_client_ca", "notify_client_cert", "notify_client_key"):
         path = getattr(settings, name)
         if path is not None and not os.access(path, os.R_OK):
             problems.append(f"setting {name} (env {ENV_PREFIX}{name.upper()}): {path} cannot be read")

@@ -5,6 +5,9 @@ subscriptions), an admin also reaches the simulator and crosses tenants."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -38,3 +41,34 @@ class Principal:
 
 
 ANONYMOUS = Principal(subject="anonymous", tenant=DEFAULT_TENANT, roles=frozenset({"admin"}))
+
+
+# The caller of the request being served (set by the API's gate; None outside requests: the LCM
+# engine, the notifier, start-up). Repositories read it to confine what a caller sees.
+CALLER: ContextVar[Principal | None] = ContextVar("vnfm_caller", default=None)
+
+
+def tenant_scope() -> str | None:
+    """The tenant the current caller is confined to; None: every tenant (an admin, or no caller)."""
+    caller = CALLER.get()
+    return None if caller is None or caller.is_admin else caller.tenant
+
+
+def caller_tenant() -> str:
+    """The tenant new resources of the current caller belong to."""
+    caller = CALLER.get()
+    return caller.tenant if caller is not None else DEFAULT_TENANT
+
+
+def is_caller_confined() -> bool:
+    return tenant_scope() is not None
+
+
+@contextmanager
+def unscoped() -> Iterator[None]:
+    """Look past the caller's tenant (for a check that must see every tenant, e.g. a free id)."""
+    token = CALLER.set(None)
+    try:
+        yield
+    finally:
+        CALLER.reset(token)

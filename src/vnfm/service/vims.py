@@ -7,7 +7,8 @@ import builtins
 import dataclasses
 from typing import Any
 
-from vnfm.domain.errors import BadRequest, NotFound, UnprocessableEntity
+from vnfm.domain.access import CALLER, caller_tenant, is_caller_confined, unscoped
+from vnfm.domain.errors import BadRequest, Forbidden, NotFound, UnprocessableEntity
 from vnfm.domain.model import Vim
 from vnfm.service.ports import UowFactory
 from vnfm.service.secrets import SecretBox
@@ -115,8 +116,14 @@ class VimService:
                 "preferences": {}}
 
     def register(self, vim: Vim) -> Vim:
+        if CALLER.get() is not None:  # a caller's VIM is its tenant's; a driver's is its instance's
+            vim.tenant = caller_tenant()
+        if vim.is_default and is_caller_confined():
+            raise Forbidden("only an admin registers the default VIM (it serves every tenant)")
         with self.uow() as uow:
-            if uow.vims.get(vim.id) is not None:
+            with unscoped():  # ids are unique across tenants
+                taken = uow.vims.get(vim.id) is not None
+            if taken:
                 raise BadRequest(f"VIM {vim.id} is already registered")
             uow.vims.add(self._sealed(vim))
             uow.commit()

@@ -7,7 +7,6 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import uvicorn
 
@@ -15,20 +14,16 @@ from vnfm.adapters.db import ping_url
 from vnfm.config import Settings, check_runtime
 from vnfm.domain.secrets import URL_USERINFO
 from vnfm.entrypoints.api.app import create_app
+from vnfm.entrypoints.api.auth.mtls import uvicorn_tls_options
 from vnfm.entrypoints.logsetup import configure_logging
 
 log = logging.getLogger("vnfm.server")
 
 
-def tls_options(settings: Settings) -> dict[str, Any]:
-    if not settings.tls:
-        return {}
-    return {"ssl_certfile": str(settings.tls_cert), "ssl_keyfile": str(settings.tls_key)}
-
-
 def known_secrets(settings: Settings) -> list[str]:
     """Setting values no log line may show."""
     found = [settings.auth_token, settings.oauth2_introspection_client_secret]
+    found += [k.strip() for k in settings.secret_key.split(",")]
     found += [m["pw"] for m in URL_USERINFO.finditer(settings.database_url)]
     return [s for s in found if s]
 
@@ -60,7 +55,7 @@ def serve(settings: Settings) -> None:
     warn_exposure(settings)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=None,
                 log_level=settings.log_level.lower(), access_log=False, server_header=False,
-                date_header=False, **tls_options(settings))
+                date_header=False, **uvicorn_tls_options(settings))
 
 
 @dataclass
@@ -85,7 +80,7 @@ def start_in_thread(settings: Settings, *, timeout: float = 30.0) -> ServerHandl
     settings.port = port
     config = uvicorn.Config(create_app(settings), host=settings.host, port=port, log_level="warning",
                             access_log=False, lifespan="on", server_header=False, date_header=False,
-                            **tls_options(settings))
+                            **uvicorn_tls_options(settings))
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="vnfm-server", daemon=True)
     thread.start()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -213,7 +214,9 @@ class LcmEngine:
     def _spawn(self, op_id: str, rollback: bool) -> None:
         if op_id in self.running or self._stopping:
             return
-        task = asyncio.get_running_loop().create_task(self._run(op_id, rollback), name=f"lcm-{op_id}")
+        # a fresh context: the job is no request's, whichever request submitted it (domain.access.CALLER)
+        task = asyncio.get_running_loop().create_task(self._run(op_id, rollback), name=f"lcm-{op_id}",
+                                                      context=contextvars.Context())
         self.running[op_id] = task
 
         def _done(_: asyncio.Task[None]) -> None:

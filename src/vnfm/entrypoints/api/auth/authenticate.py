@@ -14,8 +14,9 @@ from typing import Any
 from vnfm.adapters.auth.introspection import Introspector
 from vnfm.adapters.auth.keys import SigningKey, load_keys
 from vnfm.adapters.auth.tokens import ExternalIssuer, TokenRejected, issuer_of, verify_builtin
-from vnfm.config import OAuthClient, Settings
+from vnfm.config import MtlsClient, OAuthClient, Settings
 from vnfm.domain.access import ANONYMOUS, DEFAULT_TENANT, ROLES, Principal, role_rank
+from vnfm.entrypoints.api.auth.mtls import common_name, thumbprint
 
 log = logging.getLogger("vnfm.auth")
 KEY_RELOAD_SECONDS = 30.0  # a key added by `vnfm auth rotate-key` signs within this long
@@ -46,6 +47,7 @@ class Authenticator:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.clients: dict[str, OAuthClient] = {c.client_id: c for c in settings.oauth2_clients}
+        self.cert_clients: dict[str, MtlsClient] = {c.common_name: c for c in settings.mtls_clients}
         self._keys: list[SigningKey] = load_keys(settings.data_dir) if self.clients else []
         self._keys_read = time.monotonic()
         self._external = (ExternalIssuer(settings.oauth2_external_issuer, settings.oauth2_jwks_url,
@@ -68,33 +70,49 @@ class Authenticator:
             self._keys_read = time.monotonic()
         return self._keys
 
-    async def authenticate(self, headers: Mapping[str, str]) -> Principal:
+    async def authenticate(self, headers: Mapping[str, str], cert: bytes | None = None) -> Principal:
+        """The caller of a request with these headers, over a connection with this verified client
+        certificate (DER; None without mutual TLS)."""
         if not self.enabled:
             return ANONYMOUS
         token = bearer_token(headers)
         if not token:
+            if cert is not None:
+                return self._from_certificate(cert)
             raise AuthFailed("no token")
         static = self.settings.auth_token
         if static and hmac.compare_digest(token.encode(), static.encode()):
             return Principal("static-token", DEFAULT_TENANT, frozenset({"admin"}), "static-token")
         try:
-            return await self._from_oauth2(token)
+            principal, claims = await self._from_oauth2(token)
         except TokenRejected as exc:
             raise AuthFailed(str(exc)) from None
+        bound = claims.get("cnf", {}).get("x5t#S256") if isinstance(claims.get("cnf"), dict) else None
+        if bound is not None and (cert is None or not hmac.compare_digest(str(bound), thumbprint(cert))):
+            raise AuthFailed("the token is bound to a client certificate this connection did not present")
+        return principal
 
-    async def _from_oauth2(self, token: str) -> Principal:
+    def _from_certificate(self, cert: bytes) -> Principal:
+        name = common_name(cert)
+        client = self.cert_clients.get(name or "")
+        if client is None:
+            raise AuthFailed(f"no mtls_clients entry for certificate subject CN={str(name)[:64]!r}")
+        return Principal(client.common_name, client.tenant, frozenset(client.roles), "mtls")
+
+    async def _from_oauth2(self, token: str) -> tuple[Principal, Mapping[str, Any]]:
         iss = issuer_of(token)
         s = self.settings
         if iss is not None and self.clients and iss == s.oauth2_issuer:
             return self._builtin(token)
         if iss is not None and self._external is not None and iss == self._external.issuer:
             claims = await asyncio.to_thread(self._external.verify, token)
-            return self._principal(claims, "jwt")
+            return self._principal(claims, "jwt"), claims
         if self._introspector is not None:
-            return self._principal(await self._introspector.verify(token), "introspection")
+            claims = await self._introspector.verify(token)
+            return self._principal(claims, "introspection"), claims
         raise TokenRejected("a token no configured issuer signed")
 
-    def _builtin(self, token: str) -> Principal:
+    def _builtin(self, token: str) -> tuple[Principal, Mapping[str, Any]]:
         s = self.settings
         try:
             claims = verify_builtin(token, self.signing_keys(), issuer=s.oauth2_issuer, audience=s.oauth2_audience)
@@ -108,8 +126,8 @@ class Authenticator:
         principal = self._principal(claims, "oauth2")
         # a client whose roles shrank keeps only those it still has; its tenant is the configured one
         top = min(max((role_rank(r) for r in principal.roles), default=-1), max(role_rank(r) for r in client.roles))
-        return Principal(principal.subject, client.tenant, frozenset(ROLES[top:top + 1]) if top >= 0 else frozenset(),
-                         "oauth2")
+        roles = frozenset(ROLES[top:top + 1]) if top >= 0 else frozenset()
+        return Principal(principal.subject, client.tenant, roles, "oauth2"), claims
 
     def _principal(self, claims: Mapping[str, Any], method: str) -> Principal:
         subject = claims.get("sub") or claims.get("client_id")

@@ -19,20 +19,16 @@ from typing import Any
 from fastapi import Request
 from starlette.datastructures import Headers
 
-from vnfm.domain.access import Principal
-from vnfm.domain.errors import VnfmError
+from vnfm.domain.access import CALLER, Principal
+from vnfm.domain.errors import Forbidden
 from vnfm.entrypoints.api.auth.authenticate import Authenticator, AuthFailed
+from vnfm.entrypoints.api.auth.mtls import client_cert
 from vnfm.entrypoints.api.auth.rules import PUBLIC, rule_for
 from vnfm.entrypoints.api.headers import ASGIApp, Message, Receive, Scope, Send
 from vnfm.entrypoints.api.problem import problem_response
 
 log = logging.getLogger("vnfm.auth")
 audit = logging.getLogger("vnfm.audit")
-
-
-class Forbidden(VnfmError):
-    status = 403
-    title = "Forbidden"
 
 
 def principal_of(request: Request) -> Principal:
@@ -75,7 +71,7 @@ class AuthGate:
             await self.app(scope, receive, send)
             return
         try:
-            principal = await self.auth.authenticate(Headers(scope=scope))
+            principal = await self.auth.authenticate(Headers(scope=scope), client_cert(scope))
         except AuthFailed as exc:
             log.info("401 on %s %s: %s", method, path, exc)
             _audit(None, method, path, {}, 401)
@@ -99,9 +95,11 @@ class AuthGate:
                 status = int(message["status"])
             await send(message)
 
+        caller = CALLER.set(principal)  # repositories confine a non-admin to its tenant
         try:
             await self.app(scope, receive, send_status)
         finally:
+            CALLER.reset(caller)
             if method not in ("GET", "HEAD") or status in (401, 403):
                 template = getattr(scope.get("route"), "path", None) or path
                 _audit(principal, method, template, dict(scope.get("path_params") or {}), status)

@@ -18,6 +18,7 @@ from vnfm.config import OAuthClient
 from vnfm.domain.access import ROLES
 from vnfm.domain.secret_hash import hash_secret, verify_secret
 from vnfm.entrypoints.api.auth.authenticate import Authenticator
+from vnfm.entrypoints.api.auth.mtls import client_cert, thumbprint
 
 router = APIRouter()
 MAX_FORM = 16 * 1024
@@ -113,8 +114,10 @@ async def token(request: Request) -> JSONResponse:
     except OAuthError as exc:
         return exc.response()
     s = auth.settings
+    cert = client_cert(request.scope)  # over mutual TLS: the token is bound to the certificate (RFC 8705)
     access, _ = issue(auth.signing_keys()[0], issuer=s.oauth2_issuer, audience=s.oauth2_audience,
-                      subject=client.client_id, roles=roles, tenant=client.tenant, lifetime=s.oauth2_token_lifetime)
+                      subject=client.client_id, roles=roles, tenant=client.tenant, lifetime=s.oauth2_token_lifetime,
+                      cnf_thumbprint=thumbprint(cert) if cert is not None else None)
     return JSONResponse({"access_token": access, "token_type": "Bearer", "expires_in": s.oauth2_token_lifetime,
                          "scope": " ".join(roles)}, headers=_NO_STORE)
 

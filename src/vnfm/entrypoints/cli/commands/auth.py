@@ -43,6 +43,22 @@ def hash_secret_cmd(from_stdin: bool) -> None:
     click.echo(hash_secret(secret))
 
 
+@auth.command("new-secret-key")
+def new_secret_key() -> None:
+    """Print a new Fernet key for VNFM_SECRET_KEY (the key of stored VIM and subscription secrets).
+
+    Rotation: put the new key first, the old one after it (VNFM_SECRET_KEY=NEW,OLD) on every
+    process and restart them; each start re-encrypts what is stored with NEW. Then drop OLD.
+
+    \b
+    Example:
+      vnfm auth new-secret-key
+    """
+    from cryptography.fernet import Fernet
+
+    click.echo(Fernet.generate_key().decode())
+
+
 @auth.command("rotate-key")
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), envvar="VNFM_DATA_DIR",
               default=Path("var"), show_default=True, help="The server's data dir (env VNFM_DATA_DIR).")
