@@ -258,3 +258,24 @@ async def test_opaque_tokens_by_introspection_and_a_revoked_one(api_factory: Api
         assert (await api.c.get("/vnflcm/v1/vnf_instances", headers=bearer("opaque-good"))).status_code == 200
         for token in ("opaque-revoked", "opaque-other-aud", "opaque-expired"):
             assert_problem(await api.c.get("/vnflcm/v1/vnf_instances", headers=bearer(token)), 401)
+
+
+async def test_an_audit_line_says_who_did_what_to_which_resource(api_factory: ApiFactory,
+                                                                  caplog: Any) -> None:
+    import logging
+
+    api = await api_factory(oauth2_clients=clients("ops-a", "reader-a"))
+    ops, reader = await token_of(api, "ops-a"), await token_of(api, "reader-a")
+    caplog.set_level(logging.INFO, logger="vnfm.audit")
+    pkg = (await api.c.post("/vnfpkgm/v1/vnf_packages", json={}, headers=bearer(ops))).json()["id"]
+    await api.c.get(f"/vnfpkgm/v1/vnf_packages/{pkg}", headers=bearer(ops))  # a read: no audit line
+    await api.c.delete(f"/vnfpkgm/v1/vnf_packages/{pkg}", headers=bearer(reader))
+    await api.c.delete(f"/vnfpkgm/v1/vnf_packages/{pkg}", headers=bearer("forged"))
+    lines = [r for r in caplog.records if r.name == "vnfm.audit"]
+    assert [(r.subject, r.tenant, r.method, r.route, r.status) for r in lines] == [  # type: ignore[attr-defined]
+        ("ops-a", "tenant-a", "POST", "/vnfpkgm/v1/vnf_packages", 201),
+        ("reader-a", "tenant-a", "DELETE", "/vnfpkgm/v1/vnf_packages/{pkg_id}", 403),
+        (None, None, "DELETE", f"/vnfpkgm/v1/vnf_packages/{pkg}", 401),
+    ]
+    assert lines[1].resource == {"pkg_id": pkg}  # type: ignore[attr-defined]
+    assert all("forged" not in r.getMessage() and ops not in r.getMessage() for r in lines)
