@@ -84,7 +84,7 @@ async def remove_workers(s: Site, removed: Sequence[Node]) -> None:
             extra = [("node", n.name), *CONFIRM, ("reset_nodes", "false"), ("allow_ungraceful_removal", "true")]
             reached = list(c.masters)  # the node is deleted through the first control plane
         async with s.authorized(reached):
-            await s.playbook("remove-node.yml", extra=extra, hosts=[m.name for m in reached])
+            await s.playbook("remove-node.yml", extra=extra, hosts=[n.name])
         await s.remove_from_inventory(n)
         left.discard(n.vnfc.id)
         await c.ex.run(lb_host, DeleteNode(n.name))
