@@ -24,7 +24,7 @@ from vnfm.adapters.nodes.ssh.kubespray import (
 )
 from vnfm.adapters.remote.ssh import Result, SshTarget, script_payload
 from vnfm.nodesteps.kubespray import InventoryHost, KubesprayInventory, KubesprayPlaybook
-from vnfm.nodesteps.kubespray_tree import layout_lines
+from vnfm.nodesteps.kubespray_tree import LAYOUTS, find_layout, layout_lines
 
 LAYOUT = "Kubespray v2.22 and later (playbooks/)"
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGq0Kz0cE5h8Xr7oVqG0Q0v0m8l1ZyYtq8B4k8m7x9aB"
@@ -265,3 +265,13 @@ def test_the_playbook_script_runs_the_playbook_where_the_release_keeps_it(tmp_pa
     called = (tmp_path / "called").read_text().splitlines()
     assert called[0] == str(root) and called[-1] == path
     assert called[1:-1] == ["-i", f"{inv}/hosts.yaml", "-e", f"@{inv}/vnfm-vars.yml", "-e", "node=w1"]
+
+
+def test_the_standin_tree_has_the_current_layout_and_no_root_facts() -> None:
+    """CI's stand-in follows the current release layout, so a driver that looks for a root
+    facts.yml (the bug of issue 22) fails on it as on a real tree."""
+    tree = Path(__file__).resolve().parents[2] / "fixtures" / "kubespray_standin"
+    layout = find_layout(lambda p: (tree / p).exists())
+    assert layout is LAYOUTS[0] and not (tree / "facts.yml").exists()
+    r = _run("kubespray_inventory", _inventory_inputs("check", str(tree), "/nonexistent/inv", "inst-1"))
+    assert r.returncode == 0 and parse_output(r.stdout)["layout"] == LAYOUT, r.stderr

@@ -30,9 +30,28 @@ def workers_only(nodes: Sequence[Node], what: str) -> None:
                               "driver scales and heals workers only (heal the entire VNF to rebuild the cluster)")
 
 
+async def answering(s: Site, nodes: Sequence[Node]) -> dict[str, bool]:
+    """Whether each of `nodes` answers over SSH now (by VNFC id), asked in parallel."""
+    return dict(zip([n.vnfc.id for n in nodes], await gather([s.reachable(n) for n in nodes]), strict=True))
+
+
+def refuse_silent(nodes: Sequence[Node], answers: dict[str, bool], playbook: str) -> None:
+    """A playbook that gathers the facts of every host would fail UNREACHABLE on a node that does
+    not answer: the operation fails first, naming them, before any playbook runs."""
+    silent = [n.name for n in nodes if not answers[n.vnfc.id]]
+    if silent:
+        raise OperationFailed(f"node(s) {', '.join(silent)} of the cluster do not answer over SSH (their VMs may be "
+                              f"down) and Kubespray's {playbook} gathers the facts of every host: heal them first "
+                              "(or name them in the same heal request); no playbook was run")
+
+
 async def add_workers(s: Site, added: Sequence[Node]) -> None:
     c = s.c
     workers_only(added, "adding nodes")
+    if added:
+        new = {n.vnfc.id for n in added}
+        existing = [n for n in c.nodes if n.vnfc.id not in new]
+        refuse_silent(existing, await answering(s, existing), "facts.yml")
     await pin(c, [*c.nodes, s.lb_node], repin=added)
     await c.ex.verify_host_keys([s.ansible])
     if added:
@@ -60,12 +79,8 @@ async def remove_workers(s: Site, removed: Sequence[Node]) -> None:
     survivors = [n for n in c.nodes if n.vnfc.id not in gone]
     await pin(c, [*c.masters, s.lb_node])
     await c.ex.verify_host_keys([s.ansible])
-    answers = dict(zip([n.vnfc.id for n in c.nodes], await gather([s.reachable(n) for n in c.nodes]), strict=True))
-    silent = [n.name for n in survivors if not answers[n.vnfc.id]]
-    if silent:
-        raise OperationFailed(f"node(s) {', '.join(silent)} of the cluster do not answer over SSH (their VMs may be "
-                              "down) and Kubespray's remove-node.yml gathers the facts of every host: heal them first "
-                              "(or name them in the same heal request) (nothing was changed)")
+    answers = await answering(s, c.nodes)
+    refuse_silent(survivors, answers, "remove-node.yml")  # before the drain: nothing changed yet
     lb_host = s.lb_node.ssh
     # the inventory of the nodes as they are now: this operation's Ansible server may be another
     # one (a request's `ansible` override) or lack a node a failed run left out
