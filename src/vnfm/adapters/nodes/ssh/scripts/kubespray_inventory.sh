@@ -22,8 +22,8 @@ refuse() { echo "$*" >&2; exit 3; }
 
 layout=""
 check_tree() {
-  local label path req f ok known=""
-  while IFS='|' read -r label path req; do
+  local label req f ok known=""
+  while IFS='|' read -r label _ req; do
     [ -n "$label" ] || continue
     ok=1
     for f in $req; do [ -e "$ROOT/$f" ] || { ok=0; break; }; done

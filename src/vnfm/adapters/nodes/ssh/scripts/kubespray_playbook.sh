@@ -9,7 +9,8 @@
 # the VNFM pinned; Kubespray's ansible.cfg, which turns checking off, is overridden). Other
 # exported VNFM_* variables are secrets the inventory reads with env lookups. Stdin is /dev/null:
 # a playbook that prompts fails instead of waiting. The run ends after TIMEOUT_S seconds.
-# Output: "@@ changed=true", "@@ seconds=N", "@@ recap=host:ok:changed:unreachable:failed ...".
+# Output: "@@ changed=true", "@@ path=<the playbook's path in the tree>", "@@ seconds=N",
+# "@@ recap=host:ok:changed:unreachable:failed ...".
 # A failed run: the end of Ansible's output, then the failing task, on stderr.
 set -euo pipefail
 : "${ROOT:?}" "${INV:?}" "${OWNER:?}" "${OWNER_FILE:?}" "${HOSTS_FILE:?}" "${KNOWN_HOSTS:?}" "${VARS_FILE:?}"
