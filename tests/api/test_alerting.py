@@ -213,12 +213,24 @@ def test_dashboard_is_well_formed() -> None:
         assert p["datasource"]["uid"] == "${datasource}", p["title"]  # the importer picks the Prometheus
 
 
-def _promtool(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["promtool", *args], capture_output=True, text=True, timeout=120)
+def _promtool(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["promtool", *args], capture_output=True, text=True, timeout=120, input=stdin)
 
 
-@pytest.mark.skipif(shutil.which("promtool") is None,
-                    reason="promtool is not installed here (Debian package prometheus, .ci/integration-deps.sh)")
+NO_PROMTOOL = pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool is not installed here "
+                                 "(Debian package prometheus, .ci/integration-deps.sh)")
+
+
+@NO_PROMTOOL
+async def test_promtool_lints_the_live_metrics(failed: Api) -> None:
+    text = (await failed.c.get("/metrics")).text
+    res = _promtool("check", "metrics", stdin=text)
+    assert res.returncode == 0 and not res.stdout.strip(), res.stdout + res.stderr
+    bad = "# HELP vnfm_things Things\n# TYPE vnfm_things counter\nvnfm_things 1\n"  # a counter without _total
+    assert _promtool("check", "metrics", stdin=bad).returncode != 0
+
+
+@NO_PROMTOOL
 def test_promtool_checks_and_unit_tests_the_rules(tmp_path: Path) -> None:
     res = _promtool("check", "rules", str(RULES))
     assert res.returncode == 0, res.stdout + res.stderr
