@@ -75,8 +75,8 @@ async def scale(request: Request, inst_id: str) -> Response:
 
 @router.post("/v1/vnf_instances/{inst_id}/heal")
 async def heal(request: Request, inst_id: str) -> Response:
-    body = await json_body(request, empty={})
-    return _accepted(request, await off_loop(app_of(request).instances.heal, inst_id, body))
+    # No body is a 400 (a body-less POST must not rebuild the whole VNF); `{}` is SOL003's heal entire.
+    return _accepted(request, await off_loop(app_of(request).instances.heal, inst_id, await json_body(request)))
 
 
 @router.post("/v1/vnf_instances/{inst_id}/terminate")
