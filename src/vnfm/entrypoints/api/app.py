@@ -78,8 +78,10 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
     app.include_router(vnfpkgm.router)
     app.include_router(vnflcm.router)
     app.include_router(vnfm_ext.router)
-    if settings.fault_injection:
-        app.include_router(vnfm_ext.faults_router)
+    if settings.simulator:  # the simulated cloud's API and fault injection exist only while it is a VIM
+        app.include_router(vnfm_ext.sim_router)
+        if settings.fault_injection:
+            app.include_router(vnfm_ext.faults_router)
     app.include_router(tacker_vims.router)
     app.include_router(health.router)
     return app

@@ -99,6 +99,8 @@ def show_op_occ(request: Request, op_id: str) -> dict[str, object]:
     occ = app_of(request).instances.op_get(op_id)
     body = views.op_occ_info(occ)
     body["vnfmProgress"] = views.masked(occ.events[-50:])
+    if occ.warnings:  # what the request asked that was not done as asked (kept with the occurrence)
+        body["vnfmWarnings"] = views.masked(list(occ.warnings))
     return body
 
 
