@@ -72,3 +72,14 @@ async def test_heal_with_an_empty_object_still_heals_the_entire_vnf(onboarded: t
     api, _, vnfd_id = onboarded
     inst_id = await api.instantiated(vnfd_id)
     await api.run(inst_id, "heal", {})
+
+
+@pytest.mark.parametrize("task", ["retry", "rollback", "fail"])
+async def test_a_body_on_a_task_that_takes_none_is_refused(api: Api, task: str) -> None:
+    """retry / rollback / fail have no request body (SOL003): one with content is refused, not
+    ignored; none (or `{}`) goes on to the occurrence (here: none exists, 404)."""
+    path = f"/vnflcm/v1/vnf_lcm_op_occs/00000000-0000-0000-0000-000000000000/{task}"
+    assert_problem(await api.c.post(path, json={"cancelMode": "FORCEFUL"}), 400, f"{task} takes no request body")
+    assert_problem(await api.c.post(path, content=b"not json"), 400)
+    for body in (b"", b"{}"):
+        assert_problem(await api.c.post(path, content=body), 404)
