@@ -140,7 +140,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         twin.kube_api = KubeApiServer(settings.data_dir / "sim-kube-api", settings.sim_kube_api_host,
                                       settings.sim_kube_api_port)
     twin.kube_api.default_sim = sim
-    if settings.sim_kube_api_port or twin.kube_api.remembered:
+    if settings.simulator and (settings.sim_kube_api_port or twin.kube_api.remembered):
         twin.kube_api.start()  # registered VIMs name this port: serve it from the start
     infra_drivers = default_infra_drivers(sim, vims.get, twin, settings.kube_ready_timeout,
                                           simulator=settings.simulator)

@@ -8,6 +8,7 @@ simulator off (the production configuration) nothing ends on the simulator and /
 
 from __future__ import annotations
 
+import socket
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,12 @@ async def register(api: Api, name: str, vim_type: str = "openstack", default: bo
     r = await api.c.post("/vnfm/v1/vims", json=body)
     assert r.status_code == 201, r.text
     return str(r.json()["id"])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def resource_handles(inst: dict[str, Any]) -> list[dict[str, Any]]:
@@ -134,7 +141,8 @@ async def test_the_vim_an_instance_runs_on_cannot_be_patched_away(onboarded: tup
 
 
 async def test_simulator_off_nothing_ends_on_the_simulator(api_factory: ApiFactory) -> None:
-    api = await api_factory(simulator=False, fault_injection=False)
+    api = await api_factory(simulator=False, fault_injection=False, sim_kube_api_port=free_port())
+    assert api.core.extras["kube_api"]._httpd is None  # no simulated Kubernetes API listens either
     assert await vims(api) == []  # the simulator is no VIM
     for path in ("/sim/v1/state", "/sim/v1/state/x"):
         assert (await api.c.get(path)).status_code == 404
