@@ -46,6 +46,12 @@ ROUTE_RULES: dict[tuple[str, str], str] = {
     ("POST", f"{_INST}/scale"): OPERATOR,
     ("POST", f"{_INST}/heal"): OPERATOR,
     ("POST", f"{_INST}/terminate"): OPERATOR,
+    # the LCM tasks vnfm does not implement (they answer what SOL003 says); an operator's anyway
+    ("POST", f"{_INST}/scale_to_level"): OPERATOR,
+    ("POST", f"{_INST}/change_flavour"): OPERATOR,
+    ("POST", f"{_INST}/operate"): OPERATOR,
+    ("POST", f"{_INST}/change_ext_conn"): OPERATOR,
+    ("POST", f"{_INST}/change_vnfpkg"): OPERATOR,
     ("GET", f"{_LCM}/vnf_lcm_op_occs"): READER,
     ("GET", _OCC): READER,
     ("POST", f"{_OCC}/retry"): OPERATOR,
