@@ -40,6 +40,9 @@ KINDS: tuple[Kind, ...] = (
     Kind("deployments", "Deployment", "apps", "v1", True, ("deploy",)),
     Kind("statefulsets", "StatefulSet", "apps", "v1", True, ("sts",)),
     Kind("daemonsets", "DaemonSet", "apps", "v1", True, ("ds",)),
+    Kind("serviceaccounts", "ServiceAccount", "", "v1", True, ("sa",)),
+    Kind("poddisruptionbudgets", "PodDisruptionBudget", "policy", "v1", True, ("pdb",)),
+    Kind("clusterrolebindings", "ClusterRoleBinding", "rbac.authorization.k8s.io", "v1", False),
 )
 BY_PLURAL = {k.plural: k for k in KINDS}
 BY_KIND = {k.kind: k for k in KINDS}
@@ -52,8 +55,10 @@ SUBRESOURCES: dict[str, dict[str, tuple[str, str, str, tuple[str, ...]]]] = {
     "statefulsets": {"scale": ("Scale", "autoscaling", "v1", ("get", "patch", "update")),
                      "status": ("StatefulSet", "", "", ("get",))},
     "daemonsets": {"status": ("DaemonSet", "", "", ("get",))},
+    "poddisruptionbudgets": {"status": ("PodDisruptionBudget", "", "", ("get",))},
 }
-GROUPS: dict[str, list[str]] = {"apps": ["v1"], "policy": ["v1"], "autoscaling": ["v1"]}
+GROUPS: dict[str, list[str]] = {"apps": ["v1"], "policy": ["v1"], "autoscaling": ["v1"],
+                                "rbac.authorization.k8s.io": ["v1"]}
 
 
 def kind_of(group: str, version: str, plural: str) -> Kind | None:

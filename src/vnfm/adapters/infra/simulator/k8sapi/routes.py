@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from vnfm.adapters.infra.simulator.k8sapi import openapi
 from vnfm.adapters.infra.simulator.k8sapi.errors import ApiError
 from vnfm.adapters.infra.simulator.k8sapi.kinds import GROUPS, group_list, kind_of, resource_list
 from vnfm.adapters.infra.simulator.k8sapi.ops import Call, run
@@ -125,8 +126,16 @@ def answer(sim: Any, instance_id: str, req: Request, server: str) -> Answer:
         found = _discovery(_state(dict(extras)), req.path, server)
         if found is not None:
             return found
+        if req.path == "/openapi/v3":
+            return Answer(200, openapi.root())
+        if req.path.startswith("/openapi/v3/"):
+            gv = req.path[len("/openapi/v3/"):].split("/")
+            doc = openapi.document(*((gv[1], gv[2]) if gv[0] == "apis" and len(gv) == 3 else ("", gv[-1])))
+            if doc is None or gv[0] not in ("api", "apis"):
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            return Answer(200, doc)
         if req.path.startswith("/openapi/"):
-            raise ApiError(404, "NotFound", "the simulated API serves no OpenAPI document")
+            raise ApiError(404, "NotFound", "the simulated API serves OpenAPI v3 only (/openapi/v3)")
         call = _call(req)
         if req.query.get("watch") in ("1", "true"):
             raise ApiError(405, "MethodNotAllowed", "watch is not supported by the simulated API: list instead")
