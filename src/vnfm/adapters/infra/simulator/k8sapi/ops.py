@@ -13,6 +13,7 @@ from vnfm.adapters.infra.simulator.k8sapi import controller, services, store
 from vnfm.adapters.infra.simulator.k8sapi.budgets import blocking_budget
 from vnfm.adapters.infra.simulator.k8sapi.errors import ApiError, already_exists, not_found
 from vnfm.adapters.infra.simulator.k8sapi.kinds import KINDS, WORKLOADS, Kind
+from vnfm.adapters.infra.simulator.k8sapi.openapi import TOP as NO_STATUS
 from vnfm.adapters.infra.simulator.k8sapi.openapi import unknown_fields
 from vnfm.adapters.infra.simulator.k8sapi.patch import apply_patch
 from vnfm.adapters.infra.simulator.k8sapi.selectors import field_matcher, label_matcher, selector_string
@@ -144,8 +145,9 @@ def _create(st: dict[str, Any], call: Call) -> dict[str, Any]:
     md.update(uid=new_uid(), creationTimestamp=now_ts(), generation=1)
     for k in ("resourceVersion", "deletionTimestamp", "managedFields"):
         md.pop(k, None)
-    obj["status"] = {"Namespace": {"phase": "Active"}, "PersistentVolumeClaim": {"phase": "Pending"}}.get(
-        call.kind.kind, {})
+    if call.kind.kind not in NO_STATUS:
+        obj["status"] = {"Namespace": {"phase": "Active"}, "PersistentVolumeClaim": {"phase": "Pending"}}.get(
+            call.kind.kind, {})
     if call.kind.plural == "services":
         services.allocate(st, call.key, obj, None)
     store.write(st, call.kind.plural, call.key, obj)

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from vnfm.adapters.infra.simulator.k8sapi import openapi
+from vnfm.adapters.infra.simulator.k8sapi import openapi, protobuf
 from vnfm.adapters.infra.simulator.k8sapi.errors import ApiError
 from vnfm.adapters.infra.simulator.k8sapi.kinds import GROUPS, group_list, kind_of, resource_list
 from vnfm.adapters.infra.simulator.k8sapi.ops import Call, run
@@ -99,14 +99,17 @@ def _call(req: Request) -> Call:
     if kind is None or len(rest) > 3:
         raise ApiError(404, "NotFound", "the server could not find the requested resource")
     body: Any = None
-    if req.body:
+    ctype = req.headers.get("content-type", "application/json")
+    if req.body and ctype.startswith(protobuf.CONTENT_TYPE):
+        body, ctype = protobuf.decode(req.body), "application/json"
+    elif req.body:
         try:
             body = json.loads(req.body)
         except ValueError:
             raise ApiError(415, "UnsupportedMediaType", "the body must be JSON") from None
     return Call(method=req.method, kind=kind, namespace=namespace, name=rest[1] if len(rest) > 1 else None,
                 sub=rest[2] if len(rest) > 2 else None, query=req.query, body=body,
-                content_type=req.headers.get("content-type", "application/json"))
+                content_type=ctype)
 
 
 def answer(sim: Any, instance_id: str, req: Request, server: str) -> Answer:
