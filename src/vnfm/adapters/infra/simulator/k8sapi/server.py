@@ -40,10 +40,14 @@ class Endpoint:
 class KubeApiServer:
     """The listener and the map from cluster (VNF instance id) to the simulated cloud keeping it."""
 
-    def __init__(self, directory: Path | None = None, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, directory: Path | None = None, host: str = "127.0.0.1", port: int = 0,
+                 root_cluster: str | None = None) -> None:
         self.directory = directory
         self.host = host
         self.port = port
+        # the cluster served at the root of the listener too (paths without /clusters/<id>), as a real
+        # API server serves: for a kubeconfig whose server URL a client replaced by host:port
+        self.root_cluster = root_cluster
         self.default_sim: Any = None  # the cloud asked about clusters this process has not seen yet
         self._sims: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
@@ -131,11 +135,15 @@ def _handler(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
         def _serve(self) -> None:
             parts = urlsplit(self.path)
             path = unquote(parts.path)
-            if not path.startswith(PREFIX):
+            if path.startswith(PREFIX):
+                instance_id, _, rest = path[len(PREFIX):].partition("/")
+                base = f"{server.base_url}{PREFIX}{instance_id}"
+            elif server.root_cluster:
+                instance_id, rest, base = server.root_cluster, path.lstrip("/"), server.base_url
+            else:
                 return self._send(Answer(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                                "reason": "NotFound", "code": 404,
                                                "message": "no cluster in the path: /clusters/<id>/..."}))
-            instance_id, _, rest = path[len(PREFIX):].partition("/")
             length = int(self.headers.get("Content-Length") or 0)
             if length > MAX_BODY:
                 return self._send(Answer(413, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
@@ -149,7 +157,6 @@ def _handler(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
                 return self._send(Answer(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                                "reason": "NotFound", "code": 404,
                                                "message": f"no simulated Kubernetes cluster {instance_id}"}))
-            base = f"{server.base_url}{PREFIX}{instance_id}"
             try:
                 self._send(answer(sim, instance_id, req, base))
             except Exception:
