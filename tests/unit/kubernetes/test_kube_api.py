@@ -213,7 +213,14 @@ async def test_what_the_simulated_api_refuses(k8s: K8s, tmp_path: Path) -> None:
             assert r.status_code == 422 and "29999" in r.json()["message"]
             r = c.post(f"{base}/api/v1/namespaces/nowhere/configmaps", json=cm, headers=auth)
             assert r.status_code == 404
-            assert c.post(f"{base}/api/v1/nodes", json={"metadata": {"name": "x"}}, headers=auth).status_code == 405
+            assert c.post(f"{base}/api/v1/nodes", json={"metadata": {"name": "X_"}}, headers=auth).status_code == 422
+            # a kubelet registers its node: it is there (and Ready), once
+            assert c.post(f"{base}/api/v1/nodes", json={"metadata": {"name": "kubelet-x"}}, headers=auth).status_code \
+                == 201
+            assert c.post(f"{base}/api/v1/nodes", json={"metadata": {"name": "kubelet-x"}}, headers=auth).status_code \
+                == 409
+            node = c.get(f"{base}/api/v1/nodes/kubelet-x", headers=auth).json()
+            assert node["status"]["conditions"][0]["status"] == "True"
 
     await asyncio.to_thread(run)
 

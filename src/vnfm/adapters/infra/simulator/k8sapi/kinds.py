@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 VERBS = ["create", "delete", "get", "list", "patch", "update"]
-READ_PATCH = ["delete", "get", "list", "patch", "update"]  # nodes: they register themselves
 
 
 @dataclass(frozen=True)
@@ -30,7 +29,7 @@ class Kind:
 
 KINDS: tuple[Kind, ...] = (
     Kind("namespaces", "Namespace", "", "v1", False, ("ns",)),
-    Kind("nodes", "Node", "", "v1", False, ("no",), tuple(READ_PATCH)),
+    Kind("nodes", "Node", "", "v1", False, ("no",)),  # created by the kubelet that registers it
     Kind("pods", "Pod", "", "v1", True, ("po",)),
     Kind("services", "Service", "", "v1", True, ("svc",)),
     Kind("configmaps", "ConfigMap", "", "v1", True, ("cm",)),

@@ -17,8 +17,8 @@ from vnfm.adapters.infra.simulator.k8sapi.openapi import TOP as NO_STATUS
 from vnfm.adapters.infra.simulator.k8sapi.openapi import unknown_fields
 from vnfm.adapters.infra.simulator.k8sapi.patch import apply_patch
 from vnfm.adapters.infra.simulator.k8sapi.selectors import field_matcher, label_matcher, selector_string
-from vnfm.adapters.infra.simulator.k8sapi.state import DEFAULT_NAMESPACES, key_of, new_uid, now_ts, rv, suffix
-from vnfm.adapters.infra.simulator.k8sapi.validate import check
+from vnfm.adapters.infra.simulator.k8sapi.state import DEFAULT_NAMESPACES, bump, key_of, new_uid, now_ts, rv, suffix
+from vnfm.adapters.infra.simulator.k8sapi.validate import check, check_name
 from vnfm.adapters.infra.simulator.twin.cluster import blocking_pdb
 
 # kinds whose DELETE answers the deleted object rather than a Status (what the clients deserialize)
@@ -126,9 +126,31 @@ def _namespace_exists(st: dict[str, Any], ns: str | None) -> None:
         raise not_found("namespaces", ns)
 
 
+def _register(st: dict[str, Any], call: Call, obj: dict[str, Any]) -> dict[str, Any]:
+    """A kubelet registers its Node (POST): a control plane when labelled so; Ready at once unless
+    the twin's `never_ready` fault names it."""
+    md = obj["metadata"]
+    name = str(md.get("name") or "")
+    check_name(call.kind, name)
+    if name in st["nodes"]:
+        raise already_exists("nodes", name)
+    labels = dict(md.get("labels") or {})
+    addresses = [a.get("address") for a in (obj.get("status") or {}).get("addresses") or []
+                 if isinstance(a, dict) and a.get("type") == "InternalIP"]
+    st["nodes"][name] = {"name": name, "server_id": None, "addresses": addresses, "labels": labels,
+                         "role": "master" if "node-role.kubernetes.io/control-plane" in labels else "worker",
+                         "cordoned": bool((obj.get("spec") or {}).get("unschedulable")), "ready": False,
+                         "ready_at": 0.0, "rv": bump(st)}
+    call.name = name
+    controller.reconcile(st)
+    return _get(st, call)
+
+
 def _create(st: dict[str, Any], call: Call) -> dict[str, Any]:
     if call.kind.plural == "nodes":
-        raise ApiError(405, "MethodNotAllowed", "nodes register themselves when they join the cluster")
+        obj = _body(call)
+        _strict(call, obj)
+        return _register(st, call, obj)
     obj = _body(call)
     md = obj["metadata"]
     if not md.get("name"):
