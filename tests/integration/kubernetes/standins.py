@@ -105,13 +105,139 @@ esac
 exit 0
 """
 
+KUBEADM_CHECK = r"""# what the stand-in kubeadm checks of its command line and configuration files, as kubeadm
+# (v1.30, config API kubeadm.k8s.io/v1beta3) refuses them: unknown commands and flags, a config
+# document of another apiVersion/kind, unknown fields (kubeadm decodes strictly), missing or
+# malformed values (addresses, ports, CIDRs, node names, versions, token and hash formats).
+# NOT checked (the real kubeadm would): preflight checks of the host (swap, ports in use, the
+# container runtime answering on criSocket, cgroup driver), the reachability of
+# controlPlaneEndpoint and that the CA hash matches what the API server serves (the stand-in
+# compares with the local CA), and fields of these kinds the scripts never write.
+import ipaddress, re, sys, yaml
+NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+FIELDS = {
+    "InitConfiguration": {"apiVersion", "kind", "localAPIEndpoint", "nodeRegistration", "bootstrapTokens",
+                          "certificateKey", "skipPhases", "patches"},
+    "ClusterConfiguration": {"apiVersion", "kind", "kubernetesVersion", "controlPlaneEndpoint", "networking",
+                             "apiServer", "etcd", "controllerManager", "scheduler", "dns", "certificatesDir",
+                             "imageRepository", "clusterName", "featureGates"},
+    "JoinConfiguration": {"apiVersion", "kind", "discovery", "nodeRegistration", "controlPlane", "caCertPath",
+                          "skipPhases", "patches"},
+}
+def fail(msg):
+    print(f"stand-in kubeadm: {msg}", file=sys.stderr)
+    sys.exit(1)
+def keys(d, allowed, what):
+    unknown = set(d) - set(allowed)
+    if unknown:
+        fail(f"{what}: strict decoding error: unknown field(s) {sorted(unknown)}")
+    return d
+def ip(v, what):
+    try:
+        ipaddress.ip_address(str(v))
+    except ValueError:
+        fail(f"{what}: {v!r} is not a valid IP address")
+def endpoint(v, what):
+    host, _, port = str(v).rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        fail(f"{what}: {v!r} is not host:port")
+def cidr(v, what):
+    for part in str(v).split(","):
+        try:
+            ipaddress.ip_network(part, strict=False)
+        except ValueError:
+            fail(f"{what}: {part!r} is not a valid CIDR")
+def node_registration(nr):
+    if set(nr) - {"name", "criSocket", "taints", "kubeletExtraArgs", "ignorePreflightErrors", "imagePullPolicy"}:
+        fail(f"nodeRegistration: unknown field(s) {sorted(set(nr) - {'name', 'criSocket'})}")
+    if not NAME.match(str(nr.get("name", ""))) or len(str(nr["name"])) > 63:
+        fail(f"nodeRegistration.name: {nr.get('name')!r} is not a valid node name")
+    if not str(nr.get("criSocket", "unix://")).startswith("unix://"):
+        fail(f"nodeRegistration.criSocket: {nr.get('criSocket')!r} is not a unix:// URL")
+def api_endpoint(le, what):
+    keys(le, ("advertiseAddress", "bindPort"), what)
+    ip(le.get("advertiseAddress"), f"{what}.advertiseAddress")
+    if not isinstance(le.get("bindPort", 6443), int) or not 0 < le.get("bindPort", 6443) < 65536:
+        fail(f"{what}.bindPort: {le.get('bindPort')!r} is not a port")
+def config(path, want):
+    try:
+        docs = [d for d in yaml.safe_load_all(open(path)) if d is not None]
+    except (OSError, yaml.YAMLError) as e:
+        fail(f"unable to read config from {path!r}: {e}")
+    kinds = {}
+    for d in docs:
+        if d.get("apiVersion") != "kubeadm.k8s.io/v1beta3":
+            fail(f"{path}: apiVersion {d.get('apiVersion')!r} is not kubeadm.k8s.io/v1beta3")
+        if d.get("kind") not in want:
+            fail(f"{path}: kind {d.get('kind')!r} is not one of {sorted(want)}")
+        unknown = set(d) - FIELDS[d["kind"]]
+        if unknown:
+            fail(f"{path}: strict decoding error: unknown field(s) {sorted(unknown)} in {d['kind']}")
+        kinds[d["kind"]] = d
+    return kinds
+argv = sys.argv[1:]
+def shape():
+    if argv == ["init", "phase", "upload-certs", "--upload-certs"]:
+        return "phase"
+    if len(argv) == 4 and argv[:2] == ["init", "--config"] and argv[3] == "--upload-certs":
+        return "init"
+    if len(argv) == 4 and argv[:3] == ["token", "create", "--ttl"]:
+        return "token"
+    if len(argv) == 3 and argv[:2] == ["join", "--config"]:
+        return "join"
+    return "reset" if argv == ["reset", "-f"] else None
+key = shape()
+if key is None:
+    fail(f"unknown command or flags: kubeadm {' '.join(argv)}")
+if key == "token":
+    if not re.fullmatch(r"\d+(h|m|s)", argv[3]):
+        fail(f"invalid argument {argv[3]!r} for --ttl: not a duration")
+elif key == "init":
+    k = config(argv[2], {"InitConfiguration", "ClusterConfiguration"})
+    init, cluster = k.get("InitConfiguration") or fail("no InitConfiguration"), k.get("ClusterConfiguration") or {}
+    api_endpoint(init.get("localAPIEndpoint") or {}, "localAPIEndpoint")
+    node_registration(init.get("nodeRegistration") or {})
+    if not re.fullmatch(r"v\d+\.\d+\.\d+", str(cluster.get("kubernetesVersion", ""))):
+        fail(f"kubernetesVersion: {cluster.get('kubernetesVersion')!r} is not vX.Y.Z")
+    endpoint(cluster.get("controlPlaneEndpoint"), "controlPlaneEndpoint")
+    net = keys(cluster.get("networking") or {}, ("podSubnet", "serviceSubnet", "dnsDomain"), "networking")
+    cidr(net.get("podSubnet"), "networking.podSubnet")
+    cidr(net.get("serviceSubnet"), "networking.serviceSubnet")
+    for san in (cluster.get("apiServer") or {}).get("certSANs") or []:
+        if not (NAME.match(str(san)) or re.fullmatch(r"[0-9a-fA-F.:]+", str(san))):
+            fail(f"apiServer.certSANs: {san!r} is neither an IP address nor a DNS name")
+        if re.fullmatch(r"[0-9a-fA-F.:]+", str(san)):
+            ip(san, "apiServer.certSANs")
+elif key == "join":
+    j = config(argv[2], {"JoinConfiguration"}).get("JoinConfiguration") or fail("no JoinConfiguration")
+    disc = keys(j.get("discovery") or {}, ("bootstrapToken", "file", "tlsBootstrapToken", "timeout"), "discovery")
+    bt = disc.get("bootstrapToken") or fail("discovery.bootstrapToken: Required value")
+    keys(bt, ("apiServerEndpoint", "token", "caCertHashes", "unsafeSkipCAVerification"), "discovery.bootstrapToken")
+    endpoint(bt.get("apiServerEndpoint"), "discovery.bootstrapToken.apiServerEndpoint")
+    if not re.fullmatch(r"[a-z0-9]{6}\.[a-z0-9]{16}", str(bt.get("token", ""))):
+        fail("discovery.bootstrapToken.token: the bootstrap token is not of the form [a-z0-9]{6}.[a-z0-9]{16}")
+    hashes = bt.get("caCertHashes") or []
+    if not hashes or not all(re.fullmatch(r"sha256:[0-9a-f]{64}", str(h)) for h in hashes):
+        fail("discovery.bootstrapToken.caCertHashes: want sha256:<64 hex digits>")
+    node_registration(j.get("nodeRegistration") or {})
+    cp = j.get("controlPlane")
+    if cp is not None:
+        keys(cp, ("localAPIEndpoint", "certificateKey"), "controlPlane")
+        api_endpoint(cp.get("localAPIEndpoint") or {}, "controlPlane.localAPIEndpoint")
+        if not re.fullmatch(r"[0-9a-f]{64}", str(cp.get("certificateKey", ""))):
+            fail("controlPlane.certificateKey: want 64 hex digits")
+"""
+
 KUBEADM = r"""#!/bin/bash
-# recording stand-in for kubeadm (NOT the real program). init / join --control-plane start a REAL
-# etcd member (TLS, kubeadm's PKI paths); tokens and certificate keys are checked against sha256
-# records in etcd; the join configuration (which holds the secrets) is never copied.
+# recording stand-in for kubeadm (NOT the real program). Its command line and configuration files
+# are checked first (kubeadm_check.py: what it checks, and what it cannot). init / join
+# --control-plane start a REAL etcd member (TLS, kubeadm's PKI paths); tokens and certificate keys
+# are checked against sha256 records in etcd; the join configuration (which holds the secrets) is
+# never copied.
 set -euo pipefail
 . /usr/local/lib/vnfm-standin/common.sh
 record kubeadm "$@"
+/usr/bin/python3 /usr/local/lib/vnfm-standin/kubeadm_check.py "$@"
 val() { sed -n "s/^ *$1: *\"\{0,1\}\([^\"]*\)\"\{0,1\} *\$/\1/p" "$2" | head -n 1; }
 ca_hash() {
   openssl x509 -pubkey -in /etc/kubernetes/pki/ca.crt | openssl rsa -pubin -outform der 2>/dev/null \
@@ -198,14 +324,22 @@ case "${1:-} ${2:-}" in
 esac
 """
 
-RECORD_ONLY = ("apt-get", "apt-mark", "hostnamectl", "swapoff", "modprobe", "sysctl", "curl", "keepalived",
-               "kubelet")
-PROGRAMS = (*RECORD_ONLY, "containerd", "gpg", "systemctl", "kubeadm")
+KUBELET = r"""#!/bin/bash
+# stand-in for kubelet (NOT the real program): the node scripts never run the kubelet themselves
+# (systemd does: `systemctl enable --now kubelet`, a marker file here), so any call is refused.
+. /usr/local/lib/vnfm-standin/common.sh
+record kubelet "$@"
+echo "stand-in kubelet: not to be run by node scripts (got: kubelet $*)" >&2
+exit 1
+"""
+
+RECORD_ONLY = ("apt-get", "apt-mark", "hostnamectl", "swapoff", "modprobe", "sysctl", "curl", "keepalived")
+PROGRAMS = (*RECORD_ONLY, "containerd", "gpg", "systemctl", "kubeadm", "kubelet")
 
 
 def standin_scripts() -> dict[str, str]:
     out = {name: SIMPLE.replace("NAME", name) for name in RECORD_ONLY}
-    out.update({"containerd": CONTAINERD, "gpg": GPG, "systemctl": SYSTEMCTL, "kubeadm": KUBEADM})
+    out.update({"containerd": CONTAINERD, "gpg": GPG, "systemctl": SYSTEMCTL, "kubeadm": KUBEADM, "kubelet": KUBELET})
     return out
 
 
@@ -278,6 +412,7 @@ async def install(ssh: SshExecutor, host: TestHost, pki: Pki, etcd_hosts: list[T
     await install_kubectl(ssh, host)
     await ssh.put_file(t, "/etc/vnfm-standin/admin.conf", api.kubeconfig(), mode=0o600)
     await ssh.put_file(t, "/usr/local/lib/vnfm-standin/common.sh", COMMON, mode=0o644)
+    await ssh.put_file(t, "/usr/local/lib/vnfm-standin/kubeadm_check.py", KUBEADM_CHECK, mode=0o644)
     for name, text in standin_scripts().items():
         await ssh.put_file(t, f"/usr/local/sbin/{name}", text, mode=0o755)
     endpoints = ",".join(f"https://{h.address}:2379" for h in etcd_hosts)
