@@ -123,3 +123,49 @@ def test_protobuf_bodies_decoded_or_refused_naming_the_field() -> None:
     refused = call(sim, "POST", "/api/v1/namespaces/kube-system/serviceaccounts", b"k8s\x00" + sa2,
                    ctype="application/vnd.kubernetes.protobuf")
     assert refused.status == 415 and "field 15 of ObjectMeta is not understood" in refused.body["message"]
+
+
+def test_watch_sends_added_modified_deleted_then_ends() -> None:
+    import threading
+
+    from vnfm.adapters.infra.simulator.k8sapi import watch
+
+    sim = Sim()
+    path = "/api/v1/namespaces/default/configmaps"
+    cm = {"metadata": {"name": "a"}, "data": {"k": "1"}}
+    assert call(sim, "POST", path, cm).status == 201
+    rv = call(sim, "GET", path).body["metadata"]["resourceVersion"]
+    events: list[dict[str, Any]] = []
+    stop = threading.Event()
+
+    def lister() -> tuple[int, dict[str, Any]]:
+        a = call(sim, "GET", path)
+        return a.status, a.body
+
+    t = threading.Thread(target=watch.stream, args=({"resourceVersion": rv}, lister, events.append, stop))
+    t.start()
+    try:
+        call(sim, "POST", path, {"metadata": {"name": "b"}})
+        call(sim, "PATCH", f"{path}/a", {"data": {"k": "2"}}, ctype="application/merge-patch+json")
+        call(sim, "DELETE", f"{path}/b")  # created and deleted between two looks: not seen at all
+        call(sim, "DELETE", f"{path}/a")
+        call(sim, "POST", path, {"metadata": {"name": "c"}})
+        for _ in range(100):
+            if [e for e in events if e["type"] == "ADDED"]:
+                break
+            threading.Event().wait(0.05)
+    finally:
+        stop.set()
+        t.join(5)
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "c"), ("DELETED", "a")]
+    # an older resourceVersion: 410, the client lists again
+    gone: list[dict[str, Any]] = []
+    watch.stream({"resourceVersion": "1"}, lister, gone.append, threading.Event())
+    assert gone[0]["type"] == "ERROR" and gone[0]["object"]["code"] == 410
+    # a streaming list: every object, then the bookmark ending the initial events
+    initial: list[dict[str, Any]] = []
+    stopped = threading.Event()
+    stopped.set()
+    watch.stream({"sendInitialEvents": "true"}, lister, initial.append, stopped)
+    assert [e["type"] for e in initial] == ["ADDED", "BOOKMARK"]
+    assert initial[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}

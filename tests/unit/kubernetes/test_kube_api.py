@@ -174,6 +174,13 @@ async def test_kubectl_get_apply_delete_drain(k8s: K8s, tmp_path: Path) -> None:
     assert {p["nodePort"] for p in svc["spec"]["ports"]} >= {30422}
     table = await kubectl("get", "pods", "-l", "app=web")
     assert table.count("Running") == 2
+    # kubectl waits on a watch: the deletion of a pod is seen as it happens
+    victim = json.loads(await kubectl("get", "pods", "-l", "app=web", "-o", "json"))["items"][0]["metadata"]["name"]
+    waiting = asyncio.create_task(kubectl("wait", "--for=delete", f"pod/{victim}", "--timeout=20s"))
+    await asyncio.sleep(1)
+    assert not waiting.done()
+    await kubectl("delete", "pod", victim, "--wait=false")
+    assert "condition met" in await asyncio.wait_for(waiting, 10)
     await kubectl("drain", "workernode-0", "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=20s")
     pods = json.loads(await kubectl("get", "pods", "-l", "app=web", "-o", "json"))["items"]
     assert pods and all(p["spec"].get("nodeName") != "workernode-0" for p in pods)
@@ -197,7 +204,11 @@ async def test_what_the_simulated_api_refuses(k8s: K8s, tmp_path: Path) -> None:
             assert c.get(f"{base}/api/v1/nodes").status_code == 401  # no token
             other = base.rsplit("/", 1)[0] + "/00000000-0000-0000-0000-000000000000"
             assert c.get(f"{other}/api/v1/nodes", headers=auth).status_code == 404
-            assert c.get(f"{base}/api/v1/pods", params={"watch": "true"}, headers=auth).status_code == 405
+            # a watch ends at its timeoutSeconds; one of a single object by its path is refused
+            r = c.get(f"{base}/api/v1/pods", params={"watch": "true", "timeoutSeconds": "1"}, headers=auth)
+            assert r.status_code == 200 and r.text == ""
+            r = c.get(f"{base}/api/v1/namespaces/default/services/kubernetes", params={"watch": "1"}, headers=auth)
+            assert r.status_code == 405
             cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dry"}, "data": {"a": "b"}}
             r = c.post(f"{base}/api/v1/namespaces/default/configmaps", params={"dryRun": "All"}, json=cm,
                        headers=auth)
