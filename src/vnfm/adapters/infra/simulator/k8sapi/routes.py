@@ -141,7 +141,7 @@ def answer(sim: Any, instance_id: str, req: Request, server: str) -> Answer:
             raise ApiError(404, "NotFound", "the simulated API serves OpenAPI v3 only (/openapi/v3)")
         call = _call(req)
         if req.query.get("watch") in ("1", "true"):
-            raise ApiError(405, "MethodNotAllowed", "watch is not supported by the simulated API: list instead")
+            raise ApiError(405, "MethodNotAllowed", "a watch is a stream: the listener serves it (server.py)")
         dry = req.query.get("dryRun") == "All"
 
         def fn(ex: dict[str, Any]) -> tuple[int, dict[str, Any]]:
