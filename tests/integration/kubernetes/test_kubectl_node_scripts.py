@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.integration.harness import NET
 from tests.integration.kubernetes.kubeapi import SimApi, install_admin, install_kubectl
 from vnfm.adapters.nodes.ssh import SshStepExecutor
 from vnfm.adapters.remote.ssh import SshExecutor
@@ -74,8 +75,8 @@ class Api:
 async def test_kubectl_node_scripts_real_kubectl_against_the_simulated_api(make_hosts, ssh: SshExecutor,
                                                                           tmp_path: Path) -> None:
     (cp,) = make_hosts(1)
-    api = SimApi(tmp_path / "kube-api", [("k8s-m1", "master", cp.address), ("k8s-w1", "worker", "10.232.0.201"),
-                                         ("k8s-w2", "worker", "10.232.0.202"), ("k8s-w3", "worker", "10.232.0.203")])
+    api = SimApi(tmp_path / "kube-api", [("k8s-m1", "master", cp.address), ("k8s-w1", "worker", f"{NET}.201"),
+                                         ("k8s-w2", "worker", f"{NET}.202"), ("k8s-w3", "worker", f"{NET}.203")])
     ex = SshStepExecutor(SshExecutor(command_timeout=120), {cp.address: cp.target()}, timeout=120)
     view = Api(api)
     try:
