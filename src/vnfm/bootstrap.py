@@ -12,6 +12,8 @@ from datetime import timedelta
 from typing import Any
 
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate, ping
+from vnfm.adapters.db.engine import is_memory_url
+from vnfm.adapters.db.liveness import SqlLiveness, liveness_engine
 from vnfm.adapters.db.reseal import seal_stored
 from vnfm.adapters.infra.bindings import InfraDrivers
 from vnfm.adapters.infra.kubernetes import KubernetesInfraDriver
@@ -70,6 +72,7 @@ class App:
 
     async def stop(self) -> None:
         await self.engine.stop()
+        self.engine.liveness.close()
         kube_api = self.extras.get("kube_api")
         if isinstance(kube_api, KubeApiServer):
             kube_api.stop()
@@ -159,6 +162,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         infra_drivers=infra_drivers,
         vim_of=vims.get,
         mgmt=mgmt,
+        liveness=_liveness(settings.database_url, session_factory),
         notifier=notifier,
         vim_registry=vims,
         worker_id=settings.worker_id,
@@ -167,6 +171,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         telemetry=metrics,
     )
     metrics.track_in_flight(lambda: len(engine.running))
+    metrics.track_heartbeat(lambda: engine.heartbeat.stats.last_lag, lambda: engine.heartbeat.stats.max_lag)
     instances = InstanceService(
         uow, packages, vims, mgmt,
         submit=(lambda op_id, rb: engine.submit(op_id, rollback=rb)) if settings.run_engine else None,
@@ -177,6 +182,14 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
                subscriptions=subscriptions, engine=engine, mgmt=mgmt, sim=sim,
                infra_drivers=infra_drivers, notifier=notifier, metrics=metrics,
                db_ping=lambda: ping(session_factory), extras={"kube_api": twin.kube_api})
+
+
+def _liveness(url: str, session_factory: Any) -> SqlLiveness:
+    """Heartbeats and fencing checks on their own pool (an in-memory SQLite database has one
+    connection, shared)."""
+    if is_memory_url(url):
+        return SqlLiveness(session_factory.kw["bind"], owns_engine=False)
+    return SqlLiveness(liveness_engine(url))
 
 
 class _OutboxSource:

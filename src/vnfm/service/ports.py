@@ -77,7 +77,12 @@ class OpOccRepository(Repository[OpOcc], Protocol):
         ...
 
     def claim_orphans(self, owner: str, stale_before: Any) -> list[OpOcc]:
-        """Occurrences STARTING/PROCESSING/ROLLING_BACK whose owner stopped heart-beating."""
+        """Occurrences STARTING/PROCESSING/ROLLING_BACK whose owner (never `owner` itself)
+        stopped heart-beating, now `owner`'s (epoch bumped)."""
+        ...
+
+    def abandoned(self, owner: str, stale_before: Any) -> list[OpOcc]:
+        """`owner`'s own active occurrences whose heartbeat is older than `stale_before`."""
         ...
 
     def heartbeat(self, op_id: str, owner: str, now: Any = None) -> bool:
@@ -173,6 +178,32 @@ class PackageFiles(Protocol):
 
 
 # ============================================================================= infrastructure
+@dataclass(frozen=True)
+class Beat:
+    """What one heartbeat found: the occurrences still owned (their heartbeat renewed) and, among
+    them, those a FORCEFUL cancel was recorded for (by any process)."""
+
+    owned: frozenset[str]
+    forceful: frozenset[str] = frozenset()
+
+
+class Liveness(abc.ABC):
+    """The engine's liveness path to the database, apart from units of work (its own connection,
+    never waiting on row locks): heartbeats and the fencing check made before every side effect."""
+
+    @abc.abstractmethod
+    def beat(self, owner: str, op_ids: Sequence[str], now: Any) -> Beat:
+        """Renew, in one statement, the heartbeat of those of `op_ids` that `owner` still owns."""
+
+    @abc.abstractmethod
+    def owns(self, op_id: str, owner: str | None, epoch: int) -> bool:
+        """Whether the occurrence still has this owner and epoch (a cheap read, no lock)."""
+
+    def close(self) -> None:
+        """Release its connections."""
+        return None
+
+
 @dataclass
 class InfraContext:
     """Everything an infrastructure driver needs to act for one instance."""

@@ -59,6 +59,12 @@ def _is_memory_sqlite(u: URL) -> bool:
     return db in ("", ":memory:") or db.startswith("file::memory:") or "mode=memory" in db
 
 
+def is_memory_url(url: str | URL) -> bool:
+    """An in-memory SQLite database (one connection, not shared between engines)."""
+    u = normalize_url(url)
+    return u.get_backend_name() == "sqlite" and _is_memory_sqlite(u)
+
+
 def make_engine(url: str | URL | None = None, **kwargs: Any) -> Engine:
     """An Engine for `url` (default: VNFM_DATABASE_URL, else sqlite:///var/vnfm.db)."""
     u = normalize_url(url or database_url_from_env())

@@ -266,6 +266,7 @@ def op_occ_to_row(o: OpOcc) -> Row:
         "owner": o.owner,
         "epoch": o.epoch,
         "heartbeat": None if o.heartbeat is None else as_utc(o.heartbeat),
+        "cancel_mode": o.cancel_mode if o.is_cancel_pending else None,
         "body": op_occ_to_dict(o),
     }
 

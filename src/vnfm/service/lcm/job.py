@@ -62,6 +62,9 @@ class Job:
     current_stage: str = ""
     # The owner and epoch the occurrence had when this runner loaded it: its writes require them.
     fence: tuple[str | None, int] = (None, 0)
+    # Wraps the ports of its side effects (node access, VIM registry) in the fencing check
+    # (`fence.py`); the engine sets it when it runs the job, `infra` is wrapped then too.
+    edge: Callable[[Any], Any] | None = field(default=None, repr=False, compare=False)
     writer: JobWriter = field(default_factory=lambda: JobWriter(), repr=False, compare=False)
 
     @property
