@@ -12,7 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate, ping
-from vnfm.adapters.db.engine import is_memory_url
+from vnfm.adapters.db.engine import DbLimits, is_memory_url
 from vnfm.adapters.db.liveness import SqlLiveness, liveness_engine
 from vnfm.adapters.db.reseal import seal_stored
 from vnfm.adapters.infra.bindings import InfraDrivers
@@ -118,7 +118,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     settings = settings or Settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     migrate(settings.database_url)
-    session_factory = make_session_factory(settings.database_url)
+    session_factory = make_session_factory(settings.database_url, db_limits(settings))
     box = SecretBox.from_settings(settings.data_dir)
 
     def uow() -> SqlAlchemyUnitOfWork:
@@ -182,6 +182,13 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
                subscriptions=subscriptions, engine=engine, mgmt=mgmt, sim=sim,
                infra_drivers=infra_drivers, notifier=notifier, metrics=metrics,
                db_ping=lambda: ping(session_factory), extras={"kube_api": twin.kube_api})
+
+
+def db_limits(settings: Settings) -> DbLimits:
+    return DbLimits(lock_timeout=settings.db_lock_timeout, statement_timeout=settings.db_statement_timeout,
+                    idle_in_transaction_timeout=settings.db_idle_in_transaction_timeout,
+                    pool_size=settings.db_pool_size, max_overflow=settings.db_pool_overflow,
+                    pool_timeout=settings.db_pool_timeout)
 
 
 def _liveness(url: str, session_factory: Any) -> SqlLiveness:

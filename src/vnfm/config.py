@@ -79,6 +79,22 @@ class Settings(BaseSettings):
     worker_id: str = Field(default_factory=_worker_id)
     # Occurrences whose owner has not heart-beaten for this long are taken over (FAILED_TEMP).
     orphan_after: float = Field(default=30.0, ge=0)
+    # Bounded waits on the database (seconds; PostgreSQL: lock_timeout, statement_timeout and
+    # idle_in_transaction_session_timeout of every session) and its connection pool (a request
+    # that gets no connection within db_pool_timeout is answered 503 with Retry-After).
+    db_lock_timeout: float = Field(default=5.0, gt=0)
+    db_statement_timeout: float = Field(default=30.0, gt=0)
+    db_idle_in_transaction_timeout: float = Field(default=10.0, gt=0)
+    db_pool_size: int = Field(default=10, ge=1)
+    db_pool_overflow: int = Field(default=10, ge=0)
+    db_pool_timeout: float = Field(default=5.0, gt=0)
+    # HTTP: a request head must arrive within http_head_timeout of the connection (or of the
+    # previous response); a body may pause at most http_body_timeout between two reads; idle
+    # keep-alive connections close after http_keep_alive; at most http_max_connections at once.
+    http_head_timeout: float = Field(default=10.0, gt=0)
+    http_body_timeout: float = Field(default=30.0, gt=0)
+    http_keep_alive: float = Field(default=5.0, gt=0)
+    http_max_connections: int = Field(default=1000, ge=1)
     # Notifications a process stored but did not deliver (it died) are delivered by another after this.
     notify_reclaim_after: float = Field(default=300.0, ge=0)
     # Lists longer than this are paged (SOL013 5.4.2: Link rel="next"); 0 sends every item at once.

@@ -6,19 +6,25 @@ Kubernetes API write, not only at its next database write.
 
 - `FencedInfra`: the infrastructure driver an operation and its hooks get (`job.infra`); every call
   that changes the cloud is checked (reads, `current` and `probe`, are not), and while a call runs
-  in a worker thread each progress line it reports is checked too (the Kubernetes driver reports
-  one per object it applies or deletes), so a call resumed mid-way stops at its next step.
+  progress and each progress line it reports is checked too (the Kubernetes driver reports one
+  per object it applies, the simulator one per server), so a call resumed mid-way stops at its
+  next step.
 - `FencedNodeAccess` / `FencedExecutor`: every node step (one check per step, or per batch of the
   same step on several hosts).
-- `FencedVims`: registering, updating or deleting a VIM.
+- `FencedVims`: registering, updating or deleting a VIM; a hook's progress lines are checked too.
 Notifications need no check here: they are staged in the fenced write of the state they report.
 A check is not a lock: a takeover between a check and the call it precedes is not excluded, the
-calls take absolute targets so that the new owner converges anyway.
+calls take absolute targets so that the new owner converges anyway. A check that found the
+occurrence owned less than `fresh_for` seconds ago (monotonic clock: half a beat interval) is
+not repeated, so a busy runner reads at most a few times a second; a pause longer than that (a
+takeover needs six beat intervals) always reads again, so a resumed zombie stops at its next
+step. The step that was in flight when the process was paused completes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -33,10 +39,13 @@ from vnfm.service.ports import InfraContext, InfraDriver, Liveness, NodeAccess, 
 class Fence:
     """The check of one job: it still owns its occurrence (owner and epoch it was loaded with)."""
 
-    def __init__(self, liveness: Liveness, job: Job, *, lost: Callable[[], bool] = lambda: False) -> None:
+    def __init__(self, liveness: Liveness, job: Job, *, lost: Callable[[], bool] = lambda: False,
+                 fresh_for: float = 0.0) -> None:
         self.liveness = liveness
         self.job = job
         self._lost = lost  # what this process already knows (the heartbeat found it taken over)
+        self.fresh_for = fresh_for
+        self._owned_at = -1e18  # monotonic time of the last read that found it owned
         self.checks = 0
 
     def _refuse(self) -> OwnershipLost:
@@ -49,28 +58,33 @@ class Fence:
             return self.job.writer.lost
         return self._refuse() if self._lost() else None
 
+    def _fresh(self) -> bool:
+        return time.monotonic() - self._owned_at < self.fresh_for
+
     def _owned(self) -> bool:
         self.checks += 1
         owner, epoch = self.job.fence
-        return self.liveness.owns(self.job.occ.id, owner, epoch)
+        asked = time.monotonic()
+        owned = self.liveness.owns(self.job.occ.id, owner, epoch)
+        if owned:
+            self._owned_at = asked
+        return owned
 
     async def check(self) -> None:
         """Raise OwnershipLost unless the occurrence is still this runner's (a read in a thread)."""
         known = self._known_lost()
         if known is not None:
             raise known
-        if not await asyncio.to_thread(self._owned):
+        if not self._fresh() and not await asyncio.to_thread(self._owned):
             raise self._refuse()
 
-    def check_sync(self, *, on_loop: bool = False) -> None:
-        """The same, blocking: from a worker thread; on the event loop only with `on_loop`
-        (otherwise only what is known in memory: the call running there was checked when it began)."""
+    def check_sync(self) -> None:
+        """The same, blocking (from a worker thread, or from the event loop where a driver
+        reports progress: one read by primary key, at most every `fresh_for` seconds)."""
         known = self._known_lost()
         if known is not None:
             raise known
-        if not on_loop and _on_event_loop():
-            return
-        if not self._owned():
+        if not self._fresh() and not self._owned():
             raise self._refuse()
 
     def checked_progress(self, progress: Callable[[str], None]) -> Callable[[str], None]:
@@ -78,14 +92,6 @@ class Fence:
             progress(message)
             self.check_sync()
         return report
-
-
-def _on_event_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 class FencedInfra(InfraDriver):
@@ -180,15 +186,15 @@ class FencedVims:
         return self.inner.get(vim_id)
 
     def register(self, vim: Vim) -> Vim:
-        self.fence.check_sync(on_loop=True)
+        self.fence.check_sync()
         return self.inner.register(vim)
 
     def update(self, vim: Vim) -> Vim:
-        self.fence.check_sync(on_loop=True)
+        self.fence.check_sync()
         return self.inner.update(vim)
 
     def delete(self, vim_id: str) -> None:
-        self.fence.check_sync(on_loop=True)
+        self.fence.check_sync()
         self.inner.delete(vim_id)
 
     def __getattr__(self, name: str) -> Any:
@@ -196,14 +202,16 @@ class FencedVims:
 
 
 def fenced(job: Job, fence: Fence) -> Job:
-    """Wrap the job's infrastructure driver now, and the node access and VIM registry its hooks
-    get (`job.edge`, used by `Stages.context`), in `fence`."""
+    """Wrap the job's infrastructure driver now, and the node access, VIM registry and progress
+    callback its hooks get (`job.edge`, used by `Stages.context`), in `fence`."""
     if job.infra is not None and not isinstance(job.infra, FencedInfra):
         job.infra = FencedInfra(job.infra, fence)
 
     def edge(port: Any) -> Any:
         if isinstance(port, NodeAccess):
             return FencedNodeAccess(port, fence)
+        if callable(port):  # a hook's progress callback: a driver reports a step it carried out
+            return fence.checked_progress(port)
         return FencedVims(port, fence)
 
     job.edge = edge

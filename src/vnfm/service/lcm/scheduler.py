@@ -263,7 +263,8 @@ class LcmEngine:
             log.exception("cannot load occurrence %s", op_id)
             await self.store.fail_unloadable(op_id, exc)
             return
-        fenced(job, Fence(self.liveness, job, lost=lambda: op_id in self._lost))
+        fenced(job, Fence(self.liveness, job, lost=lambda: op_id in self._lost,
+                          fresh_for=self.heartbeat.stats.interval / 2))
         fields = {"op": job.occ.id, "instance": job.inst.id, "operation": job.occ.operation.value}
         log.info("operation %s %s%s started", job.occ.operation.value, job.occ.id, " rollback" if rollback else "",
                  extra=fields)

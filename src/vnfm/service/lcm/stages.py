@@ -134,7 +134,7 @@ class Stages:
             resources=job.inst.resources,
             vims=edge(self.vim_registry) if self.vim_registry is not None else None,
             state=job.inst.driver_state.setdefault(driver.name or type(driver).__name__, {}),
-            progress=lambda m: self.progress(job, m),
+            progress=edge(lambda m: self.progress(job, m)),
             nodes=edge(nodes) if nodes is not None else None,
             infra=job.infra,
             infra_ctx=infra_ctx,

@@ -174,6 +174,9 @@ async def test_a_resumed_zombie_stops_before_its_next_side_effect(h: Harness) ->
     occ = h.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"})
     await asyncio.wait_for(entered.wait(), 10)
     _stop_heartbeat(paused)
+    # The pause lasts longer than a beat interval (a takeover needs six): the runner's last
+    # ownership check is no longer fresh when it resumes.
+    await asyncio.sleep(paused.heartbeat.stats.interval)
     await _take_over(h, paused, occ.id)
     release.set()
     await _until(lambda: occ.id not in paused.running)
