@@ -8,7 +8,8 @@ occurrence is STARTING/PROCESSING (one filtered list per poll: lists are in the 
 
 Prints per run: wall time (first POST -> last occurrence done), instantiates per second, failures
 (a POST that did not answer 202, an occurrence not COMPLETED), the servers' CPU seconds, their
-peak RSS (VmHWM) and the RSS growth per managed cluster.
+peak RSS (VmHWM), the RSS growth per managed cluster and the largest gap between two heartbeats
+of an engine (`vnfm_heartbeat_lag_max_seconds`; set VNFM_ORPHAN_AFTER to shorten the takeover).
 
 Issue 17's targets: 1,000 clusters in under 60 s with 0 failures; under 1 MB of server RSS per
 managed cluster; throughput growing with 1 / 2 / 4 processes on PostgreSQL.
@@ -181,6 +182,7 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "") -> None:
             cpu0 = sum(proc_cpu(pid) for pid in pids)
             res = asyncio.run(drive([u for _, u in procs], n, concurrency))
             cpu = sum(proc_cpu(pid) for pid in pids) - cpu0
+            lag = max(heartbeat_lag(u) for _, u in procs)
             rss1 = sum(proc_kb(pid, "VmRSS") for pid in pids)
             hwm = max(proc_kb(pid, "VmHWM") for pid in pids)
         if res["post_failures"] or res["completed"] < n:  # keep the servers' logs to look at
@@ -193,7 +195,8 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "") -> None:
           f"(POSTs answered in {res['posted']:.1f} s), {res['completed'] / res['wall']:.1f} instantiates/s, "
           f"failures {failed} (POST {len(res['post_failures'])}), server CPU {cpu:.1f} s "
           f"({cpu / n * 1000:.0f} ms per cluster), peak RSS {hwm / 1024:.0f} MB per process, "
-          f"RSS growth {(rss1 - rss0) / 1024 / n * 1024:.0f} kB per cluster")
+          f"RSS growth {(rss1 - rss0) / 1024 / n * 1024:.0f} kB per cluster, "
+          f"largest heartbeat lag {lag:.2f} s (takeover after {os.environ.get('VNFM_ORPHAN_AFTER', '30')} s)")
     for f in res["post_failures"][:3]:
         print(f"  e.g. {f}")
     if profile and Path(profile).exists():
@@ -202,6 +205,15 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "") -> None:
         print(f"profile of the first server's event-loop thread ({profile}), by own time:")
         pstats.Stats(profile).sort_stats("tottime").print_stats(15)
         pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
+
+
+def heartbeat_lag(url: str) -> float:
+    """The largest gap between two heartbeats of the server's engine since it started (/metrics)."""
+    text = httpx.get(url + "/metrics", timeout=10, trust_env=False).text
+    for line in text.splitlines():
+        if line.startswith("vnfm_heartbeat_lag_max_seconds "):
+            return float(line.split()[1])
+    return float("nan")
 
 
 @contextmanager

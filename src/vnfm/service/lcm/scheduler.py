@@ -195,7 +195,7 @@ class LcmEngine:
         """Stop the runners of occurrences another process took over: they write nothing more."""
         for op_id in lost:
             task = self.running.get(op_id)
-            if task is not None and op_id not in self._lost:
+            if task is not None and not task.done() and op_id not in self._lost:
                 log.warning("op %s: taken over by another process; stopping without writing", op_id[:8])
                 self._lost.add(op_id)
                 task.cancel()
@@ -248,6 +248,8 @@ class LcmEngine:
         def _done(_: asyncio.Task[None]) -> None:
             self.running.pop(op_id, None)
             self._disown(op_id)
+            self._lost.discard(op_id)  # a later run here (a retry) starts with a clean slate
+            self._forced.discard(op_id)
             if not self.running:
                 for cb in self.on_idle:
                     cb()

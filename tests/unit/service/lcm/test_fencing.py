@@ -199,3 +199,18 @@ async def test_heartbeats_go_on_while_the_event_loop_is_blocked(h: Harness) -> N
     assert stats.beats >= 5 and stats.max_lag < 0.5, stats
     release.set()
     assert (await h.wait(occ)).operation_state == OpState.COMPLETED
+
+
+async def test_a_process_that_lost_an_occurrence_can_run_its_retry(h: Harness) -> None:
+    """The memory of a lost occurrence ends with its runner: a retry run by the same process is
+    not refused (it has the new epoch)."""
+    app = h.app
+    inst_id, occ, paused, release = await _scale_out_paused(h)
+    await _take_over(h, paused, occ.id)
+    paused._stop_lost(paused._beat(list(paused.running)))
+    await _until(lambda: occ.id not in paused.running)
+    release.set()
+    paused.heartbeat.start()
+    done = await h.wait(app.instances.retry(occ.id))  # submitted to the same process
+    assert done.operation_state == OpState.COMPLETED, done.error
+    assert app.instances.get(inst_id).lock_op_id is None
