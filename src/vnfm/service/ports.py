@@ -81,6 +81,10 @@ class OpOccRepository(Repository[OpOcc], Protocol):
         stopped heart-beating, now `owner`'s (epoch bumped)."""
         ...
 
+    def pending_cancel(self, op_id: str) -> str | None:
+        """The mode of a cancel recorded for the occurrence (None: none); the row is locked."""
+        ...
+
     def abandoned(self, owner: str, stale_before: Any) -> list[OpOcc]:
         """`owner`'s own active occurrences whose heartbeat is older than `stale_before`."""
         ...
@@ -136,7 +140,7 @@ class Sealer(Protocol):
     """Encrypts secrets inside documents before they are stored, and decrypts them when read back
     (vnfm.service.secrets.SecretBox). The database adapter seals instance and occurrence bodies."""
 
-    def seal(self, value: Any) -> Any: ...
+    def seal(self, value: Any, scope: str = "") -> Any: ...
     def unseal(self, value: Any) -> Any: ...
 
 

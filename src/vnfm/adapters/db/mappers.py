@@ -369,7 +369,7 @@ def sealing(to_row: Callable[[E], Row], box: Sealer | None) -> Callable[[E], Row
 
     def sealed(entity: E) -> Row:
         row = to_row(entity)
-        row["body"] = box.seal(row["body"])
+        row["body"] = box.seal(row["body"], scope=str(row["id"]))
         return row
 
     return sealed

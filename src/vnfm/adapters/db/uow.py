@@ -285,6 +285,15 @@ class SqlOpOccRepository(_TableRepository[OpOcc]):
         row = self._exec(stmt).mappings().first()
         return None if row is None else self._from_row(dict(row))
 
+    def pending_cancel(self, op_id: str) -> str | None:
+        """The mode of a cancel recorded for `op_id` (None: none), row locked on PostgreSQL: one
+        column, no body decoded."""
+        t = self.table
+        stmt = select(t.c.cancel_mode).where(t.c.id == op_id)
+        if self.dialect == "postgresql":
+            stmt = stmt.with_for_update()
+        return self._exec(stmt).scalar_one_or_none()
+
     def active(self) -> builtins.list[OpOcc]:
         """Occurrences in STARTING / PROCESSING / ROLLING_BACK."""
         return self._select(self.table.c.operation_state.in_(ACTIVE_OP_STATES))

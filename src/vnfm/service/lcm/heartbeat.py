@@ -50,8 +50,10 @@ class Heartbeat:
         self._thread: threading.Thread | None = None
         self._last_ok = time.monotonic()
         self._beat_lock = threading.Lock()  # one beat at a time (the thread's, or `beat_now`'s)
+        self._halted = False  # stopped: no beat at all (a beat in flight ends before `stop` returns)
 
     def start(self) -> None:
+        self._halted = False
         self._stop.clear()
         self._last_ok = time.monotonic()
         self._thread = threading.Thread(target=self._run, name=f"heartbeat-{self.owner}", daemon=True)
@@ -62,6 +64,8 @@ class Heartbeat:
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None
+        with self._beat_lock:  # a `beat_now` in flight (recovery, a cancel) ends first
+            self._halted = True
 
     @property
     def alive(self) -> bool:
@@ -78,7 +82,7 @@ class Heartbeat:
     def beat_now(self) -> Beat | None:
         """One beat now (thread-safe, blocking): None when nothing is owned."""
         with self._beat_lock:
-            ids = self._owned()
+            ids = [] if self._halted else self._owned()
             now = time.monotonic()
             if not ids:
                 self._last_ok = now
