@@ -43,6 +43,13 @@ from bench.list_latency import BODY, postgres_url  # noqa: E402
 from vnfm.examples import example_csar  # noqa: E402
 
 ACTIVE = "(in,operationState,STARTING,PROCESSING,ROLLING_BACK)"
+# --tacker-body: as Tacker's kubeadm sample (seed 001) asks, every cluster's CPs on one network that
+# the simulated cloud creates on demand (extVirtualLinks[].resourceId).
+TACKER_NET = "f0c82461-36b5-4d86-8322-b0bc19cda65f"
+TACKER_BODY = {**BODY, "extVirtualLinks": [
+    {"id": vl, "resourceId": TACKER_NET,
+     "extCps": [{"cpdId": cpd, "cpConfig": [{"cpProtocolData": [{"layerProtocol": "IP_OVER_ETHERNET"}]}]}]}
+    for vl, cpd in (("net0_master", "masterNode_CP1"), ("net0_worker", "workerNode_CP2"))]}
 SERVER = "import sys; from vnfm.entrypoints.cli.main import main; sys.argv[0] = 'vnfm'; main()"
 # The same under cProfile (the event loop's thread only: the engine, request parsing, the simulator).
 PROFILED = ("import cProfile, sys; from vnfm.entrypoints.cli.main import main; sys.argv[0] = 'vnfm'; "
@@ -124,7 +131,7 @@ async def count(c: httpx.AsyncClient, flt: str) -> int:
 DRAIN_TIMEOUT_S = 1800.0  # a run that has not drained by then is reported, never waited on forever
 
 
-async def drive(urls: list[str], n: int, concurrency: int) -> dict[str, Any]:
+async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any]) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=concurrency * 2)
     clients = [httpx.AsyncClient(base_url=u, timeout=600, trust_env=False, limits=limits) for u in urls]
     try:
@@ -148,7 +155,7 @@ async def drive(urls: list[str], n: int, concurrency: int) -> dict[str, Any]:
             async with sem:
                 try:
                     r = await clients[i % len(clients)].post(f"/vnflcm/v1/vnf_instances/{inst}/instantiate",
-                                                             json=BODY)
+                                                             json=body)
                     if r.status_code != 202:
                         post_failures.append(f"{r.status_code} {r.text[:120]}")
                 except httpx.HTTPError as e:
@@ -171,7 +178,7 @@ async def drive(urls: list[str], n: int, concurrency: int) -> dict[str, Any]:
             await c.aclose()
 
 
-def run(n: int, k: int, db: str, concurrency: int, profile: str = "") -> None:
+def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict[str, Any] = BODY) -> None:
     with tempfile.TemporaryDirectory(prefix="vnfm-fleet-") as tmp, \
             (postgres_url() if db == "postgresql" else _none()) as url:
         if db == "postgresql" and url is None:
@@ -180,7 +187,7 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "") -> None:
             pids = [p.pid for p, _ in procs]
             rss0 = sum(proc_kb(pid, "VmRSS") for pid in pids)
             cpu0 = sum(proc_cpu(pid) for pid in pids)
-            res = asyncio.run(drive([u for _, u in procs], n, concurrency))
+            res = asyncio.run(drive([u for _, u in procs], n, concurrency, body))
             cpu = sum(proc_cpu(pid) for pid in pids) - cpu0
             lag = max(heartbeat_lag(u) for _, u in procs)
             rss1 = sum(proc_kb(pid, "VmRSS") for pid in pids)
@@ -228,10 +235,12 @@ def main() -> None:
     ap.add_argument("--db", default="sqlite", choices=["sqlite", "postgresql"])
     ap.add_argument("--concurrency", type=int, default=100, help="requests in flight at most")
     ap.add_argument("--profile", default="", help="run the first server under cProfile, write the profile here")
+    ap.add_argument("--tacker-body", action="store_true",
+                    help="instantiate bodies with extVirtualLinks on one shared network, as Tacker's samples")
     args = ap.parse_args()
     for n in (int(x) for x in args.clusters.split(",")):
         for k in (int(x) for x in args.processes.split(",")):
-            run(n, k, args.db, args.concurrency, args.profile)
+            run(n, k, args.db, args.concurrency, args.profile, TACKER_BODY if args.tacker_body else BODY)
 
 
 if __name__ == "__main__":

@@ -109,7 +109,10 @@ def default_infra_drivers(sim: SimCloud, vim_of: Any, twin: TwinConfig | None = 
 def default_sim_cloud(settings: Settings) -> SimCloud:
     """The simulated cloud of the data dir, with the latencies of the settings. The JSON state
     file of earlier versions (`simcloud.json`) is imported once into the new store."""
-    config = SimConfig(boot_time=settings.sim_boot_time, api_latency=settings.sim_step_time)
+    config = SimConfig(boot_time=settings.sim_boot_time, api_latency=settings.sim_step_time,
+                       mgmt_cidr=settings.sim_mgmt_cidr, public_cidr=settings.sim_public_cidr,
+                       external_pool=settings.sim_external_pool, external_prefix=settings.sim_external_prefix,
+                       internal_pool=settings.sim_internal_pool)
     return SimCloud.at(settings.sim_state_file, config, migrate_from=settings.data_dir / "simcloud.json")
 
 

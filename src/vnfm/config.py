@@ -64,6 +64,13 @@ class Settings(BaseSettings):
     # Simulated cloud latencies (seconds).
     sim_boot_time: float = Field(default=0.05, ge=0)
     sim_step_time: float = Field(default=0.005, ge=0)
+    # The simulated cloud's address pools (see SimConfig): an external network created on demand
+    # is a /sim_external_prefix of sim_external_pool (a /16: Tacker's samples share one network).
+    sim_mgmt_cidr: str = "10.10.0.0/16"
+    sim_public_cidr: str = "172.24.0.0/16"
+    sim_external_pool: str = "10.16.0.0/12"
+    sim_external_prefix: int = Field(default=16, ge=8, le=30)
+    sim_internal_pool: str = "10.64.0.0/10"
     # How long each node step on a simulated VM takes (the twin of kubeadm, etcd, ...; 0: instant).
     sim_node_step_time: float = Field(default=0.0, ge=0)
     # The simulated clusters' Kubernetes API listener (HTTPS); port 0: any free port, chosen when
