@@ -184,11 +184,14 @@ class PackageFiles(Protocol):
 # ============================================================================= infrastructure
 @dataclass(frozen=True)
 class Beat:
-    """What one heartbeat found: the occurrences still owned (their heartbeat renewed) and, among
-    them, those a FORCEFUL cancel was recorded for (by any process)."""
+    """What one heartbeat found: the occurrences still owned (their heartbeat renewed), among
+    them those a FORCEFUL cancel was recorded for (by any process), and those taken from it
+    (another owner now, or none while not final: taken over and interrupted). An occurrence that
+    ended (final, released by its own runner) is in neither."""
 
     owned: frozenset[str]
     forceful: frozenset[str] = frozenset()
+    taken: frozenset[str] = frozenset()
 
 
 class Liveness(abc.ABC):

@@ -40,10 +40,14 @@ def test_one_statement_beats_every_owned_occurrence(uow: Uow, live: SqlLiveness)
     statements: list[str] = []
     event.listen(live.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
     later = f.T0 + timedelta(seconds=10)
-    beat = live.beat("me", [o.id for o in mine] + [taken.id, "gone"], later)
-    assert beat.owned == {o.id for o in mine} and not beat.forceful
+    beat = live.beat("me", [o.id for o in mine], later)
+    assert beat.owned == {o.id for o in mine} and not beat.forceful and not beat.taken
     updates = [s for s in statements if s.lstrip().upper().startswith("UPDATE")]
     assert len(updates) == 1 and len(statements) <= 2  # PostgreSQL adds one read for skipped rows
+    ended = f.op_occ(operation_state=OpState.COMPLETED, owner=None, heartbeat=f.T0)  # released by its runner
+    _add(uow, ended)
+    beat = live.beat("me", [o.id for o in mine] + [taken.id, ended.id, "gone"], later)
+    assert beat.owned == {o.id for o in mine} and beat.taken == {taken.id}  # the ended one is not "lost"
     with uow() as u:
         assert all(u.op_occs.get(o.id).heartbeat == later for o in mine)
         assert u.op_occs.get(taken.id).heartbeat == f.T0  # another owner's: untouched

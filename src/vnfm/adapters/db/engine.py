@@ -1,6 +1,6 @@
 """Engines and session factories for SQLite (default, embedded) and PostgreSQL (psycopg 3).
 
-SQLite: WAL journal, busy_timeout 10 s, foreign keys on, usable from any thread, and every
+SQLite: WAL journal, busy_timeout 30 s, foreign keys on, usable from any thread, and every
 transaction starts with `BEGIN IMMEDIATE`: a unit of work takes the write lock up front, so a
 read-modify-write never fails half-way with "database is locked" when another process wrote in
 between (readers in other processes are not blocked thanks to WAL, but units of work are
@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
 DEFAULT_DATABASE_URL = "sqlite:///var/vnfm.db"
-SQLITE_BUSY_TIMEOUT_MS = 10000
+SQLITE_BUSY_TIMEOUT_MS = 30000  # a bound, high enough for thousands of operations writing at once
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ A unit of work is never used for them: on SQLite every unit of work begins `BEGI
 itself (autocommit): a fencing check is a plain read (WAL readers do not wait for the writer), and
 the heartbeat of every occurrence a process runs is one UPDATE (PostgreSQL: rows locked by a
 transaction in flight are skipped this beat, never waited for, plus one read telling which of
-the ids have another owner now).
+the ids have another owner now). Ids not owned any more are then looked up (one more read, only
+when there are some): those another process owns are reported taken, those released by their
+own runner (it ended) are not.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, bindparam, create_engine, event, select, update
+from sqlalchemy import Engine, and_, bindparam, create_engine, event, or_, select, update
 from sqlalchemy.engine import URL
 
 from vnfm.adapters.db import mappers, tables
@@ -22,10 +24,11 @@ from vnfm.adapters.db.engine import SQLITE_BUSY_TIMEOUT_MS, json_dumps, normaliz
 from vnfm.service.ports import Beat, Liveness
 
 T = tables.vnf_lcm_op_occs
+FINAL = ("COMPLETED", "FAILED", "ROLLED_BACK")
 CHUNK = 5000  # ids per statement (SQLite allows 32,766 bound parameters)
 
 
-def liveness_engine(url: str | URL, *, pool_size: int = 4, lock_timeout_ms: int = 2000,
+def liveness_engine(url: str | URL, *, pool_size: int = 8, lock_timeout_ms: int = 2000,
                     statement_timeout_ms: int = 5000) -> Engine:
     """An autocommit engine for `url` with a small pool of its own (bounded waits on PostgreSQL)."""
     u = normalize_url(url)
@@ -58,6 +61,7 @@ class SqlLiveness(Liveness):
         now = mappers.as_utc(now) if isinstance(now, datetime) else now
         owned: set[str] = set()
         forceful: set[str] = set()
+        taken: set[str] = set()
         ids = list(op_ids)
         with self.engine.begin() as conn:
             for i in range(0, len(ids), CHUNK):
@@ -75,7 +79,15 @@ class SqlLiveness(Liveness):
                 if self._pg:  # skipped rows that are still ours count as owned (beaten next time)
                     mine = conn.execute(select(T.c.id).where(target, T.c.owner == owner), {"ids": part})
                     owned.update(mine.scalars())
-        return Beat(owned=frozenset(owned), forceful=frozenset(forceful))
+            missing = [i for i in ids if i not in owned]  # normally none: ended, or taken over
+            for i in range(0, len(missing), CHUNK):
+                # another owner, or none while not final (taken over and interrupted, then the
+                # new owner let go of it); an occurrence that ended (final) was released by its runner
+                others = select(T.c.id).where(T.c.id.in_(bindparam("ids", expanding=True)), or_(
+                    and_(T.c.owner.is_not(None), T.c.owner != owner),
+                    and_(T.c.owner.is_(None), T.c.operation_state.not_in(FINAL))))
+                taken.update(conn.execute(others, {"ids": missing[i:i + CHUNK]}).scalars())
+        return Beat(owned=frozenset(owned), forceful=frozenset(forceful), taken=frozenset(taken))
 
     def owns(self, op_id: str, owner: str | None, epoch: int) -> bool:
         with self.engine.connect() as conn:

@@ -178,11 +178,11 @@ class LcmEngine:
         """Heart-beat `op_ids` now; returns those this process no longer owns (it was paused longer
         than `orphan_after` and another process took them over)."""
         beat = self.liveness.beat(self.worker_id, op_ids, utcnow())
-        return [op_id for op_id in op_ids if op_id not in beat.owned]
+        return [op_id for op_id in op_ids if op_id in beat.taken]
 
     def _on_beat(self, beat: Beat, op_ids: list[str]) -> None:
         """(heartbeat thread) Stop the runners that lost their occurrence; act on FORCEFUL cancels."""
-        lost = [op_id for op_id in op_ids if op_id not in beat.owned]
+        lost = [op_id for op_id in op_ids if op_id in beat.taken]
         if (lost or beat.forceful) and self.loop is not None and not self.loop.is_closed():
             self.loop.call_soon_threadsafe(self._after_beat, lost, beat.forceful)
 
