@@ -101,7 +101,7 @@ class Settings(BaseSettings):
     http_head_timeout: float = Field(default=10.0, gt=0)
     http_body_timeout: float = Field(default=30.0, gt=0)
     http_keep_alive: float = Field(default=5.0, gt=0)
-    http_max_connections: int = Field(default=1000, ge=1)
+    http_max_connections: int = Field(default=4096, ge=1)
     # Notifications a process stored but did not deliver (it died) are delivered by another after this.
     notify_reclaim_after: float = Field(default=300.0, ge=0)
     # Lists longer than this are paged (SOL013 5.4.2: Link rel="next"); 0 sends every item at once.
