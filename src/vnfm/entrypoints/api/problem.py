@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -18,6 +19,10 @@ log = logging.getLogger(__name__)
 
 PROBLEM_JSON = "application/problem+json"
 RETRY_AFTER = "2"  # seconds, for a 503 when the database was too busy
+
+
+def problem_bytes(status: int, title: str, detail: str) -> bytes:
+    return json.dumps({"status": status, "title": title, "detail": detail}).encode()
 
 
 def problem_response(status: int, title: str, detail: str, **extra: Any) -> JSONResponse:
