@@ -101,7 +101,7 @@ class Settings(BaseSettings):
     # HTTP: a request head must arrive within http_head_timeout of the connection (or of the
     # previous response); a body may pause at most http_body_timeout between two reads; idle
     # keep-alive connections close after http_keep_alive; at most http_max_connections at once.
-    http_head_timeout: float = Field(default=10.0, gt=0)
+    http_head_timeout: float = Field(default=30.0, gt=0)
     http_body_timeout: float = Field(default=30.0, gt=0)
     http_keep_alive: float = Field(default=5.0, gt=0)
     http_max_connections: int = Field(default=4096, ge=1)

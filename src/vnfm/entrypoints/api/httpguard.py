@@ -25,7 +25,7 @@ log = logging.getLogger("vnfm.http")
 
 
 class GuardedH11Protocol(H11Protocol):
-    head_timeout: ClassVar[float] = 10.0
+    head_timeout: ClassVar[float] = 30.0
     body_timeout: ClassVar[float] = 30.0
     closed: ClassVar[dict[str, int]] = {"head": 0, "body": 0}
 
