@@ -52,9 +52,9 @@ def test_migrate_empty_database_matches_models(backend: str, tmp_path: Path,
     migrate(url)
     assert _tables(url) == set(metadata.tables) | {"alembic_version"}
     assert _diffs(url) == []
-    assert current_revision(url) == head_revision() == "0006"
+    assert current_revision(url) == head_revision() == "0007"
     migrate(url)  # idempotent
-    assert current_revision(url) == "0006"
+    assert current_revision(url) == "0007"
 
 
 def test_upgrade_from_the_first_schema(backend: str, tmp_path: Path, pg_cluster: PgCluster | None) -> None:
@@ -63,7 +63,7 @@ def test_upgrade_from_the_first_schema(backend: str, tmp_path: Path, pg_cluster:
     migrate(url, "0001")
     assert "notification_outbox" not in _tables(url)
     migrate(url)
-    assert current_revision(url) == "0006"
+    assert current_revision(url) == "0007"
     assert _diffs(url) == []
 
 
@@ -106,7 +106,7 @@ def test_kubeadm_driver_state_is_carried_over(backend: str, tmp_path: Path, pg_c
     migrate(url)
     with SqlAlchemyUnitOfWork(factory) as uow:
         got = uow.instances.get(inst.id)
-    assert got is not None and got.tenant == "default"  # 0006: what existed belongs to the default tenant
+    assert got is not None and got.tenant == "default"  # 0007: what existed belongs to the default tenant
     factory.kw["bind"].dispose()
     assert got is not None
     assert got.driver_state == {"kubeadm": {"host_keys": {"vnfc-1": "ssh-ed25519 AAAA"}}}

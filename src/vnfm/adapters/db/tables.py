@@ -42,7 +42,7 @@ NAMING_CONVENTION: dict[str, str] = {
 metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 ID = 255  # ids are UUIDs, but VIM ids and the like may be chosen by users
-TENANT = 64  # the owner of packages, instances, occurrences, subscriptions and VIMs (migration 0006)
+TENANT = 64  # the owner of packages, instances, occurrences, subscriptions and VIMs (migration 0007)
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -123,6 +123,8 @@ vnf_lcm_op_occs = Table(
     # Fencing token: bumped by every change of owner; a runner's writes check it (and the owner).
     Column("epoch", Integer(), nullable=False, server_default="0"),
     Column("heartbeat", UtcDateTime(), nullable=True, index=True),
+    # The mode of a pending cancel (NULL: none): read by the heartbeat with no body decoding.
+    Column("cancel_mode", String(16), nullable=True),
     Column("tenant", String(TENANT), nullable=False, server_default=DEFAULT_TENANT, index=True),
     Column("body", JSON(), nullable=False),
 )

@@ -37,10 +37,10 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
-from vnfm.adapters.db import mappers, paging, tables
+from vnfm.adapters.db import mappers, paging, tables, tenancy
 from vnfm.adapters.db.kv import SqlKvStore
 from vnfm.adapters.db.paging import Col
-from vnfm.domain.access import DEFAULT_TENANT, tenant_scope
+from vnfm.domain.access import DEFAULT_TENANT
 from vnfm.domain.errors import Conflict, NotFound
 from vnfm.domain.model import OpOcc, OpState, Subscription, Vim, VnfInstance, VnfPackage, new_id, utcnow
 from vnfm.service.ports import AbstractUnitOfWork, Condition, OutboxEntry, Sealer
@@ -66,12 +66,8 @@ class _TableRepository(Generic[E]):
         order_by: str = "created_at",
     ) -> None:
         self.session = session
-        self._to_row = to_row
-        self._from_row = from_row
-        self._tenanted = "tenant" in self.table.c
-        if self._tenanted:  # the tenant lives in its column (not in the body the API shows)
-            self._to_row = lambda e: {**to_row(e), "tenant": getattr(e, "tenant", DEFAULT_TENANT)}
-            self._from_row = lambda row: _with_tenant(from_row(row), row)
+        self._to_row, self._from_row = (tenancy.with_tenant_column(to_row, from_row) if "tenant" in self.table.c
+                                        else (to_row, from_row))
         self._order = (self.table.c[order_by], self.table.c.id)
         self._order_by = order_by
 
@@ -87,10 +83,8 @@ class _TableRepository(Generic[E]):
         return self._conn().dialect.name
 
     def _scope(self) -> builtins.list[ColumnElement[bool]]:
-        """The current caller's tenant, when it is confined to one (domain.access.tenant_scope):
-        every read, change and deletion of this repository sees that tenant's rows only."""
-        tenant = tenant_scope() if self._tenanted else None
-        return [] if tenant is None else [self.table.c.tenant == tenant]
+        """Every read, change and deletion sees the confined caller's tenant's rows only."""
+        return tenancy.scope_of(self.table)
 
     def _select(self, *where: ColumnElement[bool]) -> builtins.list[E]:
         stmt = select(self.table).where(*where, *self._scope()).order_by(*self._order)
@@ -149,12 +143,6 @@ class _TableRepository(Generic[E]):
 
     def delete(self, entity_id: str) -> None:
         self._exec(delete(self.table).where(self.table.c.id == entity_id, *self._scope()))
-
-
-def _with_tenant(entity: E, row: Mapping[str, Any]) -> E:
-    if "tenant" in row:
-        entity.tenant = row["tenant"]  # type: ignore[attr-defined]
-    return entity
 
 
 class SqlPackageRepository(_TableRepository[VnfPackage]):
@@ -306,21 +294,39 @@ class SqlOpOccRepository(_TableRepository[OpOcc]):
         row = self._exec(stmt).mappings().first()
         return None if row is None else self._from_row(dict(row))
 
+    def pending_cancel(self, op_id: str) -> str | None:
+        """The mode of a cancel recorded for `op_id` (None: none), row locked on PostgreSQL: one
+        column, no body decoded."""
+        t = self.table
+        stmt = select(t.c.cancel_mode).where(t.c.id == op_id)
+        if self.dialect == "postgresql":
+            stmt = stmt.with_for_update()
+        return self._exec(stmt).scalar_one_or_none()
+
     def active(self) -> builtins.list[OpOcc]:
         """Occurrences in STARTING / PROCESSING / ROLLING_BACK."""
         return self._select(self.table.c.operation_state.in_(ACTIVE_OP_STATES))
 
-    def _orphan_condition(self, stale_before: datetime) -> ColumnElement[bool]:
+    def _orphan_condition(self, stale_before: datetime, owner: str) -> ColumnElement[bool]:
         t = self.table
         return and_(
             t.c.operation_state.in_(ACTIVE_OP_STATES),
             or_(t.c.heartbeat.is_(None), t.c.heartbeat < mappers.as_utc(stale_before)),
+            t.c.owner.is_distinct_from(owner),  # never the caller's own (it may be running them)
         )
+
+    def abandoned(self, owner: str, stale_before: datetime) -> builtins.list[OpOcc]:
+        """Active occurrences `owner` still owns whose heartbeat is older than `stale_before`:
+        the caller decides which of them it no longer runs (claim_orphans never returns them)."""
+        t = self.table
+        return self._select(t.c.owner == owner, t.c.operation_state.in_(ACTIVE_OP_STATES),
+                            or_(t.c.heartbeat.is_(None), t.c.heartbeat < mappers.as_utc(stale_before)))
 
     def claim_orphans(
         self, owner: str, stale_before: Any, now: datetime | None = None
     ) -> builtins.list[OpOcc]:
-        """Take over active occurrences whose heartbeat is older than `stale_before` (or unset).
+        """Take over active occurrences of other owners whose heartbeat is older than
+        `stale_before` (or unset); the caller's own rows are never claimed.
 
         Each claimed occurrence gets `owner` and a fresh heartbeat (`now`), so it is no longer
         stale and no other process claims it. Returns them ordered by start_time.
@@ -329,7 +335,7 @@ class SqlOpOccRepository(_TableRepository[OpOcc]):
             raise TypeError("stale_before must be a datetime")
         t = self.table
         now = mappers.as_utc(now or utcnow())
-        cond = self._orphan_condition(stale_before)
+        cond = self._orphan_condition(stale_before, owner)
         candidates = select(t.c.id).where(cond).order_by(*self._order)
         if self.dialect == "postgresql":
             candidates = candidates.with_for_update(skip_locked=True)
@@ -350,10 +356,7 @@ class SqlOpOccRepository(_TableRepository[OpOcc]):
         t = self.table
         now = mappers.as_utc(now or utcnow())
         res = self._exec(update(t).where(t.c.id == op_id, t.c.owner == owner).values(heartbeat=now))
-        if res.rowcount != 1:
-            return False
-        self._patch_body(op_id, {"heartbeat": mappers.iso(now)})
-        return True
+        return res.rowcount == 1  # the column only: the body's copy is not read back
 
     def save_owned(self, occ: OpOcc, owner: str | None, epoch: int) -> bool:
         """Write `occ` only if the row still has `owner` and `epoch` (the runner's fencing token)."""

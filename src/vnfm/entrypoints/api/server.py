@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import uvicorn
 
@@ -15,9 +16,20 @@ from vnfm.config import Settings, check_runtime
 from vnfm.domain.secrets import URL_USERINFO
 from vnfm.entrypoints.api.app import create_app
 from vnfm.entrypoints.api.auth.mtls import uvicorn_tls_options
+from vnfm.entrypoints.api.httpguard import GuardedH11Protocol
 from vnfm.entrypoints.logsetup import configure_logging
 
 log = logging.getLogger("vnfm.server")
+
+
+def http_options(settings: Settings) -> dict[str, Any]:
+    """Deadlines for slow clients (`httpguard`), idle keep-alive, a cap on connections and on the
+    size of an incomplete request head; TLS, and with `tls_client_ca` the client-certificate
+    check whose protocol builds on the guarded one (auth/mtls)."""
+    guarded = GuardedH11Protocol.with_timeouts(settings.http_head_timeout, settings.http_body_timeout)
+    return {"http": guarded, "timeout_keep_alive": settings.http_keep_alive,
+            "limit_concurrency": settings.http_max_connections, "h11_max_incomplete_event_size": 16 * 1024,
+            **uvicorn_tls_options(settings, guarded)}
 
 
 def known_secrets(settings: Settings) -> list[str]:
@@ -55,7 +67,7 @@ def serve(settings: Settings) -> None:
     warn_exposure(settings)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=None,
                 log_level=settings.log_level.lower(), access_log=False, server_header=False,
-                date_header=False, **uvicorn_tls_options(settings))
+                date_header=False, **http_options(settings))
 
 
 @dataclass
@@ -80,7 +92,7 @@ def start_in_thread(settings: Settings, *, timeout: float = 30.0) -> ServerHandl
     settings.port = port
     config = uvicorn.Config(create_app(settings), host=settings.host, port=port, log_level="warning",
                             access_log=False, lifespan="on", server_header=False, date_header=False,
-                            **uvicorn_tls_options(settings))
+                            **http_options(settings))
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="vnfm-server", daemon=True)
     thread.start()

@@ -2,9 +2,9 @@
 `tls_client_ca` during the handshake (a certificate another CA signed never gets a connection);
 the verified certificate reaches the application as the ASGI TLS extension
 (`scope["extensions"]["tls"]["client_cert_chain"]`, PEM), which uvicorn does not fill itself:
-`MtlsH11Protocol` does. The identity is the certificate's subject common name, mapped to roles
-and a tenant by `mtls_clients`; a token bound to a certificate (`cnf.x5t#S256`) is accepted only
-with that certificate."""
+`mtls_protocol` (a subclass of the server's protocol) does. The identity is the certificate's
+subject common name, mapped to roles and a tenant by `mtls_clients`; a token bound to a
+certificate (`cnf.x5t#S256`) is accepted only with that certificate."""
 
 from __future__ import annotations
 
@@ -50,18 +50,29 @@ def _with_cert(app: ASGIApp, der: bytes) -> ASGIApp:
     return wrapped
 
 
-class MtlsH11Protocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol, passing the connection's verified client certificate on."""
+class _PassCertificate:
+    """Mixed into uvicorn's HTTP/1.1 protocol: the connection's verified client certificate goes on
+    to the application."""
+
+    app: ASGIApp
 
     def connection_made(self, transport: Any) -> None:
-        super().connection_made(transport)
+        super().connection_made(transport)  # type: ignore[misc]
         ssl_object = transport.get_extra_info("ssl_object")
         der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
         if der:
             self.app = _with_cert(self.app, der)
 
 
-def uvicorn_tls_options(settings: Settings) -> dict[str, Any]:
+def mtls_protocol(base: type[H11Protocol] = H11Protocol) -> type[H11Protocol]:
+    """`base` (uvicorn's protocol, or the guarded one of httpguard) passing client certificates on."""
+    return type("MtlsH11Protocol", (_PassCertificate, base), {})
+
+
+MtlsH11Protocol = mtls_protocol()
+
+
+def uvicorn_tls_options(settings: Settings, base: type[H11Protocol] = H11Protocol) -> dict[str, Any]:
     """The uvicorn options of the server's TLS: certificate and key, and with `tls_client_ca` the
     client-certificate check (required when certificates are the only way in)."""
     if not settings.tls:
@@ -70,6 +81,6 @@ def uvicorn_tls_options(settings: Settings) -> dict[str, Any]:
     if settings.tls_client_ca is not None:
         others = bool(settings.auth_token or settings.oauth2_clients or settings.oauth2_jwks_url
                       or settings.oauth2_introspection_url)
-        options.update(ssl_ca_certs=str(settings.tls_client_ca), http=MtlsH11Protocol,
+        options.update(ssl_ca_certs=str(settings.tls_client_ca), http=mtls_protocol(base),
                        ssl_cert_reqs=ssl.CERT_OPTIONAL if others else ssl.CERT_REQUIRED)
     return options

@@ -1,8 +1,8 @@
 """Tenants: packages, instances, occurrences, subscriptions and VIMs belong to one (`tenant`
 column, indexed); what existed before belongs to the `default` tenant.
 
-Revision ID: 0006
-Revises: 0005
+Revision ID: 0007
+Revises: 0006
 Create Date: 2026-11-25 00:00:00
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0006"
-down_revision = "0005"
+revision = "0007"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 
