@@ -6,9 +6,18 @@ Layout (all under BASE, default /run/vnfm-itest, override with VNFM_ITEST_DIR):
     BASE/<name>/upper, work, merged   the host's overlay layers
     BASE/<name>/launcher.pid          pid of the `unshare` process (its child is the host's PID 1)
     BASE/<name>/console.log           stdout/stderr of the host's init and sshd
-Addresses: bridge vnfmtbr0 = NET.1/24 in the root namespace; host i = NET.(10+i)
-(NET default 10.232.0, override with VNFM_ITEST_NET). No default route inside a host, ip_forward
-untouched: a host can only talk to the bridge and the other hosts.
+    BASE/<name>/state/<path>          the host's private state directories (STATE_DIRS)
+Addresses: bridge PREFIXbr0 = NET.1/24 in the root namespace; host i = NET.(10+i)
+(NET default 10.232.0, override with VNFM_ITEST_NET; PREFIX default vnfmt, VNFM_ITEST_PREFIX), or
+the address a test gives (a simulated VM's: see engine_hosts.py; the bridge then gets one on that
+/24 too). No default route inside a host, ip_forward untouched: a host can only talk to the bridge
+and the other hosts.
+
+Hermetic: a host sees the machine's programs and configuration (read-only lower layer) but never
+its live state: STATE_DIRS are private, initially empty directories, and the virtualenv running
+the tests is bound into each host at its own path even when it lives under /tmp or /run (which
+every host replaces by its own). So the suite behaves the same from any clone path and whatever
+podman, containerd or etcd state the machine holds.
 
 A session holds an exclusive flock on BASE.lock, so two pytest sessions never share or clean up
 each other's hosts; leftovers of a killed session are removed when the next session starts.
@@ -23,8 +32,9 @@ import secrets
 import shutil
 import signal
 import subprocess
+import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,8 +46,17 @@ HERE = Path(__file__).resolve().parent
 HOSTINIT = HERE / "hostinit.sh"
 BASE = Path(os.environ.get("VNFM_ITEST_DIR", "/run/vnfm-itest"))
 NET = os.environ.get("VNFM_ITEST_NET", "10.232.0")
-PREFIX = "vnfmt"
-BRIDGE = "vnfmtbr0"
+PREFIX = os.environ.get("VNFM_ITEST_PREFIX", "vnfmt")
+BRIDGE = f"{PREFIX}br0"
+REPO = HERE.parents[1]
+# Daemon state a host must not inherit from the machine (each gets an empty private directory).
+STATE_DIRS = (
+    "/var/lib/containers", "/var/lib/containerd", "/var/lib/etcd", "/var/lib/docker",
+    "/var/lib/docker-registry", "/var/lib/registry", "/var/lib/keepalived", "/var/lib/nfs",
+    "/var/lib/haproxy", "/root/.local/share/containers", "/root/.config/containers",
+)
+# What every host replaces by its own (tmpfs), so paths the tests need there are bound in.
+_HIDDEN = ("/tmp", "/run")
 MAX_HOSTS = 200
 START_DEADLINE = 20.0
 
@@ -61,6 +80,17 @@ def unavailable_reason() -> str | None:
     if "overlay" not in fs:
         return "kernel without overlayfs"
     return None
+
+
+def exposed_paths() -> list[str]:
+    """The test run's own files that would be hidden inside hosts (the virtualenv, the Python it
+    was made from and the clone, when they live under /tmp or /run)."""
+    paths = []
+    for p in (sys.prefix, sys.base_prefix, str(REPO)):
+        for q in (p, os.path.realpath(p)):
+            if any(q == h or q.startswith(h + "/") for h in _HIDDEN) and q not in paths:
+                paths.append(q)
+    return paths
 
 
 def missing_programs(*names: str) -> list[str]:
@@ -139,6 +169,7 @@ class TestHost:
     address: str
     dir: Path
     host_key: str = ""  # the sshd's public host key, "ssh-ed25519 AAAA..."
+    extra_addresses: tuple[str, ...] = ()  # more addresses on eth0 (a simulated VM's floating IP)
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     def target(
@@ -172,9 +203,21 @@ class TestHost:
         self.bed._launch([self])
         self.bed._wait_ready([self])
 
+    def replace(self) -> None:
+        """Play the cloud rebuilding this VM: every process dies, the disk (upper layer and state
+        directories) starts empty, sshd gets a new host key; name and addresses stay."""
+        self.bed.stop_hosts([self])
+        for d in ("upper", "work", "merged", "state"):
+            shutil.rmtree(self.dir / d, ignore_errors=True)
+        self.bed._prepare(self)
+        self.bed._launch([self])
+        self.bed._wait_ready([self])
+
 
 class Testbed:
     """Creates and destroys test hosts. One per pytest session (see conftest.py)."""
+
+    __test__ = False  # not a pytest test class
 
     def __init__(self) -> None:
         self._lock_fd: int | None = None
@@ -253,14 +296,19 @@ class Testbed:
             shutil.rmtree(BASE)
 
     # ------------------------------------------------------------------ hosts
-    def start_hosts(self, n: int) -> list[TestHost]:
+    def start_hosts(self, n: int, addresses: Iterable[Sequence[str]] = ()) -> list[TestHost]:
+        """n fresh hosts; `addresses` gives the first ones their addresses (the first is the host's
+        address, the others are added to eth0; each on a /24 the bridge has an address in too,
+        add_bridge_address) instead of NET.(10+i)."""
+        given = [tuple(a) for a in addresses]
         free = [i for i in range(1, MAX_HOSTS + 1) if i not in self._hosts][:n]
         if len(free) < n:
             raise RuntimeError(f"no room for {n} more test hosts")
-        hosts = []
+        hosts: list[TestHost] = []
         for i in free:
             name = f"{PREFIX}{i}"
-            h = TestHost(self, i, name, f"{NET}.{10 + i}", BASE / name)
+            addrs = given[len(hosts)] if len(hosts) < len(given) else (f"{NET}.{10 + i}",)
+            h = TestHost(self, i, name, addrs[0], BASE / name, extra_addresses=addrs[1:])
             self._hosts[i] = h
             hosts.append(h)
         try:
@@ -324,15 +372,24 @@ class Testbed:
         h.host_key = bytes(key.export_public_key("openssh")).decode().strip()
         path.with_name(path.name + ".pub").write_text(h.host_key + "\n")
 
+    def add_bridge_address(self, cidr: str) -> None:
+        """Give the root namespace's side of the bridge one more address ("ADDR/PREFIX"), so the
+        tests reach hosts on another subnet (removed with the bridge)."""
+        _ip_batch([f"addr replace {cidr} dev {BRIDGE}"])
+
     def _launch(self, hosts: list[TestHost]) -> None:
+        env = dict(os.environ, VNFM_ITEST_STATE_DIRS="\n".join(STATE_DIRS),
+                   VNFM_ITEST_EXPOSE="\n".join(exposed_paths()))
         for h in hosts:
             with open(h.dir / "console.log", "ab") as log:
                 h.proc = subprocess.Popen(
                     [
                         "nsenter", f"--net=/run/netns/{h.name}",
                         "unshare", "--mount", "--uts", "--pid", "--kill-child", "--propagation", "private",
-                        str(HOSTINIT), str(h.dir), h.name, f"{h.address}/24",
+                        str(HOSTINIT), str(h.dir), h.name,
+                        ",".join(f"{a}/24" for a in (h.address, *h.extra_addresses)),
                     ],
+                    env=env,
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
