@@ -83,10 +83,10 @@ def unavailable_reason() -> str | None:
 
 
 def exposed_paths() -> list[str]:
-    """The test run's own files that would be hidden inside hosts (the virtualenv, the Python it
-    was made from and the clone, when they live under /tmp or /run)."""
+    """The test run's own programs that would be hidden inside hosts (the virtualenv and the Python
+    it was made from, when they live under /tmp or /run). Not the clone: hosts see no test code."""
     paths = []
-    for p in (sys.prefix, sys.base_prefix, str(REPO)):
+    for p in (sys.prefix, sys.base_prefix):
         for q in (p, os.path.realpath(p)):
             if any(q == h or q.startswith(h + "/") for h in _HIDDEN) and q not in paths:
                 paths.append(q)
