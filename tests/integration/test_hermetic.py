@@ -120,6 +120,9 @@ def test_suite_runs_from_a_tmp_clone_with_leftover_machine_state(requirements: N
     with tempfile.TemporaryDirectory(prefix="vnfm-clone-", dir="/tmp") as tmp:
         clone = Path(tmp) / "vnfm"
         subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(REPO), str(clone)], check=True, timeout=120)
+        rev = os.environ.get("VNFM_ITEST_CLONE_REV")  # e.g. `git stash create` of a mutation to try
+        if rev:
+            subprocess.run(["git", "-C", str(clone), "checkout", "-q", rev], check=True, timeout=60)
         venv = _clone_venv(clone)
         # its own test bed: another lock, namespace prefix, bridge and subnet than this session's
         env = dict(os.environ, VNFM_ITEST_DIR="/run/vnfm-itest-clone", VNFM_ITEST_PREFIX="vnfmc",
