@@ -4,9 +4,11 @@
 call that creates, replaces or deletes servers it brings the test hosts in line with the VNF's
 resources. A VNFC gets a host whose address IS the simulated port's address (the simulated
 management network is a /24 on the test bridge, SIM_NET), so etcd, HAProxy and /etc/hosts see the
-addresses the driver computed. A healed VNFC's new server is the same host rebuilt: every process
-dies, its disk (overlay and state directories) starts empty and sshd gets a NEW host key
-(`TestHost.replace`); a removed VNFC's host is destroyed. Each new or rebuilt host is provisioned
+addresses the driver computed; a floating IP is destination NAT to the fixed address in the
+VNFM's namespace (on no interface, as on a cloud: only the VNFM reaches hosts by it). A healed
+VNFC's new server is the same host rebuilt: every process dies, its disk (overlay and state
+directories) starts empty and sshd gets a NEW host key (`TestHost.replace`); a removed VNFC's host
+is destroyed. Each new or rebuilt host is provisioned
 like the VM image would be (`Provision`: the kubeadm/kubelet/kubectl stand-ins and the cluster's
 PKI, see kubernetes/standins.py: no Kubernetes can run here).
 
@@ -30,7 +32,7 @@ from vnfm.service.ports import InfraContext, InfraDriver
 SIM_NET = os.environ.get("VNFM_ITEST_SIM_NET", "10.233.0")
 SIM_CIDR = f"{SIM_NET}.0/24"  # the simulated management network (fixed addresses, the VIP)
 SIM_PUBLIC_NET = os.environ.get("VNFM_ITEST_SIM_PUBLIC_NET", "10.233.1")
-SIM_PUBLIC_CIDR = f"{SIM_PUBLIC_NET}.0/24"  # its floating IPs: added to the VNFC's host
+SIM_PUBLIC_CIDR = f"{SIM_PUBLIC_NET}.0/24"  # its floating IPs: NAT to the fixed address
 
 # (the pool, the host, the VNFC it backs now) -> None: makes a fresh host what the VM image holds
 Provision = Callable[["HostPool", TestHost, Vnfc], Awaitable[None]]
@@ -42,6 +44,7 @@ class Backing:
     vnfc_id: str
     vdu_id: str
     server_id: str
+    floating: tuple[str, ...] = ()
     rebuilt: int = 0  # how often the cloud replaced this VNFC's server
 
 
@@ -68,13 +71,18 @@ class HostPool:
             self.bed.destroy_hosts([b.host for b in gone])
             for b in gone:
                 self.events.append(f"remove {b.vnfc_id} {b.host.address}")
+                for f in b.floating:
+                    self.bed.remove_floating_ip(f)
                 del self.by_vnfc[b.vnfc_id]
         fresh: list[tuple[TestHost, Vnfc]] = []
         new = [v for k, v in live.items() if k not in self.by_vnfc]
         if new:
-            hosts = self.bed.start_hosts(len(new), [addresses_of(v) for v in new])
+            hosts = self.bed.start_hosts(len(new), [addresses_of(v)[:1] for v in new])
             for h, v in zip(hosts, new, strict=True):
-                self.by_vnfc[v.id] = Backing(h, v.id, v.vdu_id, v.server_id)
+                floating = tuple(addresses_of(v)[1:])
+                for f in floating:
+                    self.bed.add_floating_ip(f, h.address)
+                self.by_vnfc[v.id] = Backing(h, v.id, v.vdu_id, v.server_id, floating)
                 self.events.append(f"start {v.id} {h.address}")
                 fresh.append((h, v))
         for k, v in live.items():
@@ -89,8 +97,7 @@ class HostPool:
 
 def addresses_of(vnfc: Vnfc) -> list[str]:
     """The VNFC's fixed address on the simulated management network (the host's own), then its
-    floating IPs (a floating IP is NAT to the fixed address on a real cloud: here the host simply
-    has both)."""
+    floating IPs."""
     net, public = ipaddress.ip_network(SIM_CIDR), ipaddress.ip_network(SIM_PUBLIC_CIDR)
     fixed = [a for cp in vnfc.cps for a in cp.ip_addresses if ipaddress.ip_address(a) in net]
     floating = [cp.floating_ip for cp in vnfc.cps if cp.floating_ip]

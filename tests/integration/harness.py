@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import ipaddress
 import os
 import secrets
 import shutil
@@ -48,6 +49,8 @@ BASE = Path(os.environ.get("VNFM_ITEST_DIR", "/run/vnfm-itest"))
 NET = os.environ.get("VNFM_ITEST_NET", "10.232.0")
 PREFIX = os.environ.get("VNFM_ITEST_PREFIX", "vnfmt")
 BRIDGE = f"{PREFIX}br0"
+NAT_CHAIN = f"{PREFIX.upper()}-FIP"  # the root namespace's NAT of floating IPs (add_floating_ip)
+NAT_CHAINS = ((NAT_CHAIN, "OUTPUT"), (f"{NAT_CHAIN}-SRC", "POSTROUTING"))
 REPO = HERE.parents[1]
 # Daemon state a host must not inherit from the machine (each gets an empty private directory).
 STATE_DIRS = (
@@ -157,6 +160,37 @@ def _kill_netns_processes(names: Iterable[str], deadline: float = 10.0) -> None:
             raise RuntimeError(f"processes {pids} in test namespaces did not exit")
         time.sleep(delay)
         delay = min(delay * 2, 0.1)
+
+
+def _iptables(*args: str, check: bool = False) -> bool:
+    res = subprocess.run(["iptables", "-w", "5", "-t", "nat", *args], capture_output=True, text=True, check=False)
+    if check and res.returncode != 0:
+        raise RuntimeError(f"iptables {' '.join(args)}: {res.stderr.strip()}")
+    return res.returncode == 0
+
+
+def _drop_nat_chain() -> None:
+    if shutil.which("iptables") is None:
+        return
+    for chain, hook in NAT_CHAINS:
+        if not _iptables("-n", "-L", chain):
+            continue
+        while _iptables("-D", hook, "-j", chain):
+            pass
+        _iptables("-F", chain)
+        _iptables("-X", chain)
+
+
+def _bridge_address_for(address: str) -> str:
+    """The bridge's own address on the network of `address`."""
+    res = subprocess.run(["ip", "-o", "-4", "addr", "show", "dev", BRIDGE], capture_output=True, text=True,
+                         check=True)
+    target = ipaddress.ip_address(address)
+    for line in res.stdout.splitlines():
+        iface = ipaddress.ip_interface(line.split()[3])
+        if target in iface.network:
+            return str(iface.ip)
+    raise RuntimeError(f"the bridge {BRIDGE} has no address on the network of {address}")
 
 
 @dataclass
@@ -290,6 +324,7 @@ class Testbed:
         lines += [f"netns del {n}" for n in names]
         if Path(f"/sys/class/net/{BRIDGE}").exists():
             lines.append(f"link del {BRIDGE}")
+        _drop_nat_chain()
         if lines:
             _ip_batch(lines, check=False)
         if BASE.exists():
@@ -371,6 +406,37 @@ class Testbed:
             f.write(bytes(key.export_private_key("openssh")))
         h.host_key = bytes(key.export_public_key("openssh")).decode().strip()
         path.with_name(path.name + ".pub").write_text(h.host_key + "\n")
+
+    def add_floating_ip(self, floating: str, fixed: str) -> None:
+        """Make `floating` reach `fixed` from the root namespace (where vnfm runs) the way a cloud's
+        floating IP does: destination NAT, the address is on no host's interface (the bridge needs
+        an address on its /24 for the route, add_bridge_address). Removed with the test bed."""
+        for chain, hook in NAT_CHAINS:
+            if not _iptables("-n", "-L", chain):
+                _iptables("-N", chain, check=True)
+                _iptables("-I", hook, "-j", chain, check=True)
+        self.remove_floating_ip(floating)
+        _iptables("-A", NAT_CHAIN, "-d", f"{floating}/32", "-j", "DNAT", "--to-destination", fixed, check=True)
+        # the host answers the bridge's address on its own network (it has no route elsewhere);
+        # only the root namespace's own connections (bridged host-to-host traffic may pass here too)
+        rule = ("-s", f"{_bridge_address_for(floating)}/32", "-d", f"{fixed}/32", "-j", "SNAT", "--to-source",
+                _bridge_address_for(fixed))
+        if not _iptables("-C", f"{NAT_CHAIN}-SRC", *rule):
+            _iptables("-A", f"{NAT_CHAIN}-SRC", *rule, check=True)
+
+    def remove_floating_ip(self, floating: str) -> None:
+        target = self._nat_target(floating)
+        while target and _iptables("-D", NAT_CHAIN, "-d", f"{floating}/32", "-j", "DNAT", "--to-destination", target):
+            pass
+
+    @staticmethod
+    def _nat_target(floating: str) -> str | None:
+        res = subprocess.run(["iptables", "-t", "nat", "-S", NAT_CHAIN], capture_output=True, text=True, check=False)
+        for line in res.stdout.splitlines():
+            parts = line.split()
+            if f"{floating}/32" in parts and "--to-destination" in parts:
+                return parts[parts.index("--to-destination") + 1]
+        return None
 
     def add_bridge_address(self, cidr: str) -> None:
         """Give the root namespace's side of the bridge one more address ("ADDR/PREFIX"), so the

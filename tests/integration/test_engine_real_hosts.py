@@ -199,7 +199,7 @@ async def test_engine_ha_instantiate_worker_heal_half_failed_join_retry_scale_in
     (new,) = [v for v in site.vnfcs(WORKER) if v.id not in {w.id for w in workers}]
     new_host = site.pool.host_of(new.id)
     detail = json.dumps(occ.error)
-    assert occ.error["step"] == "k8s-kubeadm-join" and occ.error["host"] == new_host.extra_addresses[0], detail
+    assert occ.error["step"] == "k8s-kubeadm-join" and occ.error["host"] == new.cps[0].floating_ip, detail
     assert "workernode-2 failed on" in detail and "injected failure: kubeadm join interrupted" in detail, detail
     assert await site.joined(new_host) == []  # half-way: configured, not joined
     occ = await site.done(app.instances.retry(occ.id))
