@@ -6,7 +6,7 @@ Layout (all under BASE, default /run/vnfm-itest, override with VNFM_ITEST_DIR):
     BASE/<name>/upper, work, merged   the host's overlay layers
     BASE/<name>/launcher.pid          pid of the `unshare` process (its child is the host's PID 1)
     BASE/<name>/console.log           stdout/stderr of the host's init and sshd
-    BASE/<name>/state/<path>          the host's private state directories (STATE_DIRS)
+    BASE/<name>/state/<path>          private state directories bound into the host (BOUND_STATE_DIRS)
 Addresses: bridge PREFIXbr0 = NET.1/24 in the root namespace; host i = NET.(10+i)
 (NET default 10.232.0, override with VNFM_ITEST_NET; PREFIX default vnfmt, VNFM_ITEST_PREFIX), or
 the address a test gives (a simulated VM's: see engine_hosts.py; the bridge then gets one on that
@@ -14,7 +14,8 @@ the address a test gives (a simulated VM's: see engine_hosts.py; the bridge then
 and the other hosts.
 
 Hermetic: a host sees the machine's programs and configuration (read-only lower layer) but never
-its live state: STATE_DIRS are private, initially empty directories, and the virtualenv running
+its live state: STATE_DIRS start empty (opaque in the host's upper layer; BOUND_STATE_DIRS are
+bound from a private directory), and the virtualenv running
 the tests is bound into each host at its own path even when it lives under /tmp or /run (which
 every host replaces by its own). So the suite behaves the same from any clone path and whatever
 podman, containerd or etcd state the machine holds.
@@ -52,12 +53,16 @@ BRIDGE = f"{PREFIX}br0"
 NAT_CHAIN = f"{PREFIX.upper()}-FIP"  # the root namespace's NAT of floating IPs (add_floating_ip)
 NAT_CHAINS = ((NAT_CHAIN, "OUTPUT"), (f"{NAT_CHAIN}-SRC", "POSTROUTING"))
 REPO = HERE.parents[1]
-# Daemon state a host must not inherit from the machine (each gets an empty private directory).
+# Daemon state a host must not inherit from the machine: each is an empty opaque directory of the
+# host's upper layer (the machine's content below is hidden; the host may remove it like any dir).
 STATE_DIRS = (
     "/var/lib/containers", "/var/lib/containerd", "/var/lib/etcd", "/var/lib/docker",
     "/var/lib/docker-registry", "/var/lib/registry", "/var/lib/keepalived", "/var/lib/nfs",
     "/var/lib/haproxy", "/root/.local/share/containers", "/root/.config/containers",
 )
+# ... and those bound from a private directory outside the overlay instead: containerd's overlayfs
+# snapshotter cannot put its layers on an overlay root.
+BOUND_STATE_DIRS = ("/var/lib/containerd",)
 # What every host replaces by its own (tmpfs), so paths the tests need there are bound in.
 _HIDDEN = ("/tmp", "/run")
 MAX_HOSTS = 200
@@ -370,6 +375,10 @@ class Testbed:
         for d in ("upper/etc/ssh/sshd_config.d", "upper/root/.ssh", "work", "merged"):
             (h.dir / d).mkdir(parents=True, exist_ok=True)
         (up / "root/.ssh").chmod(0o700)
+        for d in STATE_DIRS:  # empty, hiding whatever the machine holds there
+            path = up / d.lstrip("/")
+            path.mkdir(parents=True, exist_ok=True)
+            os.setxattr(path, "trusted.overlay.opaque", b"y")
         self._write_host_key(h)
         (up / "etc/ssh/sshd_config.d/00-vnfm-test.conf").write_text(
             "HostKey /etc/ssh/vnfm_test_host_ed25519_key\n"
@@ -444,7 +453,7 @@ class Testbed:
         _ip_batch([f"addr replace {cidr} dev {BRIDGE}"])
 
     def _launch(self, hosts: list[TestHost]) -> None:
-        env = dict(os.environ, VNFM_ITEST_STATE_DIRS="\n".join(STATE_DIRS),
+        env = dict(os.environ, VNFM_ITEST_STATE_DIRS="\n".join(BOUND_STATE_DIRS),
                    VNFM_ITEST_EXPOSE="\n".join(exposed_paths()))
         for h in hosts:
             with open(h.dir / "console.log", "ab") as log:
@@ -501,6 +510,8 @@ class Testbed:
         finally:
             lines = [f"link del v-{h.name}" for h in hosts if Path(f"/sys/class/net/v-{h.name}").exists()]
             lines += [f"netns del {h.name}" for h in hosts if _netns_inode(h.name) is not None]
+            # a later host may get the address (a cloud reuses it): forget this one's MAC
+            lines += [f"neigh flush to {a} dev {BRIDGE}" for h in hosts for a in (h.address, *h.extra_addresses)]
             if lines:
                 _ip_batch(lines, check=False)
             for h in hosts:

@@ -7,10 +7,11 @@
 # hostname, root's password and authorized_keys), gives it its own /proc, /sys, /run and /tmp,
 # then becomes tini (reaps orphans) running sshd in the foreground, chrooted into the overlay.
 #
-# Hermetic: the daemons' state directories (VNFM_ITEST_STATE_DIRS, one per line: podman's,
-# containerd's, etcd's, the registry's ...) are private, initially empty directories
-# HOSTDIR/state/<path> bound over the overlay, so whatever the machine's live root holds there
-# (podman storage of another graph driver, old etcd data) is never seen. Paths in
+# Hermetic: the daemons' state directories are empty in a new host whatever the machine's live
+# root holds there (podman storage of another graph driver, old etcd data): most are opaque
+# directories of the upper layer (made by the harness); those in VNFM_ITEST_STATE_DIRS (one per
+# line: containerd's, whose overlayfs snapshotter cannot work on an overlay) are private
+# directories HOSTDIR/state/<path> bound over the overlay. Paths in
 # VNFM_ITEST_EXPOSE (one per line: the test's virtualenv and Python when they live under /tmp or
 # /run, which each host replaces by its own) are bound read-only at the same place.
 set -euo pipefail

@@ -7,7 +7,8 @@ kubernetes/standins.py (no Kubernetes can run here).
 Flows (one VNF, in order): HA instantiate (3 masters + 2 workers); heal of the worker, whose VM is
 rebuilt with a new host key and an empty disk; scale out by one worker whose `kubeadm join` fails
 half-way through kubeadm_join.sh (FAILED_TEMP naming host and script), then retry (COMPLETED);
-scale in by one worker.
+scale in by one worker; heal of the master that ran `kubeadm init` (out of etcd and every HAProxy,
+VM rebuilt, joins again as a control plane); scale out failing the same way, then rollback.
 """
 
 from __future__ import annotations
@@ -217,3 +218,26 @@ async def test_engine_ha_instantiate_worker_heal_half_failed_join_retry_scale_in
     assert f"kubectl delete node {removed_name} --wait=true" in m0_calls
     assert f" {removed_name}" not in await site.hosts_file(m0)
     assert await site.etcd_members(m0) == names
+
+    # ---- heal the master that ran kubeadm init: its VM is rebuilt (new key, empty disk) and it
+    # joins again as a control plane; etcd has its 3 members again, every HAProxy lists 3 masters
+    m1 = site.pool.host_of(masters[1].id)
+    old_key = m0.host_key
+    await site.done(app.instances.heal(site.inst_id, {"vnfcInstanceId": [masters[0].id]}))
+    assert m0.host_key != old_key and site.pool.by_vnfc[masters[0].id].rebuilt == 1
+    assert site.state()["host_keys"][masters[0].id] == m0.host_key
+    assert await site.etcd_members(m1) == names
+    assert [e.split()[:3] for e in await site.joined(m0)] == [["join", "masternode-0", "control-plane=1"]]
+    for m in masters:
+        assert await site.backends(site.pool.host_of(m.id)) == names
+    assert any(c.startswith("kubectl delete node masternode-0") for c in await standins.argv_log(site.ssh, m1))
+
+    # ---- scale out failing half-way again, then rollback: the VNFC and its host are gone
+    site.fail_next_join = True
+    occ = await site.wait(app.instances.scale(site.inst_id, copy.deepcopy(scale)))
+    assert occ.operation_state == OpState.FAILED_TEMP, occ.error
+    (extra,) = [v for v in site.vnfcs(WORKER) if v.id not in {w.id for w in workers}]
+    occ = await site.wait(app.instances.rollback(occ.id))
+    assert occ.operation_state == OpState.ROLLED_BACK, occ.error
+    assert {v.id for v in site.vnfcs(WORKER)} == {w.id for w in workers}
+    assert extra.id not in site.pool.by_vnfc and len(site.pool.hosts()) == 5

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import require
-from tests.integration.harness import REPO, STATE_DIRS, Testbed
+from tests.integration.harness import BOUND_STATE_DIRS, REPO, STATE_DIRS, Testbed
 from vnfm.adapters.remote.ssh import SshExecutor
 
 pytestmark = pytest.mark.integration
@@ -83,9 +83,11 @@ async def test_host_state_directories_are_private(make_hosts, ssh: SshExecutor) 
         if marker.parent.exists():
             marker.write_text("machine state\n")
         (h,) = make_hosts(1)
-        res = await ssh.run(h.target(), "for d in " + " ".join(STATE_DIRS) + "; do "
+        res = await ssh.run(h.target(), "for d in " + " ".join((*STATE_DIRS, *BOUND_STATE_DIRS)) + "; do "
                             "[ -d \"$d\" ] && [ -z \"$(ls -A \"$d\")\" ] || echo \"$d\"; done", check=True)
         assert res.stdout == "", f"state directories not empty in a fresh host: {res.stdout}"
+        # a host may remove them like any directory (a test "wipes the disk" that way)
+        await ssh.run(h.target(), "rm -rf /var/lib/etcd /var/lib/containers && mkdir /var/lib/etcd", check=True)
         # written in the host, stays in the host (and survives its restart, not its replacement)
         await ssh.run(h.target(), "echo host > /var/lib/etcd/x", check=True)
         assert not Path("/var/lib/etcd/x").exists()
