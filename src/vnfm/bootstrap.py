@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate, ping
+from vnfm.adapters.db import SqlAlchemyUnitOfWork, fleet_counts, make_session_factory, migrate, ping
 from vnfm.adapters.db.reseal import seal_stored
 from vnfm.adapters.infra.bindings import InfraDrivers
 from vnfm.adapters.infra.kubernetes import KubernetesInfraDriver
@@ -167,6 +167,10 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         telemetry=metrics,
     )
     metrics.track_in_flight(lambda: len(engine.running))
+    if settings.run_engine:
+        metrics.track_engine(lambda: engine.is_running)
+    metrics.watch_fleet(lambda: fleet_counts(session_factory), database=session_factory.kw["bind"].dialect.name,
+                        ttl=settings.metrics_cache_seconds)
     instances = InstanceService(
         uow, packages, vims, mgmt,
         submit=(lambda op_id, rb: engine.submit(op_id, rollback=rb)) if settings.run_engine else None,

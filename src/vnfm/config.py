@@ -81,6 +81,9 @@ class Settings(BaseSettings):
     orphan_after: float = Field(default=30.0, ge=0)
     # Notifications a process stored but did not deliver (it died) are delivered by another after this.
     notify_reclaim_after: float = Field(default=300.0, ge=0)
+    # GET /metrics reads the database's counts at most once per this many seconds (a scrape storm
+    # cannot load the database); 0 reads them at every scrape.
+    metrics_cache_seconds: float = Field(default=5.0, ge=0, le=300)
     # Lists longer than this are paged (SOL013 5.4.2: Link rel="next"); 0 sends every item at once.
     page_size: int = Field(default=1000, ge=0)
     # Extra hook bindings: implementation/artifact name -> driver name ("a=b,c=d").
