@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import ipaddress
+import json
 import os
 import secrets
 import shutil
@@ -483,6 +484,7 @@ class Testbed:
                 if h.proc is not None and _listening(h.proc.pid, 22):
                     pending.remove(h)
             if not pending:
+                self._announce(hosts)
                 return
             if time.monotonic() > end:
                 raise RuntimeError(
@@ -490,6 +492,19 @@ class Testbed:
                 )
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
+
+    @staticmethod
+    def _announce(hosts: list[TestHost]) -> None:
+        """What a booting VM's gratuitous ARP does: the root namespace learns each host's MAC now,
+        so an address a removed host had (and a failed lookup cached for it) is not in the way."""
+        lines = []
+        for h in hosts:
+            res = subprocess.run(["ip", "-n", h.name, "-j", "link", "show", "eth0"], capture_output=True,
+                                 text=True, check=True)
+            mac = json.loads(res.stdout)[0]["address"]
+            lines += [f"neigh replace {a} lladdr {mac} dev {BRIDGE} nud stale"
+                      for a in (h.address, *h.extra_addresses)]
+        _ip_batch(lines)
 
     def stop_hosts(self, hosts: list[TestHost]) -> None:
         """Kill every process of the hosts (their layers stay)."""
