@@ -348,7 +348,9 @@ class Testbed:
         hosts: list[TestHost] = []
         for i in free:
             name = f"{PREFIX}{i}"
-            addrs = given[len(hosts)] if len(hosts) < len(given) else (f"{NET}.{10 + i}",)
+            # a host given addresses keeps one on the test bed's own network too (NET.1 serves
+            # what every host may reach, e.g. the simulated Kubernetes API)
+            addrs = (*given[len(hosts)], f"{NET}.{10 + i}") if len(hosts) < len(given) else (f"{NET}.{10 + i}",)
             h = TestHost(self, i, name, addrs[0], BASE / name, extra_addresses=addrs[1:])
             self._hosts[i] = h
             hosts.append(h)
