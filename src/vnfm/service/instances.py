@@ -22,7 +22,7 @@ from vnfm.service import requests as rq
 from vnfm.service import views
 from vnfm.service.notifications import Notifications
 from vnfm.service.packages import PackageService
-from vnfm.service.ports import Condition, Notifier, PackageFiles, UowFactory
+from vnfm.service.ports import DRIVER_PARAMS, Condition, Notifier, PackageFiles, UowFactory
 from vnfm.service.vims import VimService
 
 
@@ -325,11 +325,19 @@ class InstanceService:
     def _validate_with_drivers(self, flavour: Flavour, operation: str, request: dict[str, Any],
                                inst: VnfInstance) -> None:
         seen: set[int] = set()
+        owned: set[str] = set()
         for hook in flavour.hooks:
             driver = self.mgmt.for_hook(flavour, hook)
             if driver is not None and id(driver) not in seen:
                 seen.add(id(driver))
+                owned |= driver.owned_params
                 driver.validate_request(operation, request, inst, flavour, self._files(inst))
+        extra = request.get("additionalParams") or {}
+        for key in sorted(DRIVER_PARAMS & set(extra) - owned):
+            raise UnprocessableEntity(
+                f"additionalParams.{key}: no management driver of flavour '{flavour.id}' acts on it "
+                "(the VNFD's Vnflcm hooks bind none that does), so it would be ignored"
+            )
 
     def _choose_scale_in(self, inst: VnfInstance, before: dict[str, int], after: dict[str, int],
                          extra: dict[str, Any]) -> builtins.list[Any]:

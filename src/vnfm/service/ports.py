@@ -320,6 +320,11 @@ class VimRegistry(Protocol):
     def delete(self, vim_id: str) -> None: ...
 
 
+# additionalParams keys that only a management driver acts on (seeds 002 and 003)
+DRIVER_PARAMS = frozenset({"k8s_cluster_installation_param", "private_registry_installation_param",
+                           "lcm-kubernetes-external-lb"})
+
+
 class MgmtDriver:
     """A management-driver plug-in. The engine calls `handle(hook, ctx)` and nothing else.
 
@@ -331,6 +336,9 @@ class MgmtDriver:
     # hooks this driver runs even when the VNFD binds them to nothing, provided the flavour binds
     # the driver to another hook (e.g. a check before instantiate creates resources)
     implicit_hooks: frozenset[str] = frozenset()
+    # additionalParams keys this driver acts on, among DRIVER_PARAMS: a request carrying one that
+    # no driver of the flavour owns is refused (it would otherwise complete having ignored it)
+    owned_params: frozenset[str] = frozenset()
 
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:

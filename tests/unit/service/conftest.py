@@ -16,7 +16,7 @@ from vnfm.config import Settings
 from vnfm.domain.model import OpOcc, OpState
 from vnfm.examples import example_csar
 from vnfm.service.lcm.scheduler import LcmEngine
-from vnfm.service.ports import LcmContext, MgmtDriver
+from vnfm.service.ports import DRIVER_PARAMS, LcmContext, MgmtDriver
 
 SEED_PARAMS = {
     "k8s_cluster_installation_param": {
@@ -47,6 +47,7 @@ class Recorder(MgmtDriver):
     """Records every hook call; can be told to fail a hook a number of times."""
 
     name = "recorder"
+    owned_params = DRIVER_PARAMS  # it reads them (the seeds' cluster parameters)
 
     def __init__(self) -> None:
         self.calls: list[LcmContext] = []

@@ -69,6 +69,7 @@ def _node_ports(api: client.ApiClient, services: list[k8s_manifests.Manifest]) -
 
 class CnfNodePortDriver(MgmtDriver):
     name = "cnf-nodeport"
+    owned_params = frozenset({"lcm-kubernetes-external-lb"})
 
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:

@@ -24,6 +24,7 @@ from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
 
 class KubeadmDriver(MgmtDriver):
     name = "kubeadm"
+    owned_params = frozenset({"k8s_cluster_installation_param"})
 
     # ------------------------------------------------------------------ request-time validation
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,

@@ -34,6 +34,7 @@ class KubesprayDriver(MgmtDriver):
     # the Ansible server and the inventory path are checked before instantiate creates any VM,
     # although seed 002's VNFD binds instantiate_end only
     implicit_hooks = frozenset({"instantiate_start"})
+    owned_params = frozenset({"k8s_cluster_installation_param"})
 
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:

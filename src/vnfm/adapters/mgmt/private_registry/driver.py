@@ -45,6 +45,7 @@ def _record(ctx: LcmContext, v: Vnfc, out: Outcome) -> None:
 
 class PrivateRegistryDriver(MgmtDriver):
     name = "private-registry"
+    owned_params = frozenset({"private_registry_installation_param"})
 
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:
