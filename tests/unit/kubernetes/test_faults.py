@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from vnfm.domain.errors import BadRequest, Conflict
+from vnfm.domain.errors import BadRequest, Conflict, UnprocessableEntity
 from vnfm.domain.model import OpState
 
 from .conftest import K8s
@@ -118,7 +118,7 @@ async def test_request_time_refusals(k8s: K8s) -> None:
     inst_id, _ = await k8s.instantiate("simple")
     inst = app.instances.get(inst_id)
     flav = app.packages.vnfd(inst.vnf_pkg_id).flavour("simple")
-    with pytest.raises(BadRequest, match="aspectId 'master_instance' is the master_node aspect"):
+    with pytest.raises(UnprocessableEntity, match="aspectId 'master_instance' is the master_node aspect"):
         k8s.driver.validate_request("SCALE", {"type": "SCALE_OUT", "aspectId": "master_instance"}, inst, flav)
     k8s.driver.validate_request("SCALE", {"type": "SCALE_OUT", "aspectId": "worker_instance"}, inst, flav)
     m = app.instances.get(inst_id).resources.of_vdu("masterNode")[0]
