@@ -68,7 +68,7 @@ def _in_package(package: PackageFiles | None, key: str, path: str | None) -> Non
         return
     norm = posixpath.normpath(path)
     if norm.startswith(("/", "..")) or not package.exists(norm):
-        raise UnprocessableEntity(f"{ROOT}.{key}: '{path}' is not a file of the VNF package")
+        raise UnprocessableEntity(f"additionalParams.{ROOT}.{key}: '{path}' is not a file of the VNF package")
 
 
 def check(rp: RegistryParams, flavour: Flavour, package: PackageFiles | None) -> None:
@@ -78,15 +78,16 @@ def check(rp: RegistryParams, flavour: Flavour, package: PackageFiles | None) ->
     known = cp in flavour.cps or (base != cp and (base in flavour.cps or base in flavour.vdus))
     if not known:
         cps = ", ".join(sorted(flavour.cps)) or "none"
-        raise UnprocessableEntity(f"{ROOT}.ssh_cp_name: '{cp}' is not a CP of flavour '{flavour.id}' (CPs: {cps})")
+        raise UnprocessableEntity(f"additionalParams.{ROOT}.ssh_cp_name: '{cp}' is not a CP of flavour "
+                                  f"'{flavour.id}' (CPs: {cps})")
     for key in ("image_path", "cert_path", "key_path"):
         _in_package(package, key, getattr(rp, key))
     if rp.volume_resource_id is not None:
         vdu = flavour.cps[cp].vdu_id if cp in flavour.cps else cp[: -len("_FloatingIP")]
         storages = getattr(flavour.vdus.get(vdu), "storages", None)
         if storages is not None and rp.volume_resource_id not in storages:
-            raise UnprocessableEntity(f"{ROOT}.volume_resource_id: '{rp.volume_resource_id}' is not a virtual "
-                                      f"storage of VDU '{vdu}'")
+            raise UnprocessableEntity(f"additionalParams.{ROOT}.volume_resource_id: '{rp.volume_resource_id}' is "
+                                      f"not a virtual storage of VDU '{vdu}'")
 
 
 def validate(operation: str, request: dict[str, Any], instance: VnfInstance, flavour: Flavour,
