@@ -10,6 +10,7 @@ import pytest
 
 from vnfm.domain.errors import VnfmError
 from vnfm.domain.model import OpState
+from vnfm.entrypoints.cli.render import render_op
 
 from .conftest import K8s, params
 
@@ -87,6 +88,9 @@ async def test_keys_accepted_but_not_acted_on_leave_a_warning_in_the_occurrence(
         "additionalParams.lcm-operation-user-data", "additionalParams.lcm-operation-user-data-class",
         "additionalParams.k8s_cluster_installation_param.script_path"]
     assert all("accepted but not acted on" in w for w in warnings)
+    assert [f"warning: {w}" for w in occ.warnings] == warnings  # vnfmWarnings of the occurrence
+    shown = render_op({"id": occ.id, "vnfmWarnings": occ.warnings})
+    assert "Warnings:" in shown and "lcm-operation-user-data-class: accepted but not acted on" in shown
 
 
 async def test_a_scale_or_heal_cannot_change_the_clusters_version(k8s: K8s) -> None:

@@ -75,6 +75,8 @@ def render_package(pkg: dict[str, Any], *, long: bool = False) -> str:
 
 def op_warnings(op: dict[str, Any]) -> list[str]:
     """The occurrence's warnings (request keys accepted but not acted on, ...), from its log."""
+    if op.get("vnfmWarnings"):
+        return [str(w) for w in op["vnfmWarnings"]]
     lines = [str(e.get("message") or "") for e in op.get("vnfmProgress") or [] if isinstance(e, dict)]
     return [m.removeprefix("warning: ") for m in lines if m.startswith("warning: ")]
 

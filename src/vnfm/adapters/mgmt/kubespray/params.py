@@ -47,7 +47,8 @@ class AnsibleParams(Params):
     password: Secret | None = doc("SSH password", "002", required="one of password, ssh_private_key")
     ssh_private_key: PrivateKey | None = doc("private key text instead of the password",
                                              required="one of password, ssh_private_key")
-    kubespray_root_path: AbsPath = doc("the Kubespray checkout", "002", default=...)
+    kubespray_root_path: AbsPath = doc("the Kubespray checkout (v2.16 or later: the playbooks at the root up to "
+                                       "v2.21, in `playbooks/` since v2.22)", "002", default=...)
     transferring_inventory_path: AbsPath = doc("this cluster's inventory directory (its own, not "
                                                "inventory/sample)", "002", default=...)
     mtu: Mtu | None = doc("the cluster network's MTU (calico_mtu)", shown="Kubespray's")

@@ -102,7 +102,12 @@ def _latest_warnings(cc: CliContext, vnf_id: str) -> list[str]:
     except ApiError:
         return []
     latest = max(ops, key=lambda o: str(o.get("startTime") or ""), default=None)
-    return op_warnings(latest) if latest else []
+    if latest is None:
+        return []
+    try:  # warnings are on the occurrence itself, not in the list
+        return op_warnings(cc.client.get_op(str(latest.get("id"))))
+    except ApiError:
+        return []
 
 
 def _cluster(cc: CliContext, inst: dict[str, Any]) -> dict[str, Any] | None:
