@@ -14,6 +14,7 @@ import click
 from vnfm.entrypoints.cli.client import ApiError, ServerUnreachable
 from vnfm.entrypoints.cli.commands.auth import auth
 from vnfm.entrypoints.cli.commands.demo import demo
+from vnfm.entrypoints.cli.commands.dev import dev
 from vnfm.entrypoints.cli.commands.op import op
 from vnfm.entrypoints.cli.commands.package import package
 from vnfm.entrypoints.cli.commands.server import server
@@ -131,7 +132,7 @@ def cli(ctx: click.Context, endpoint: str, token: str | None, client_id: str | N
     ctx.obj = cc
 
 
-for command in (server, demo, auth, package, vnf, op, subscription, vim, sim):
+for command in (server, demo, auth, package, vnf, op, subscription, vim, sim, dev):
     cli.add_command(command)
 
 
