@@ -257,6 +257,9 @@ class NodeHost:
     login: NodeLogin
     vnfc_id: str | None = None
     pin: str = ""
+    # node steps run as root (`sudo -n` for a non-root login): None = when it is a VNFC (vnfc_id);
+    # True for a host of another VNF that needs root too (a cluster's load balancer a CNF configures)
+    become: bool | None = None
 
     @property
     def pin_key(self) -> str:
@@ -310,6 +313,22 @@ class LcmContext:
     nodes: NodeAccess | None = None  # how to reach hosts on this instance's VIM
 
 
+@dataclass(frozen=True)
+class DependentCnf:
+    """A VNF instance (a CNF) on a Kubernetes VIM that another instance, its cluster, registered
+    (the VIM's `extra.vnf_instance_id`). `driver_state`: a copy of its management drivers' state."""
+
+    instance_id: str
+    name: str
+    vim_id: str
+    instantiation_state: str
+    driver_state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.instance_id})" if self.name and self.name != self.instance_id else self.instance_id
+
+
 class VimRegistry(Protocol):
     """What drivers may do with the VIM registry (register the Kubernetes cluster they built)."""
 
@@ -318,6 +337,10 @@ class VimRegistry(Protocol):
     def update(self, vim: Vim) -> Vim: ...
     def get(self, vim_id: str) -> Vim | None: ...
     def delete(self, vim_id: str) -> None: ...
+
+    def dependents(self, instance_id: str) -> builtins.list[DependentCnf]:
+        """The CNF instances on the Kubernetes VIMs `instance_id` registered (none: [])."""
+        ...
 
 
 class MgmtDriver:
