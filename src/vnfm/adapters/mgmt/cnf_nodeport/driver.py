@@ -31,7 +31,7 @@ from vnfm.service.ports import LcmContext, MgmtDriver, NodeHost, NodeLogin, Pack
 
 OWNER_PREFIX = part.OWNER_PREFIX
 owner_of = part.owner_of
-POOL_KEY = "nodeport_pool"  # in a cluster VIM's extra: {"lb", "owner", "name"} (see kubespray.lb)
+POOL_KEY = "nodeport_pool"  # in a cluster VIM's extra: {"addresses", "owner", "name"} (see kubespray.lb)
 
 
 def _frontend_name(ns: str, svc: str, node_port: int) -> str:
@@ -124,7 +124,7 @@ class CnfNodePortDriver(MgmtDriver):
         """The cluster's NodePort pool when it is on the LB of this CNF's request."""
         lb = lbparams.parse(ctx.instance.additional_params or ctx.additional_params)
         pool = vim.extra.get(POOL_KEY)
-        if lb is None or not isinstance(pool, dict) or pool.get("lb") != lb.ssh_ip:
+        if lb is None or not isinstance(pool, dict) or lb.ssh_ip not in (pool.get("addresses") or []):
             return None
         return PoolRef(str(pool["owner"]), str(pool["name"]))
 

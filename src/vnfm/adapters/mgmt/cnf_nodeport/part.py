@@ -28,16 +28,16 @@ def forget(state: dict[str, Any]) -> None:
         state.pop(k, None)
 
 
-def restore(instance_id: str, state: dict[str, Any], lb_address: str) -> LbFrontends | None:
-    """The CNF's part on the LB at `lb_address` again, when it routes to pools only (a part listing
-    nodes cannot be rebuilt without the CNF's cluster view: None, as for a part on another LB)."""
+def restore(instance_id: str, state: dict[str, Any], lb_addresses: list[str]) -> LbFrontends | None:
+    """The CNF's part on the LB with `lb_addresses` again, when it routes to pools only (a part
+    listing nodes cannot be rebuilt without the CNF's cluster view: None, as for another LB's)."""
     fronts = state.get("frontends") or []
-    if state.get("lb_address") != lb_address or not fronts or not all(f.get("pool") for f in fronts):
+    if state.get("lb_address") not in lb_addresses or not fronts or not all(f.get("pool") for f in fronts):
         return None
     return LbFrontends(owner_of(instance_id), tuple(Frontend(str(f["name"]), int(f["port"]), (),
                                                              pool=PoolRef(*f["pool"])) for f in fronts))
 
 
-def on_lb(state: dict[str, Any], lb_address: str) -> bool:
-    """The CNF has frontends on the LB at `lb_address`."""
-    return state.get("lb_address") == lb_address and bool(state.get("frontends"))
+def on_lb(state: dict[str, Any], lb_addresses: list[str]) -> bool:
+    """The CNF has frontends on the LB with `lb_addresses`."""
+    return state.get("lb_address") in lb_addresses and bool(state.get("frontends"))
