@@ -172,6 +172,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         submit=(lambda op_id, rb: engine.submit(op_id, rollback=rb)) if settings.run_engine else None,
         notifier=notifier, worker_id=settings.worker_id,
         on_cancel=engine.request_cancel if settings.run_engine else None,
+        infra=infra_drivers,
     )
     return App(settings=settings, uow=uow, packages=packages, instances=instances, vims=vims,
                subscriptions=subscriptions, engine=engine, mgmt=mgmt, sim=sim,

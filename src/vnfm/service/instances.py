@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from vnfm.domain import lcm
@@ -22,7 +22,7 @@ from vnfm.service import requests as rq
 from vnfm.service import views
 from vnfm.service.notifications import Notifications
 from vnfm.service.packages import PackageService
-from vnfm.service.ports import Condition, Notifier, PackageFiles, UowFactory
+from vnfm.service.ports import Condition, InfraContext, InfraDriver, Notifier, PackageFiles, UowFactory
 from vnfm.service.vims import VimService
 
 # additionalParams of a terminate: go ahead although CNF instances run on the cluster's VIM
@@ -41,6 +41,7 @@ class InstanceService:
         notifier: Notifier | None = None,
         worker_id: str | None = None,
         on_cancel: Callable[[str], None] | None = None,
+        infra: Mapping[str, InfraDriver] | None = None,
     ) -> None:
         self.uow = uow
         self.packages = packages
@@ -50,6 +51,7 @@ class InstanceService:
         self.worker_id = worker_id
         self.notes = Notifications(notifier, worker_id)
         self.on_cancel = on_cancel  # tell this process's engine (another process's sees it itself)
+        self.infra = infra  # infrastructure drivers by VIM type: what a VIM can refuse at request time
 
     # =============================================================== resources
     def create(self, body: Any) -> VnfInstance:
@@ -155,8 +157,14 @@ class InstanceService:
                 paths = k8s_manifests.def_files(inst.additional_params)
                 if not paths:
                     raise UnprocessableEntity(f"a Kubernetes VIM needs additionalParams.{k8s_manifests.DEF_FILES}")
-                k8s_manifests.load(self.packages.files(inst.vnf_pkg_id), paths)
+                k8s_manifests.for_instance(self.packages.files(inst.vnf_pkg_id), inst.additional_params, inst.id)
             self._validate_with_drivers(flavour, "INSTANTIATE", params, inst)
+            infra = self.infra.get(vim.vim_type) if self.infra is not None else None
+            if infra is not None:
+                infra.check_instantiate(InfraContext(
+                    instance_id=inst.id, op_id=occ.id, vnfd=vnfd, flavour=flavour,
+                    package=self._files(inst), vim=vim, ext_virtual_links=inst.ext_virtual_links,
+                    additional_params=inst.additional_params))
             # Computes the counts now so that an impossible level fails the request, not the operation.
             from vnfm.domain.scaling import initial_scale_levels
 

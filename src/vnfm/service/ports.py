@@ -222,6 +222,12 @@ class InfraDriver(abc.ABC):
         """Is the VNFC's server up and reachable? None when it is, else the reason."""
         return None
 
+    def check_instantiate(self, ctx: InfraContext) -> None:
+        """Called (in a worker thread, synchronously) when an instantiate request arrives, before
+        anything exists: what the VIM can tell now (e.g. an object the VNF would create already
+        belongs to another instance) is refused here, raising UnprocessableEntity naming it."""
+        return None
+
     async def reserve_address(self, ctx: InfraContext, cp_name: str, purpose: str) -> str:
         """An address on the network of the VNF's connection point `cp_name` that no port uses, kept
         for `purpose` (e.g. "control-plane-vip") until `release_address` or `undeploy`: a

@@ -34,7 +34,7 @@ from vnfm.adapters.infra.kubernetes.pods import (
     workload_ready,
 )
 from vnfm.adapters.kube import client as kube
-from vnfm.domain.errors import OperationFailed
+from vnfm.domain.errors import OperationFailed, UnprocessableEntity
 from vnfm.domain.resources import Vnfc, VnfResources
 from vnfm.packaging import k8s_manifests
 from vnfm.packaging.k8s_manifests import Manifest
@@ -56,7 +56,8 @@ class KubernetesInfraDriver(InfraDriver):
 
     @staticmethod
     def manifests(ctx: InfraContext) -> list[Manifest]:
-        return k8s_manifests.load(ctx.package, k8s_manifests.def_files(ctx.additional_params))
+        """The CNF's objects as this instance applies them (its namespace, its owner labels)."""
+        return k8s_manifests.for_instance(ctx.package, ctx.additional_params, ctx.instance_id)
 
     def _units(self, ctx: InfraContext) -> list[Unit]:
         return units(ctx.flavour, self.manifests(ctx))
@@ -88,7 +89,7 @@ class KubernetesInfraDriver(InfraDriver):
                 body = copy.deepcopy(m.obj)
                 if m.label in replicas and m.kind in ("Deployment", "StatefulSet"):
                     body["spec"]["replicas"] = replicas[m.label]
-                objects.apply(api, m, body)
+                objects.apply(api, m, body, ctx.instance_id)
                 ctx.progress(f"applied {m.label} ({m.file})")
             self._wait(api, us, counts, "instantiate")
             return vnfcs(us, ctx.resources)
@@ -115,7 +116,7 @@ class KubernetesInfraDriver(InfraDriver):
                     if p["metadata"]["name"] in gone:  # these go first when the replicas shrink
                         core.patch_namespaced_pod(p["metadata"]["name"], u.manifest.namespace or "default",
                                                   {"metadata": {"annotations": {DELETION_COST: "-1000"}}})
-                objects.scale(api, u.manifest, want)
+                objects.scale(api, u.manifest, want, ctx.instance_id)
                 ctx.progress(f"{u.manifest.label}: {want} replica(s)")
             self._wait(api, us, counts, "scale", lambda xs: not any(
                 p["metadata"]["name"] in gone for x in xs for p in x.pods))
@@ -129,20 +130,15 @@ class KubernetesInfraDriver(InfraDriver):
         counts = ctx.resources.counts()
 
         def work(api: client.ApiClient) -> VnfResources:
-            core = client.CoreV1Api(api)
             inherit: dict[str, list[str]] = {}
             for v in victims:
                 unit = next((u for u in us if u.vdu_id == v.vdu_id), None)
                 if unit is None:
                     raise OperationFailed(f"VNFC {v.id}: no manifest object is VDU {v.vdu_id}")
                 ns = unit.manifest.namespace or "default"
-                try:
-                    core.delete_namespaced_pod(v.server_id, ns)
-                except ApiException as e:
-                    if e.status != 404:
-                        raise
+                _delete_own_pod(api, ns, v.server_id, ctx.instance_id)
                 if unit.manifest.kind == "Pod":  # nothing re-creates a bare Pod: we do
-                    _recreate_pod(api, unit.manifest, self.poll, self.ready_timeout)
+                    _recreate_pod(api, unit.manifest, self.poll, self.ready_timeout, ctx.instance_id)
                 inherit.setdefault(v.vdu_id, []).append(v.id)
                 ctx.progress(f"pod {ns}/{v.server_id} of VNFC {v.id} deleted")
             old = {v.server_id for v in victims if v.resource_type != "Pod"}
@@ -161,7 +157,10 @@ class KubernetesInfraDriver(InfraDriver):
 
         def work(api: client.ApiClient) -> None:
             for m in reversed(ms):
-                if objects.delete(api, m, grace=0 if forceful else None):
+                done = objects.delete(api, m, ctx.instance_id, grace=0 if forceful else None)
+                if isinstance(done, str):
+                    ctx.progress(f"{done}: not deleted")
+                elif done:
                     ctx.progress(f"deleted {m.label}")
             if forceful:
                 return
@@ -169,6 +168,22 @@ class KubernetesInfraDriver(InfraDriver):
                    "terminate: pods still there")
 
         await self._run(ctx, work)
+
+    def check_instantiate(self, ctx: InfraContext) -> None:
+        """At request time: no object of the CNF exists as another instance's (or nobody's) on the VIM."""
+        ms = self.manifests(ctx)
+
+        def work(api: client.ApiClient) -> list[str]:
+            return [why for m in ms if (why := objects.check_owner(api, m, ctx.instance_id))]
+
+        try:
+            taken = kube.call(ctx.vim, work)
+        except OperationFailed:  # the VIM does not answer now: the operation's apply checks each object again
+            return
+        if taken:
+            raise UnprocessableEntity("; ".join(taken) + " (nothing was applied; another namespace avoids the clash: "
+                                      f"additionalParams.{k8s_manifests.NAMESPACE_PARAM}, for objects whose manifest "
+                                      "names none)")
 
     async def current(self, ctx: InfraContext) -> VnfResources:
         us = self._units(ctx)
@@ -205,7 +220,27 @@ def _until(done: Callable[[], bool], poll: float, timeout: float, what: str) -> 
         delay = min(delay * 1.5, 2.0)
 
 
-def _recreate_pod(api: client.ApiClient, m: Manifest, poll: float, timeout: float) -> None:
+def _recreate_pod(api: client.ApiClient, m: Manifest, poll: float, timeout: float, owner: str) -> None:
     """Create a bare Pod again once the old one is gone (same name)."""
     _until(lambda: objects.read(api, m) is None, poll, timeout, f"{m.label}: still terminating")
-    objects.apply(api, m, copy.deepcopy(m.obj))
+    objects.apply(api, m, copy.deepcopy(m.obj), owner)
+
+
+def _delete_own_pod(api: client.ApiClient, ns: str, name: str, owner: str) -> None:
+    """Delete pod `ns/name` when it is `owner`'s (gone already: nothing to do)."""
+    core = client.CoreV1Api(api)
+    try:
+        pod = api.sanitize_for_serialization(core.read_namespaced_pod(name, ns))
+    except ApiException as e:
+        if e.status == 404:
+            return
+        raise
+    has = k8s_manifests.owner_of(pod)
+    if has != owner:
+        raise OperationFailed(f"pod {ns}/{name} belongs to {f'VNF instance {has}' if has else 'no VNF instance'}: "
+                              "not deleted")
+    try:
+        core.delete_namespaced_pod(name, ns)
+    except ApiException as e:
+        if e.status != 404:
+            raise
