@@ -50,6 +50,7 @@ from vnfm.domain.model import LcmOperation, Vim, VnfInstance
 from vnfm.nodesteps.lb import Backend, Frontend, LbFrontends, ServerPool
 from vnfm.packaging.csar import read_csar
 from vnfm.packaging.csar_files import ExtractedPackage, build_csar
+from vnfm.packaging.k8s_manifests import OWNER_LABEL
 from vnfm.packaging.tosca import parse_vnfd
 from vnfm.service.ports import LcmContext
 
@@ -121,9 +122,11 @@ class Cnf:
         await self.driver.handle(hook, ctx)
 
 
-def create_service(vim: Vim, path: str) -> int:
-    """Creates the package's Service through the API; its (first) NodePort as allocated."""
+def create_service(vim: Vim, path: str, owner: str) -> int:
+    """Creates the package's Service through the API, labelled as `owner`'s (as the Kubernetes infra
+    driver applies it); its (first) NodePort as allocated."""
     body = yaml.safe_load((PACKAGE / path).read_text())
+    body["metadata"].setdefault("labels", {})[OWNER_LABEL] = owner
     with api_client(vim) as api:
         svc = client.CoreV1Api(api).create_namespaced_service("default", body)
     return int(svc.spec.ports[0].node_port)
@@ -172,8 +175,9 @@ async def _lifecycle(ssh: SshExecutor, vim: Vim, lb: TestHost, nodes: list[TestH
         return {f"{n.name}:{port}" for n in nodes}
 
     # ---- the other owners already on the LB: the Kubespray cluster's part and another CNF's
-    fixed = await asyncio.to_thread(create_service, vim, FIXED)
-    first_random = await asyncio.to_thread(create_service, vim, RANDOM)
+    cnf = Cnf(vim, lb)
+    fixed = await asyncio.to_thread(create_service, vim, FIXED, cnf.instance.id)
+    first_random = await asyncio.to_thread(create_service, vim, RANDOM, cnf.instance.id)
     assert fixed == 30422 and 30000 <= first_random <= 32767 and first_random != fixed
     await asyncio.gather(*(start_servers(ssh, n, [API, OTHER_CNF_PORT, fixed, first_random]) for n in nodes))
     def cluster_part(pool: list[TestHost]) -> LbFrontends:
@@ -196,7 +200,6 @@ async def _lifecycle(ssh: SshExecutor, vim: Vim, lb: TestHost, nodes: list[TestH
         await converged(lb.address, OTHER_CNF_PORT, backends(OTHER_CNF_PORT))
 
     # ---- instantiate_end: a frontend per NodePort as the API reports it, to every node
-    cnf = Cnf(vim, lb)
     mine = f"{owner_of(cnf.instance.id)}.cfg"
     await cnf.hook("instantiate_end", LcmOperation.INSTANTIATE)
     for port in (fixed, first_random):
@@ -223,7 +226,7 @@ async def _lifecycle(ssh: SshExecutor, vim: Vim, lb: TestHost, nodes: list[TestH
     healed = first_random
     for _ in range(5):  # a fresh uid draws a fresh port; the freed old one may come back
         await asyncio.to_thread(delete_service, vim, "nginx-service")
-        healed = await asyncio.to_thread(create_service, vim, RANDOM)
+        healed = await asyncio.to_thread(create_service, vim, RANDOM, cnf.instance.id)
         if healed != first_random:
             break
     assert healed != first_random

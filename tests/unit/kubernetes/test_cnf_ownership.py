@@ -22,7 +22,7 @@ from vnfm.packaging.csar_files import build_csar
 from vnfm.packaging.k8s_manifests import OWNER_LABEL
 
 from .conftest import K8s
-from .test_cnf import CNF_FILES, PACKAGES, cluster, cnf_body
+from .test_cnf import CNF_FILES, PACKAGES, cluster, cnf_body, frontends
 
 
 def test_the_namespace_parameter_places_objects_whose_manifest_names_none(tmp_path: Path) -> None:
@@ -90,7 +90,7 @@ def _pods(k8s: K8s, vim_id: str, ns: str) -> list[str]:
 async def test_two_cnfs_of_one_package_coexist_in_their_namespaces_and_never_touch_each_other(
         k8s: K8s, tmp_path: Path) -> None:
     app = k8s.app
-    _cluster_id, vim_id, lb_ip = await cluster(k8s)
+    cluster_id, vim_id, lb_ip = await cluster(k8s)
     vnfd = onboard_without_namespaces(k8s, tmp_path)
     a = app.instances.create({"vnfdId": vnfd})
     await k8s.done(app.instances.instantiate(a.id, cnf_body(vim_id, lb_ip)))
@@ -109,9 +109,17 @@ async def test_two_cnfs_of_one_package_coexist_in_their_namespaces_and_never_tou
     # ---- in its own namespace it coexists (its fixed NodePort 30422 is the cluster's: not in this body)
     _namespace(k8s, vim_id, "tenant-b")
     body = cnf_body(vim_id, lb_ip, namespace="tenant-b")
-    body["additionalParams"]["lcm-kubernetes-def-files"] = ["Files/kubernetes/deployment.yaml"]
+    body["additionalParams"]["lcm-kubernetes-def-files"] = ["Files/kubernetes/deployment.yaml",
+                                                            "Files/kubernetes/service_without_nodeport.yaml"]
+    a_fronts = frontends(k8s, cluster_id)
     await k8s.done(app.instances.instantiate(b.id, body))
     assert _deployment(k8s, vim_id, "tenant-b")["metadata"]["labels"][OWNER_LABEL] == b.id
+    # B's NodePort is its own Service's, in its namespace; A's frontends stay
+    b_port = _kube(k8s, vim_id, lambda api: client.CoreV1Api(api).read_namespaced_service(
+        "nginx-service", "tenant-b").spec.ports[0].node_port)
+    assert set(frontends(k8s, cluster_id)) == {*a_fronts, str(b_port)}
+    assert app.instances.get(b.id).driver_state["cnf-nodeport"]["frontends"][0]["name"].startswith(
+        "tenant-b.nginx-service.")
     a_pods = _pods(k8s, vim_id, "default")
     [b_vnfc] = app.instances.get(b.id).resources.vnfcs
     assert b_vnfc.metadata["namespace"] == "tenant-b" and b_vnfc.server_id not in a_pods
@@ -122,6 +130,7 @@ async def test_two_cnfs_of_one_package_coexist_in_their_namespaces_and_never_tou
     assert len(app.instances.get(b.id).resources.vnfcs) == 2 and len(app.instances.get(a.id).resources.vnfcs) == 1
     await k8s.done(app.instances.heal(b.id, {"vnfcInstanceId": [b_vnfc.id]}))
     await k8s.done(app.instances.terminate(b.id, {"terminationType": "GRACEFUL"}))
+    assert frontends(k8s, cluster_id) == a_fronts
     assert _pods(k8s, vim_id, "default") == a_pods
     assert _deployment(k8s, vim_id, "default")["metadata"]["resourceVersion"] == before_a
     assert not _pods(k8s, vim_id, "tenant-b")

@@ -64,6 +64,9 @@ def _node_ports(api: client.ApiClient, services: list[k8s_manifests.Manifest],
     notes: list[str] = []
     for m in services:
         svc = api.sanitize_for_serialization(core.read_namespaced_service(m.name, m.namespace or "default"))
+        if k8s_manifests.owner_of(svc) != k8s_manifests.owner_of(m.obj):  # never publish another CNF's ports
+            raise OperationFailed(f"{m.label} is not this VNF instance's (owner: "
+                                  f"{k8s_manifests.owner_of(svc) or 'none'}): its NodePorts are not published")
         spec = svc.get("spec") or {}
         if spec.get("type") not in ("NodePort", "LoadBalancer"):
             continue
@@ -129,7 +132,7 @@ class CnfNodePortDriver(MgmtDriver):
         return PoolRef(str(pool["owner"]), str(pool["name"]))
 
     async def _publish(self, ctx: LcmContext) -> None:
-        ms = k8s_manifests.load(ctx.package, k8s_manifests.def_files(ctx.instance.additional_params))
+        ms = k8s_manifests.for_instance(ctx.package, ctx.instance.additional_params, ctx.instance.id)
         services = [m for m in ms if m.kind == "Service"]
         vim = self._vim(ctx)
         frontends, notes = await asyncio.to_thread(node_ports, vim, services, self._pool(ctx, vim))
