@@ -104,3 +104,26 @@ async def test_the_twin_lb_refuses_a_route_to_a_missing_pool_as_haproxy_c_does(k
     with pytest.raises(StepFailed, match=f"vnfm_cnf-{cnf_id}_fe_.*unable to find required default_backend"):
         await ex.run(lb_ip, LbFrontends("cluster", ()))
     assert instance_state(k8s.app.sim, cluster_id) == before
+
+
+async def test_a_kubeadm_cluster_knows_its_cnfs_too(k8s: K8s) -> None:
+    """The same rule on a cluster the kubeadm driver built (a CNF without a load balancer)."""
+    app = k8s.app
+    cluster_id, _ = await k8s.instantiate("simple")
+    vim_id = app.instances.get(cluster_id).driver_state["kubeadm"]["vim_id"]
+    cnf = app.instances.create({"vnfdId": onboard(k8s, "cnf_nodeport")})
+    body = cnf_body(vim_id, "192.0.2.1", **{"lcm-kubernetes-def-files": ["Files/kubernetes/deployment.yaml"]})
+    body["additionalParams"].pop("lcm-kubernetes-external-lb")
+    await k8s.done(app.instances.instantiate(cnf.id, body))
+    with pytest.raises(Conflict, match=f"used by CNF instance\\(s\\) .*{cnf.id}"):
+        app.instances.terminate(cluster_id, {"terminationType": "GRACEFUL"})
+    occ = await k8s.done(app.instances.heal(cluster_id, {}))
+    assert f"({cnf.id}) run on this cluster's Kubernetes VIM" in _events(k8s, occ.id)
+    await k8s.done(app.instances.terminate(cluster_id, {"terminationType": "FORCEFUL",
+                                                        "additionalParams": {"ignore_dependent_cnfs": True}}))
+    occ = await k8s.done(app.instances.terminate(cnf.id, {"terminationType": "FORCEFUL"}))
+    assert "already gone" in _events(k8s, occ.id)
+    app.instances.delete(cnf.id)
+    # nothing depends on a cluster without CNFs: its terminate needs no flag
+    other, _ = await k8s.instantiate("simple")
+    await k8s.done(app.instances.terminate(other, {"terminationType": "FORCEFUL"}))
