@@ -68,6 +68,10 @@ class InstanceRepository(Repository[VnfInstance], Protocol):
 
     def unlock(self, instance_id: str, op_id: str) -> None: ...
 
+    def on_vims(self, vim_ids: Sequence[str]) -> builtins.list[VnfInstance]:
+        """The instances whose VIM is one of `vim_ids` (an indexed column)."""
+        ...
+
 
 class OpOccRepository(Repository[OpOcc], Protocol):
     def for_instance(self, instance_id: str) -> list[OpOcc]: ...

@@ -173,7 +173,7 @@ class VimService:
                      if ((self._open(v) or v).extra or {}).get(OWNER_KEY) == instance_id}
             if not owned:
                 return []
-            found = [i for i in uow.instances.list() if i.vim_id in owned and i.id != instance_id]
+            found = [i for i in uow.instances.on_vims(sorted(owned)) if i.id != instance_id]
         return [DependentCnf(i.id, i.vnf_instance_name or i.id, str(i.vim_id), i.instantiation_state.value,
                              copy.deepcopy(i.driver_state)) for i in sorted(found, key=lambda i: i.id)]
 
