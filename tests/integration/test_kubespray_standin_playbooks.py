@@ -1,8 +1,9 @@
 """The Kubespray driver's node steps over real SSH with the REAL ansible-core, on test hosts: one
 is the operator's Ansible server, the others are nodes. Kubespray itself cannot run here (it
 downloads Kubernetes binaries), so the Ansible server gets a STAND-IN Kubespray tree
-(tests/fixtures/kubespray_standin: real playbooks with Kubespray's entry points that fail unless
-the inventory has what Kubespray needs, reach every node over SSH and leave markers). Its
+(tests/fixtures/kubespray_standin: real playbooks in the layout of current releases, whose plays
+target the hosts Kubespray's do, that fail unless the inventory has what Kubespray needs and every
+host they reach takes the run key, and leave markers). Its
 ansible.cfg turns host-key checking off as Kubespray's does: the runs must check the pinned keys
 anyway."""
 
@@ -144,9 +145,21 @@ async def test_kubespray_standin_cluster_scale_remove_and_terminate(make_hosts, 
         assert "joined workernode-2 to masternode-0" in (await _cat(ssh, w3, f"{MARKS}/scale.yml") or "")
         assert await _cat(ssh, w1, f"{MARKS}/scale.yml") is None  # --limit: only the new node
 
-        # ---- scale in: remove-node.yml answered non-interactively, the node leaves hosts.yaml
-        await ex.run(ansible.address, _playbook(key, "remove-node.yml",
-                                                extra=[("node", "workernode-1"), ("skip_confirmation", "yes")]))
+        # ---- scale in: remove-node.yml answered non-interactively, the node leaves hosts.yaml. It
+        # gathers the facts of every host: with the run key on the control plane and the removed
+        # node only, the other workers are UNREACHABLE and nothing is removed
+        removal = _playbook(key, "remove-node.yml", extra=[("node", "workernode-1"), ("skip_confirmation", "yes")])
+        for h in (w1, w3):
+            await ex.run(h.address, AuthorizedKey(MARKER, ""))
+        with pytest.raises(StepFailed) as e:
+            await ex.run(ansible.address, removal)
+        assert "UNREACHABLE!" in e.value.reason and "Permission denied" in e.value.reason
+        assert "failing task: TASK [Gather minimal facts]" in e.value.reason
+        assert await _cat(ssh, w2, f"{MARKS}/reset") is None
+        for h in (w1, w3):
+            await ex.run(h.address, AuthorizedKey(MARKER, key.public))
+        run = await ex.run(ansible.address, removal)
+        assert set(run.data["recap"]) >= {"masternode-0", "workernode-0", "workernode-1", "workernode-2"}
         assert (await _cat(ssh, w2, f"{MARKS}/reset") or "").strip() == "reset workernode-1"
         assert "workernode-1" in (await _cat(ssh, m, f"{MARKS}/deleted-nodes") or "")
         assert (await ex.run(ansible.address, KubesprayRemoveHost(INV, OWNER, "workernode-1", w2.address))).changed
@@ -186,6 +199,19 @@ async def test_kubespray_standin_failures_pinned_keys_unreachable_node_confirmat
         # another cluster's inventory path is refused, and nothing is written there
         with pytest.raises(StepFailed, match="another cluster"):
             await ex.run(ansible.address, KubesprayCheckInventory(ROOT, INV, "inst-other"))
+
+        # a tree without its release's entry points (playbooks/facts.yml gone, the root wrappers
+        # left) fits no known layout: refused naming the layouts, for the check and for a run
+        broken = "/opt/kubespray-broken"
+        assert (await ssh.run_script(ansible.target(), f"cp -a {ROOT} {broken}; rm {broken}/playbooks/facts.yml")).ok
+        with pytest.raises(StepFailed) as e:
+            await ex.run(ansible.address, KubesprayCheckInventory(broken, f"{broken}/inventory/c2", OWNER, claim=True))
+        assert "fits none of the known release layouts" in e.value.reason
+        assert "Kubespray v2.22 and later (playbooks/): playbooks/cluster.yml" in e.value.reason
+        assert not (await ssh.run(ansible.target(), f"test -e {broken}/inventory/c2")).ok
+        with pytest.raises(StepFailed, match="fits none of the known release layouts"):
+            await ex.run(ansible.address, KubesprayPlaybook(broken, f"{broken}/inventory/mycluster", OWNER,
+                                                            "facts.yml", private_key=key.private))
 
         # an inventory without the groups Kubespray needs fails the run, naming the check
         broken = await ssh.run_script(ansible.target(), f"sed -i '/calico_rr/d' {INV}/hosts.yaml")

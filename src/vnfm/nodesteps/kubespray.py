@@ -18,10 +18,10 @@ from typing import ClassVar
 
 from vnfm.nodesteps.base import NodeStep, _check_host, _check_ip, _check_name, _check_path
 from vnfm.nodesteps.kubernetes import _check_node
+from vnfm.nodesteps.kubespray_tree import PLAYBOOKS
 
 # the groups Kubespray's playbooks target
 GROUPS = ("kube_control_plane", "etcd", "kube_node", "k8s_cluster", "calico_rr")
-PLAYBOOKS = ("cluster.yml", "scale.yml", "remove-node.yml", "facts.yml")
 _ENV = re.compile(r"^VNFM_[A-Z0-9_]{1,60}$")
 _VAR = re.compile(r"^[a-z_][a-z0-9_]{0,63}$")
 _SIMPLE_VALUE = re.compile(r"^[A-Za-z0-9_.,:/@=-]{0,253}$")
@@ -148,13 +148,15 @@ class KubesprayInventory(NodeStep):
 
 @dataclass(frozen=True)
 class KubesprayCheckInventory(NodeStep):
-    """On the Ansible server, before anything is created: the Kubespray tree is at `kubespray_root`
-    (cluster.yml, scale.yml, remove-node.yml, facts.yml, inventory/sample/) and `inventory_path` is
+    """On the Ansible server, before anything is created: the Kubespray tree at `kubespray_root`
+    has the entry points of a known release layout (kubespray_tree.LAYOUTS: cluster, scale,
+    remove-node and facts playbooks where that release keeps them, inventory/sample/; a tree that
+    fits none fails the step naming the known layouts) and `inventory_path` is
     free or `owner`'s own; an inventory of another cluster there (another owner's mark, or a
     hosts.yaml nobody marked) fails the step naming it. Without `claim` nothing is written; with
     it a free path is taken at once (inventory/sample copied there and marked as `owner`'s), so
     that a second cluster given the same path is refused even while the first one is being built.
-    data: created (the path was claimed now)."""
+    data: created (the path was claimed now), layout (the label of the tree's release layout)."""
 
     kind: ClassVar[str] = "kubespray-inventory-check"
     kubespray_root: str
@@ -211,13 +213,15 @@ class KubesprayRemoveInventory(NodeStep):
 
 @dataclass(frozen=True)
 class KubesprayPlaybook(NodeStep):
-    """On the Ansible server: run `playbook` of the Kubespray tree on the owner's inventory, with
+    """On the Ansible server: run `playbook` (its historic name: where the tree's release layout
+    keeps it, kubespray_tree.LAYOUTS) of the Kubespray tree on the owner's inventory, with
     `--limit` when `limit` is given and `extra_vars` (plain, non-secret values). Ansible checks the
     nodes' host keys against the inventory's known_hosts; it logs in with `private_key`, held in an
     ssh-agent for the run only; `env` are secrets the inventory looks up (proxies, sudo passwords).
     remove-node.yml is answered non-interactively. A failed run fails the step naming the playbook,
     the failing task and the end of its output.
-    data: seconds (the run's duration), recap {host: {ok, changed, unreachable, failed}}."""
+    data: seconds (the run's duration), recap {host: {ok, changed, unreachable, failed}}, path (where
+    the tree keeps the playbook)."""
 
     kind: ClassVar[str] = "kubespray-playbook"
     kubespray_root: str

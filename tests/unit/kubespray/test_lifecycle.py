@@ -92,8 +92,8 @@ async def test_scale_out_and_in_with_and_without_overrides(ks: Ks) -> None:
     assert _runs(st)[-1] == ("remove-node.yml", None)
     assert "workernode-3" not in _groups(st)["kube_node"] and "workernode-3" not in _groups(st)["k8s_cluster"]
     assert len(st["external_lb"]["pools"]["nodeport"]) == 4
-    assert any("remove-node.yml -e node=workernode-3 -e skip_confirmation=yes finished" in m
-               for m in ks.messages(occ))
+    assert any("remove-node.yml -e node=workernode-3 -e skip_confirmation=yes -e delete_nodes_confirmation=yes "
+               "finished" in m for m in ks.messages(occ))
 
     # ---- scale in without: back on the first Ansible server, whose inventory is brought up to date
     await ks.done(app.instances.scale(inst_id, {"type": "SCALE_IN", **aspect}))
@@ -127,7 +127,8 @@ async def test_heal_a_dead_worker_then_the_entire_cluster_then_terminate(ks: Ks)
     assert _runs(st)[-2:] == [("facts.yml", None), ("scale.yml", ["workernode-0"])]
     assert any("ungraceful removal" in m for m in ks.messages(occ))
     extra = app.sim.extras(inst_id)["k8s"]["kubespray"]["runs"][1]["extra_vars"]
-    assert extra == {"node": "workernode-0", "skip_confirmation": "yes", "reset_nodes": "false",
+    assert extra == {"node": "workernode-0", "skip_confirmation": "yes", "delete_nodes_confirmation": "yes",
+                     "reset_nodes": "false",
                      "allow_ungraceful_removal": "true"}
     assert _server(ks, inst_id, w0.id)["id"] != old_server
     assert _groups(st)["kube_node"] == ["workernode-0", "workernode-1"]

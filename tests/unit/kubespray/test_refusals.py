@@ -135,3 +135,46 @@ async def test_a_failed_build_rolled_back_removes_the_claimed_inventory(ks: Ks) 
     rolled = await ks.wait(ks.app.instances.rollback(occ.id))
     assert rolled.operation_state == OpState.ROLLED_BACK, rolled.error
     assert ks.operator()[ANSIBLE]["inventories"] == {}
+
+
+async def test_a_scale_in_while_another_worker_is_dead_is_refused_before_anything_changes(ks: Ks) -> None:
+    """remove-node.yml gathers the facts of every host: a dead worker that stays would make it
+    UNREACHABLE (exit 4) after the drain; the driver says so first. Healing the dead one works
+    (ungraceful removal: no facts), and then the scale-in goes through."""
+    app = ks.app
+    inst_id, _ = await ks.instantiate()
+    await ks.done(app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"}))
+    w0 = app.instances.get(inst_id).resources.of_vdu("workerNode")[0]
+    app.sim.inject(unreachable=[w0.server_id])
+    runs_before = len(ks.state(inst_id)["kubespray"]["runs"])
+    occ = await ks.wait(app.instances.scale(inst_id, {"type": "SCALE_IN", "aspectId": "worker_instance"}))
+    assert occ.operation_state == OpState.FAILED_TEMP
+    detail = occ.error["detail"]
+    assert "workernode-0" in detail and "do not answer" in detail and "remove-node.yml" in detail
+    assert "no playbook was run" in detail
+    st = ks.state(inst_id)
+    assert len(st["kubespray"]["runs"]) == runs_before
+    assert not any(n.get("cordoned") for n in st["kubernetes"]["nodes"])
+    rolled = await ks.wait(app.instances.rollback(occ.id))
+    assert rolled.operation_state == OpState.ROLLED_BACK
+    occ = await ks.done(app.instances.heal(inst_id, {"vnfcInstanceId": w0.id}))
+    assert any("ungraceful removal" in m for m in ks.messages(occ))
+    await ks.done(app.instances.scale(inst_id, {"type": "SCALE_IN", "aspectId": "worker_instance"}))
+    runs = app.sim.extras(inst_id)["k8s"]["kubespray"]["runs"]
+    removal = [r for r in runs if r["playbook"] == "remove-node.yml"][-1]
+    assert removal["extra_vars"]["node"] == "workernode-2"
+    assert "reset_nodes" not in removal["extra_vars"]  # graceful: every host answers now
+
+
+async def test_a_scale_out_while_a_worker_is_dead_names_it_before_any_playbook(ks: Ks) -> None:
+    """facts.yml (before scale.yml --limit) gathers the facts of every host: a dead worker is named."""
+    app = ks.app
+    inst_id, _ = await ks.instantiate()
+    w1 = app.instances.get(inst_id).resources.of_vdu("workerNode")[1]
+    app.sim.inject(unreachable=[w1.server_id])
+    runs_before = len(ks.state(inst_id)["kubespray"]["runs"])
+    occ = await ks.wait(app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"}))
+    assert occ.operation_state == OpState.FAILED_TEMP
+    assert "node(s) workernode-1 of the cluster do not answer" in occ.error["detail"]
+    assert "facts.yml gathers the facts of every host" in occ.error["detail"]
+    assert len(ks.state(inst_id)["kubespray"]["runs"]) == runs_before

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from vnfm.adapters.mgmt.kubespray.site import RunKey
 from vnfm.adapters.nodes.ssh import SshStepExecutor
 from vnfm.adapters.nodes.ssh.base import parse_output, script_text
 from vnfm.adapters.nodes.ssh.kubespray import (
@@ -23,7 +24,9 @@ from vnfm.adapters.nodes.ssh.kubespray import (
 )
 from vnfm.adapters.remote.ssh import Result, SshTarget, script_payload
 from vnfm.nodesteps.kubespray import InventoryHost, KubesprayInventory, KubesprayPlaybook
+from vnfm.nodesteps.kubespray_tree import LAYOUTS, find_layout, layout_lines
 
+LAYOUT = "Kubespray v2.22 and later (playbooks/)"
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGq0Kz0cE5h8Xr7oVqG0Q0v0m8l1ZyYtq8B4k8m7x9aB"
 
 
@@ -73,13 +76,44 @@ def _run(name: str, inputs: dict[str, str], home: Path | None = None) -> subproc
                           capture_output=True, text=True, timeout=10, env=env)
 
 
-def _tree(tmp: Path) -> Path:
-    root = tmp / "kubespray"
+# the entry points of real release trees (their inventory/sample aside), as in the real trees
+TREES = {
+    "v2.16": ("cluster.yml", "scale.yml", "remove-node.yml", "facts.yml", "upgrade-cluster.yml"),
+    "v2.23": ("cluster.yml", "scale.yml", "remove-node.yml", "upgrade-cluster.yml", "playbooks/cluster.yml",
+              "playbooks/scale.yml", "playbooks/remove_node.yml", "playbooks/facts.yml",
+              "playbooks/upgrade_cluster.yml"),
+    # a v2.23 tree whose playbooks/ went missing: root wrappers only, no facts.yml anywhere
+    "broken": ("cluster.yml", "scale.yml", "remove-node.yml", "upgrade-cluster.yml"),
+}
+
+
+def _tree(tmp: Path, release: str = "v2.23", name: str = "kubespray") -> Path:
+    root = tmp / name
     (root / "inventory/sample/group_vars/all").mkdir(parents=True)
     (root / "inventory/sample/group_vars/all/all.yml").write_text("---\n")
-    for f in ("cluster.yml", "scale.yml", "remove-node.yml", "facts.yml"):
+    for f in TREES[release]:
+        (root / f).parent.mkdir(parents=True, exist_ok=True)
         (root / f).write_text("---\n")
     return root
+
+
+@pytest.mark.parametrize(("release", "layout"), [("v2.23", "Kubespray v2.22 and later (playbooks/)"),
+                                                 ("v2.16", "Kubespray v2.16 to v2.21 (playbooks at the root)")])
+def test_the_inventory_script_finds_the_release_layout(tmp_path: Path, release: str, layout: str) -> None:
+    root = _tree(tmp_path, release)
+    r = _run("kubespray_inventory", _inventory_inputs("check", str(root), str(root / "inventory/c1"), "inst-1"))
+    assert r.returncode == 0, r.stderr
+    assert parse_output(r.stdout)["layout"] == layout
+
+
+def test_a_tree_of_no_known_layout_is_refused_naming_the_layouts(tmp_path: Path) -> None:
+    root = _tree(tmp_path, "broken")
+    r = _run("kubespray_inventory", _inventory_inputs("claim", str(root), str(root / "inventory/c1"), "inst-1"))
+    assert r.returncode == 3 and not (root / "inventory/c1").exists()
+    assert f"no Kubespray tree at {root}: it fits none of the known release layouts" in r.stderr
+    assert ("Kubespray v2.22 and later (playbooks/): playbooks/cluster.yml, playbooks/scale.yml, "
+            "playbooks/remove_node.yml, playbooks/facts.yml, inventory/sample") in r.stderr
+    assert "Kubespray v2.16 to v2.21 (playbooks at the root): cluster.yml, scale.yml, remove-node.yml" in r.stderr
 
 
 def test_inventory_script_owns_its_directory_and_refuses_another_clusters(tmp_path: Path) -> None:
@@ -90,11 +124,12 @@ def test_inventory_script_owns_its_directory_and_refuses_another_clusters(tmp_pa
              "KNOWN_B64": _b64(render_known_hosts(step.known_hosts)), "VARS_B64": _b64(render_vars(step))}
     r = _run("kubespray_inventory", write)
     assert r.returncode == 0, r.stderr
-    assert parse_output(r.stdout) == {"changed": "true", "created": "true"}
+    assert parse_output(r.stdout) == {"changed": "true", "created": "true", "layout": LAYOUT}
     assert (inv / "group_vars/all/all.yml").is_file() and (inv / ".vnfm-owner").read_text() == "inst-1"
     assert (inv / "hosts.yaml").read_text() == render_hosts(step)
     assert oct((inv / "hosts.yaml").stat().st_mode & 0o777) == "0o600"
-    assert parse_output(_run("kubespray_inventory", write).stdout) == {"changed": "false", "created": "false"}
+    assert parse_output(_run("kubespray_inventory", write).stdout) == {"changed": "false", "created": "false",
+                                                                        "layout": LAYOUT}
     # another cluster: refused on check, claim, write and delete; its files stay
     for mode in ("check", "claim", "write", "delete"):
         other = {**write, **_inventory_inputs(mode, str(root), str(inv), "inst-2")}
@@ -113,10 +148,10 @@ def test_inventory_script_owns_its_directory_and_refuses_another_clusters(tmp_pa
     # claim takes a free path at once (the sample, the mark; no hosts yet); a second claim is a no-op
     claimed = root / "inventory/claimed"
     r = _run("kubespray_inventory", _inventory_inputs("claim", str(root), str(claimed), "inst-3"))
-    assert parse_output(r.stdout) == {"changed": "true", "created": "true"}
+    assert parse_output(r.stdout) == {"changed": "true", "created": "true", "layout": LAYOUT}
     assert (claimed / ".vnfm-owner").read_text() == "inst-3" and not (claimed / "hosts.yaml").exists()
     r = _run("kubespray_inventory", _inventory_inputs("claim", str(root), str(claimed), "inst-3"))
-    assert parse_output(r.stdout) == {"changed": "false", "created": "false"}
+    assert parse_output(r.stdout) == {"changed": "false", "created": "false", "layout": LAYOUT}
     # delete removes exactly the directory
     r = _run("kubespray_inventory", _inventory_inputs("delete", str(root), str(inv), "inst-1"))
     assert parse_output(r.stdout)["changed"] == "true" and not inv.exists()
@@ -169,11 +204,12 @@ async def test_playbook_secrets_travel_as_exported_variables_only(tmp_path: Path
     res = await ex.run("10.10.0.50", step)
     assert res.data == {"seconds": 7.0, "recap": {"worker1": {"ok": 3, "changed": 1, "unreachable": 0, "failed": 0},
                                                   "masternode-0": {"ok": 5, "changed": 0, "unreachable": 0,
-                                                                   "failed": 0}}}
+                                                                   "failed": 0}}, "path": ""}
     call = ssh.calls[0]
     assert call["env_secrets"] == {"VNFM_RUN_KEY": PRIVATE, "VNFM_HTTPS_PROXY": "https://u:pw-in-url@proxy:3128"}
     assert call["stdin_vars"]["EXTRA_VARS"] == "node=worker1\nskip_confirmation=yes"
     assert call["stdin_vars"]["BECOME"] == "yes"
+    assert call["stdin_vars"]["LAYOUTS"].splitlines()[0].split("|")[:2] == [LAYOUT, "playbooks/remove_node.yml"]
     assert "secret-run-key" not in str(call["stdin_vars"]) and "pw-in-url" not in str(call["stdin_vars"])
     assert not call.get("args")
 
@@ -188,3 +224,54 @@ async def test_a_failed_playbook_reports_the_task_and_output_scrubbed(tmp_path: 
     text = str(e.value)
     assert "TASK [kubernetes/preinstall : Stop if swap enabled]" in text and "refused" in text
     assert "pw-in-url" not in text
+
+
+FAKE_ANSIBLE = """#!/bin/bash
+# records how it was called; prints a recap like ansible-playbook
+printf '%s\\n' "$PWD" "$@" > "$HOME/called"
+printf 'PLAY RECAP ***\\nmasternode-0 : ok=3 changed=1 unreachable=0 failed=0 skipped=0\\n'
+"""
+
+
+@pytest.mark.parametrize(("release", "path"), [("v2.23", "playbooks/remove_node.yml"), ("v2.16", "remove-node.yml"),
+                                               ("broken", None)])
+def test_the_playbook_script_runs_the_playbook_where_the_release_keeps_it(tmp_path: Path, release: str,
+                                                                            path: str | None) -> None:
+    root = _tree(tmp_path, release)
+    inv = root / "inventory/c1"
+    inv.mkdir()
+    (inv / ".vnfm-owner").write_text("inst-1")
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "ansible-playbook").write_text(FAKE_ANSIBLE)
+    (bin_ / "ansible-playbook").chmod(0o755)
+    step = KubesprayPlaybook(str(root), str(inv), "inst-1", "remove-node.yml", extra_vars=(("node", "w1"),),
+                             private_key=RunKey.generate().private)
+    inputs = {"ROOT": str(root), "INV": str(inv), "OWNER": "inst-1", "OWNER_FILE": ".vnfm-owner",
+              "HOSTS_FILE": "hosts.yaml", "KNOWN_HOSTS": "known_hosts", "VARS_FILE": "vnfm-vars.yml",
+              "PLAYBOOK": step.playbook, "LAYOUTS": layout_lines(step.playbook), "LIMIT": "", "BECOME": "no",
+              "EXTRA_VARS": "node=w1", "TIMEOUT_S": "30"}
+    env = {"PATH": f"{bin_}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    r = subprocess.run(["bash", "-s"], input=script_payload(script_text("kubespray_playbook"),
+                                                             {"VNFM_RUN_KEY": step.private_key}, inputs),
+                       capture_output=True, text=True, timeout=30, env=env)
+    if path is None:
+        assert r.returncode == 3 and "fits none of the known release layouts" in r.stderr
+        assert not (tmp_path / "called").exists()
+        return
+    assert r.returncode == 0, r.stderr
+    out = parse_output(r.stdout)
+    assert out["path"] == path and out["recap"].split() == ["masternode-0:3:1:0:0"]
+    called = (tmp_path / "called").read_text().splitlines()
+    assert called[0] == str(root) and called[-1] == path
+    assert called[1:-1] == ["-i", f"{inv}/hosts.yaml", "-e", f"@{inv}/vnfm-vars.yml", "-e", "node=w1"]
+
+
+def test_the_standin_tree_has_the_current_layout_and_no_root_facts() -> None:
+    """CI's stand-in follows the current release layout, so a driver that looks for a root
+    facts.yml (the bug of issue 22) fails on it as on a real tree."""
+    tree = Path(__file__).resolve().parents[2] / "fixtures" / "kubespray_standin"
+    layout = find_layout(lambda p: (tree / p).exists())
+    assert layout is LAYOUTS[0] and not (tree / "facts.yml").exists()
+    r = _run("kubespray_inventory", _inventory_inputs("check", str(tree), "/nonexistent/inv", "inst-1"))
+    assert r.returncode == 0 and parse_output(r.stdout)["layout"] == LAYOUT, r.stderr

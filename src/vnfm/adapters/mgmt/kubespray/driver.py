@@ -65,7 +65,8 @@ class KubesprayDriver(MgmtDriver):
         places = ctx.state.setdefault("inventories", [])
         if place not in places:  # a rollback or terminate removes it
             places.append(place)
-        ctx.progress(f"kubespray: Ansible server {a.ip_address} checked: Kubespray at {a.kubespray_root_path}; "
+        layout = f" ({res.data['layout']})" if res.data.get("layout") else ""
+        ctx.progress(f"kubespray: Ansible server {a.ip_address} checked: Kubespray at {a.kubespray_root_path}{layout}; "
                      f"inventory path {a.transferring_inventory_path} "
                      + ("claimed for this cluster (a copy of inventory/sample)" if res.data.get("created")
                         else "already this cluster's"))

@@ -32,6 +32,7 @@ from vnfm.nodesteps.kubespray import (
     ReadKubeconfig,
     env_lookup,
 )
+from vnfm.nodesteps.kubespray_tree import layout_lines
 
 HOSTS_FILE = "hosts.yaml"
 KNOWN_HOSTS = "known_hosts"
@@ -105,13 +106,13 @@ def _unb64(text: str) -> str:
 # ============================================================================= the Ansible server
 def _inventory_inputs(mode: str, root: str, inv: str, owner: str) -> dict[str, str]:
     return {"MODE": mode, "ROOT": root, "INV": inv, "OWNER": owner, "OWNER_FILE": OWNER_FILE,
-            "HOSTS_FILE": HOSTS_FILE, "KNOWN_HOSTS": KNOWN_HOSTS, "VARS_FILE": VARS_FILE}
+            "HOSTS_FILE": HOSTS_FILE, "KNOWN_HOSTS": KNOWN_HOSTS, "VARS_FILE": VARS_FILE, "LAYOUTS": layout_lines()}
 
 
 async def check_inventory(ex: ScriptRunner, t: SshTarget, s: KubesprayCheckInventory) -> StepResult:
     out = await ex.script(t, s, "kubespray_inventory", _inventory_inputs("claim" if s.claim else "check",
                                                                          s.kubespray_root, s.inventory_path, s.owner))
-    return StepResult(changed(out), {"created": out.get("created") == "true"})
+    return StepResult(changed(out), {"created": out.get("created") == "true", "layout": out.get("layout", "")})
 
 
 async def inventory(ex: ScriptRunner, t: SshTarget, s: KubesprayInventory) -> StepResult:
@@ -147,7 +148,8 @@ async def remove_inventory(ex: ScriptRunner, t: SshTarget, s: KubesprayRemoveInv
 async def playbook(ex: ScriptRunner, t: SshTarget, s: KubesprayPlaybook) -> StepResult:
     inputs = {"ROOT": s.kubespray_root, "INV": s.inventory_path, "OWNER": s.owner, "OWNER_FILE": OWNER_FILE,
               "HOSTS_FILE": HOSTS_FILE, "KNOWN_HOSTS": KNOWN_HOSTS, "VARS_FILE": VARS_FILE,
-              "PLAYBOOK": s.playbook, "LIMIT": ",".join(s.limit), "BECOME": "yes" if s.become else "no",
+              "PLAYBOOK": s.playbook, "LAYOUTS": layout_lines(s.playbook), "LIMIT": ",".join(s.limit),
+              "BECOME": "yes" if s.become else "no",
               "EXTRA_VARS": "\n".join(f"{k}={v}" for k, v in s.extra_vars),  # validated plain values
               "TIMEOUT_S": str(int(s.timeout_s))}
     secrets = {"VNFM_RUN_KEY": s.private_key, **dict(s.env)}
@@ -157,7 +159,8 @@ async def playbook(ex: ScriptRunner, t: SshTarget, s: KubesprayPlaybook) -> Step
         host, *nums = item.split(":")
         if len(nums) == 4 and all(n.isdigit() for n in nums):
             recap[host] = dict(zip(("ok", "changed", "unreachable", "failed"), map(int, nums), strict=True))
-    return StepResult(True, {"seconds": float(out.get("seconds", "0") or 0), "recap": recap})
+    return StepResult(True, {"seconds": float(out.get("seconds", "0") or 0), "recap": recap,
+                             "path": out.get("path", "")})
 
 
 # ============================================================================= the nodes and the LB

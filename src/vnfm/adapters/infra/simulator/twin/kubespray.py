@@ -2,10 +2,13 @@
 
 A run does what Kubespray would to the twin's cluster (cluster.yml builds it, scale.yml --limit adds
 kube_node hosts, remove-node.yml removes a node), and checks what real Ansible and Kubespray would
-trip over: the groups and variables Kubespray needs, every targeted node reachable, its host key in
-the inventory's known_hosts equal to the server's, the run's key authorised on it, facts of every
-host gathered before a --limit run of scale.yml, remove-node.yml answered non-interactively (and
-told the removal is ungraceful when the node is down). Nodes join the cluster's twin state the way
+trip over: a tree of a known release layout (its playbooks found where that release keeps them),
+the groups and variables Kubespray needs, every host the playbook's plays connect to (`_targets`:
+remove-node.yml gathers the facts of every host unless the removal is ungraceful) reachable, its
+host key in the inventory's known_hosts equal to the server's, the run's key authorised on it
+(else UNREACHABLE, as ansible-playbook's exit 4), facts of every host gathered before a --limit
+run of scale.yml, remove-node.yml answered non-interactively (the confirmation variables of the
+tree's releases). Nodes join the cluster's twin state the way
 the kubeadm twin registers them (twin/cluster.py `register`), so observers see one cluster model.
 Each instance's state keeps its inventory's groups and the runs (`kubespray` in the "k8s" extras).
 """
@@ -20,8 +23,8 @@ from cryptography.hazmat.primitives import serialization
 
 from vnfm.adapters.infra.simulator.twin.base import TwinHost, fake_ca, sha
 from vnfm.adapters.infra.simulator.twin.cluster import register
-from vnfm.adapters.infra.simulator.twin.operator import ensure, operator_tx
-from vnfm.nodesteps.base import StepFailed, StepResult
+from vnfm.adapters.infra.simulator.twin.operator import ensure, operator_tx, tree_files
+from vnfm.nodesteps.base import NodeStep, StepFailed, StepResult
 from vnfm.nodesteps.kubespray import (
     GROUPS,
     KubesprayCheckInventory,
@@ -30,21 +33,26 @@ from vnfm.nodesteps.kubespray import (
     KubesprayRemoveHost,
     KubesprayRemoveInventory,
 )
+from vnfm.nodesteps.kubespray_tree import LAYOUTS, TreeLayout, find_layout, known_layouts
 
 MAX_RUNS = 100
 
 
-def _kubespray_at(h: dict[str, Any], root: str) -> bool:
-    roots = h.get("kubespray_roots")
-    return roots is None or root in roots  # None: the operator installed Kubespray where requests say
+def tree_layout(h: dict[str, Any], host: str, step: NodeStep, root: str) -> TreeLayout:
+    """The release layout of the tree at `root`, as the Ansible-server script finds it; StepFailed
+    (naming the known layouts) when the tree fits none."""
+    files = tree_files(h, root)
+    layout = find_layout(lambda p: p in files)
+    if layout is None:
+        raise StepFailed(host, step, f"no Kubespray tree at {root}: it fits none of the known release layouts "
+                                     f"({known_layouts()})")
+    return layout
 
 
 def _own_inventory(h: dict[str, Any], host: str, step: KubesprayInventory | KubesprayCheckInventory) -> Any:
-    """The inventory at step.inventory_path (None if none); StepFailed without a Kubespray tree or
-    when another cluster owns it."""
-    if not _kubespray_at(h, step.kubespray_root):
-        raise StepFailed(host, step, f"no Kubespray tree at {step.kubespray_root} (cluster.yml and "
-                                     "inventory/sample/ missing)")
+    """The inventory at step.inventory_path (None if none); StepFailed without a Kubespray tree of a
+    known layout or when another cluster owns it."""
+    tree_layout(h, host, step, step.kubespray_root)
     inv = h["inventories"].get(step.inventory_path)
     if inv is not None and inv.get("owner") != step.owner:
         raise StepFailed(host, step, f"{step.inventory_path} holds the inventory of another cluster "
@@ -89,7 +97,8 @@ def check_inventory(tw: TwinHost, host: str, sid: str, step: KubesprayCheckInven
         return False
 
     created = operator_tx(tw.sim, fn)
-    return StepResult(created, {"created": created})
+    layout = operator_tx(tw.sim, lambda hosts: tree_layout(ensure(hosts, host), host, step, step.kubespray_root))
+    return StepResult(created, {"created": created, "layout": layout.label})
 
 
 def remove_host(tw: TwinHost, host: str, sid: str, step: KubesprayRemoveHost) -> StepResult:
@@ -164,15 +173,25 @@ def _public_key(private: str) -> str:
 
 
 def _targets(step: KubesprayPlaybook, inv: dict[str, Any]) -> list[str]:
+    """The inventory hosts a run connects to, from the real playbooks' plays (`hosts:` lines of
+    v2.16 to v2.31, notes/kubespray-releases.md), tasks delegated to the first control plane
+    counted: cluster.yml and facts.yml every host (k8s_cluster:etcd:calico_rr) within --limit;
+    scale.yml the hosts within --limit and the first control plane; remove-node.yml the first
+    control plane, and unless the removal is ungraceful (reset_nodes=false) the node and, for its
+    facts (imported facts.yml since v2.18), every host."""
     hosts = sorted(inv["hosts"])
+    first = (inv["groups"].get("kube_control_plane") or [""])[0]
     if step.playbook == "remove-node.yml":
         node = step.var("node")
-        if step.var("reset_nodes") == "false" and step.var("allow_ungraceful_removal") == "true":
+        if not node:
             return []
-        return [node] if node else []
+        if step.var("reset_nodes") == "false":
+            return [h for h in hosts if h == first]
+        return hosts
+    picked = [h for h in hosts if not step.limit or h in step.limit]
     if step.playbook == "scale.yml":
-        hosts = list(inv["groups"].get("kube_node") or [])
-    return [h for h in hosts if not step.limit or h in step.limit]
+        return sorted({*picked, first} & set(hosts))
+    return picked
 
 
 def _reach(tw: TwinHost, host: str, step: KubesprayPlaybook, inv: dict[str, Any], name: str) -> dict[str, Any]:
@@ -193,7 +212,7 @@ def _reach(tw: TwinHost, host: str, step: KubesprayPlaybook, inv: dict[str, Any]
     return dict(server)
 
 
-def _check_run(tw: TwinHost, host: str, step: KubesprayPlaybook, inv: dict[str, Any]) -> None:
+def _check_run(tw: TwinHost, host: str, step: KubesprayPlaybook, inv: dict[str, Any], layout: TreeLayout) -> None:
     problems = inventory_problems(inv)
     if problems:
         raise StepFailed(host, step, f"TASK [kubespray-defaults : Check inventory] fatal: [localhost]: FAILED! "
@@ -205,6 +224,9 @@ def _check_run(tw: TwinHost, host: str, step: KubesprayPlaybook, inv: dict[str, 
         if step.var("skip_confirmation") != "yes":
             raise StepFailed(host, step, "TASK [Confirm Execution] the run waits for 'yes' on a terminal: "
                                          "give -e skip_confirmation=yes")
+        if layout is LAYOUTS[-1] and step.var("delete_nodes_confirmation") != "yes":  # v2.16, v2.17: vars_prompt
+            raise StepFailed(host, step, "[Confirm node removal] Delete nodes confirmation failed: the prompt "
+                                         "got no 'yes' (give -e delete_nodes_confirmation=yes)")
     if step.playbook == "scale.yml" and step.limit:
         stale = sorted(set(inv["hosts"]) - set(inv.get("facts") or []))
         if stale:
@@ -214,11 +236,12 @@ def _check_run(tw: TwinHost, host: str, step: KubesprayPlaybook, inv: dict[str, 
 
 def playbook(tw: TwinHost, host: str, sid: str, step: KubesprayPlaybook) -> StepResult:
     t0 = time.monotonic()
-    inv, failing = operator_tx(tw.sim, lambda hosts: (ensure(hosts, host)["inventories"].get(step.inventory_path),
-                                                      (ensure(hosts, host).get("failing_tasks") or {})))
+    inv, failing, layout = operator_tx(tw.sim, lambda hosts: (
+        ensure(hosts, host)["inventories"].get(step.inventory_path), (ensure(hosts, host).get("failing_tasks") or {}),
+        tree_layout(ensure(hosts, host), host, step, step.kubespray_root)))
     if inv is None or inv.get("owner") != step.owner:
         raise StepFailed(host, step, f"no inventory of this cluster at {step.inventory_path}")
-    _check_run(tw, host, step, inv)
+    _check_run(tw, host, step, inv, layout)
     if step.playbook in failing:  # what the SSH handler reports of a failed run: task, end of output
         env = dict(step.env)
         raise StepFailed(host, step, f"TASK [{failing[step.playbook]}] failed; end of output:\n"
@@ -230,16 +253,16 @@ def playbook(tw: TwinHost, host: str, sid: str, step: KubesprayPlaybook) -> Step
     if step.playbook in ("facts.yml", "cluster.yml"):  # both gather the facts of the hosts they reach
         operator_tx(tw.sim, lambda hosts: ensure(hosts, host)["inventories"][step.inventory_path]
                     .update(facts=sorted(set(inv.get("facts") or []) | set(servers))))
-    tw.tx(lambda st: _apply(tw, st, host, step, inv, servers))
-    return StepResult(True, {"seconds": time.monotonic() - t0,
+    tw.tx(lambda st: _apply(tw, st, host, step, inv, servers, layout.paths[step.playbook]))
+    return StepResult(True, {"seconds": time.monotonic() - t0, "path": layout.paths[step.playbook],
                              "recap": {n: {"ok": 1, "changed": 1, "unreachable": 0, "failed": 0} for n in servers}})
 
 
 def _apply(tw: TwinHost, st: dict[str, Any], host: str, step: KubesprayPlaybook, inv: dict[str, Any],
-           servers: dict[str, dict[str, Any]]) -> None:
+           servers: dict[str, dict[str, Any]], path: str) -> None:
     ks = st.setdefault("kubespray", {})
     runs = ks.setdefault("runs", [])
-    runs.append({"playbook": step.playbook, "limit": list(step.limit) or None,
+    runs.append({"playbook": step.playbook, "path": path, "limit": list(step.limit) or None,
                  "extra_vars": dict(step.extra_vars)})
     del runs[:-MAX_RUNS]
     ks.update(inventory=inv["groups"], ansible=host, path=step.inventory_path)

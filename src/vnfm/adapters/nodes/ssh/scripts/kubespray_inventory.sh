@@ -1,8 +1,9 @@
 #!/bin/bash
 # On the operator's Ansible server: one cluster's Kubespray inventory directory INV, marked as
 # OWNER's by the file INV/OWNER_FILE. MODE:
-#   check   the Kubespray tree at ROOT has its entry points and inventory/sample/, and INV is free
-#           (missing or empty) or OWNER's; nothing is written
+#   check   the Kubespray tree at ROOT fits one of the known release LAYOUTS (one a line:
+#           "label|a playbook's path|what the tree must have", the first that fits is the tree's),
+#           and INV is free (missing or empty) or OWNER's; nothing is written
 #   claim   as check, then (first time) INV is a copy of ROOT/inventory/sample marked as OWNER's
 #   write   as claim, then
 #           HOSTS_FILE, KNOWN_HOSTS and VARS_FILE are set to HOSTS_B64, KNOWN_B64, VARS_B64
@@ -11,7 +12,7 @@
 #   edit    OWNER's HOSTS_FILE and KNOWN_HOSTS set to HOSTS_B64, KNOWN_B64
 #   delete  INV removed when it is OWNER's (missing: nothing to do); nothing else is touched
 # Another cluster's inventory (another mark, or an inventory nobody marked) is refused, exit 3.
-# Output: "@@ changed=true|false", "@@ created=true|false".
+# Output: "@@ changed=true|false", "@@ created=true|false", "@@ layout=LABEL" (check, claim, write).
 set -euo pipefail
 : "${MODE:?}" "${INV:?}" "${OWNER:?}" "${OWNER_FILE:?}" "${HOSTS_FILE:?}" "${KNOWN_HOSTS:?}" "${VARS_FILE:?}"
 ROOT=${ROOT:-}
@@ -19,12 +20,17 @@ mark="$INV/$OWNER_FILE"
 
 refuse() { echo "$*" >&2; exit 3; }
 
+layout=""
 check_tree() {
-  local f missing=""
-  for f in cluster.yml scale.yml remove-node.yml facts.yml inventory/sample; do
-    [ -e "$ROOT/$f" ] || missing="$missing $f"
-  done
-  [ -z "$missing" ] || refuse "no Kubespray tree at $ROOT (missing:$missing)"
+  local label req f ok known=""
+  while IFS='|' read -r label _ req; do
+    [ -n "$label" ] || continue
+    ok=1
+    for f in $req; do [ -e "$ROOT/$f" ] || { ok=0; break; }; done
+    if [ "$ok" = 1 ]; then layout=$label; return 0; fi
+    known="$known; $label: ${req// /, }"
+  done <<< "${LAYOUTS:?}"
+  refuse "no Kubespray tree at $ROOT: it fits none of the known release layouts (${known#; })"
 }
 
 # 0: INV is OWNER's; 1: INV is free (missing or empty); refuses anything else
@@ -116,3 +122,4 @@ case "$MODE" in
 esac
 echo "@@ changed=$changed"
 echo "@@ created=$created"
+if [ -n "$layout" ]; then echo "@@ layout=$layout"; fi

@@ -1,13 +1,16 @@
 #!/bin/bash
-# On the operator's Ansible server: run PLAYBOOK of the Kubespray tree ROOT on OWNER's inventory
-# INV (INV/HOSTS_FILE, extra variables INV/VARS_FILE, then EXTRA_VARS: one plain name=value a line,
+# On the operator's Ansible server: run PLAYBOOK (its historic name) of the Kubespray tree ROOT
+# from where the tree's release keeps it (LAYOUTS: one known layout a line, "label|PLAYBOOK's
+# path there|what the tree must have"; the first the tree fits is used; none: refused), on OWNER's
+# inventory INV (INV/HOSTS_FILE, extra variables INV/VARS_FILE, then EXTRA_VARS: one plain name=value a line,
 # validated by the VNFM), limited to LIMIT (comma separated) when given, with --become when BECOME=yes.
 # Nodes are reached with the private key VNFM_RUN_KEY (exported; held by an ssh-agent of this run
 # only, never written to a file) and their host keys are checked against INV/KNOWN_HOSTS (the keys
 # the VNFM pinned; Kubespray's ansible.cfg, which turns checking off, is overridden). Other
 # exported VNFM_* variables are secrets the inventory reads with env lookups. Stdin is /dev/null:
 # a playbook that prompts fails instead of waiting. The run ends after TIMEOUT_S seconds.
-# Output: "@@ changed=true", "@@ seconds=N", "@@ recap=host:ok:changed:unreachable:failed ...".
+# Output: "@@ changed=true", "@@ path=<the playbook's path in the tree>", "@@ seconds=N",
+# "@@ recap=host:ok:changed:unreachable:failed ...".
 # A failed run: the end of Ansible's output, then the failing task, on stderr.
 set -euo pipefail
 : "${ROOT:?}" "${INV:?}" "${OWNER:?}" "${OWNER_FILE:?}" "${HOSTS_FILE:?}" "${KNOWN_HOSTS:?}" "${VARS_FILE:?}"
@@ -18,7 +21,19 @@ if [ "$(head -c 200 "$INV/$OWNER_FILE" 2>/dev/null || true)" != "$OWNER" ]; then
   unset VNFM_RUN_KEY
   echo "no inventory of this cluster at $INV" >&2; exit 3
 fi
-[ -f "$ROOT/$PLAYBOOK" ] || { unset VNFM_RUN_KEY; echo "no $PLAYBOOK in the Kubespray tree $ROOT" >&2; exit 3; }
+path="" known=""
+while IFS='|' read -r label lpath req; do
+  [ -n "$label" ] || continue
+  ok=1
+  for f in $req; do [ -e "$ROOT/$f" ] || { ok=0; break; }; done
+  if [ "$ok" = 1 ]; then path=$lpath; break; fi
+  known="$known; $label: ${req// /, }"
+done <<< "${LAYOUTS:?}"
+if [ -z "$path" ]; then
+  unset VNFM_RUN_KEY
+  echo "no Kubespray tree at $ROOT: it fits none of the known release layouts (${known#; })" >&2; exit 3
+fi
+[ -f "$ROOT/$path" ] || { unset VNFM_RUN_KEY; echo "no $path ($PLAYBOOK) in the Kubespray tree $ROOT ($label)" >&2; exit 3; }
 
 ansible=$(command -v ansible-playbook || true)
 for d in "$ROOT/venv/bin" "$ROOT/.venv/bin" "$HOME/.local/bin"; do
@@ -54,7 +69,7 @@ export ANSIBLE_PYTHON_INTERPRETER=auto_silent ANSIBLE_LOCAL_TEMP="$work/tmp"
 log="$work/run.log"
 start=$SECONDS
 rc=0
-(cd "$ROOT" && timeout --kill-after=30 "$TIMEOUT_S" "$ansible" "${args[@]}" "$PLAYBOOK") >"$log" 2>&1 || rc=$?
+(cd "$ROOT" && timeout --kill-after=30 "$TIMEOUT_S" "$ansible" "${args[@]}" "$path") >"$log" 2>&1 || rc=$?
 took=$((SECONDS - start))
 recap=$(awk '/^PLAY RECAP/ {r=1; next}
   r && / : ok=/ { h=$1; o=c=u=f=0
@@ -71,5 +86,6 @@ if [ "$rc" -ne 0 ]; then
   exit 1
 fi
 echo "@@ changed=true"
+echo "@@ path=$path"
 echo "@@ seconds=$took"
 echo "@@ recap=$recap"
