@@ -19,6 +19,7 @@ PACKAGES=(
   python3                         # the TCP backend stub of the HAProxy test runs in the hosts
   openssl ca-certificates
   postgresql                      # PostgreSQL repository tests (throwaway cluster per test session)
+  prometheus                      # promtool + prometheus: checks of deploy/prometheus/vnfm-rules.yml (tests/api/test_alerting*)
 )
 
 missing=()

@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from vnfm.adapters.db import SqlAlchemyUnitOfWork, make_session_factory, migrate, ping
+from vnfm.adapters.db import SqlAlchemyUnitOfWork, fleet_counts, make_session_factory, migrate, ping
 from vnfm.adapters.db.reseal import seal_stored
 from vnfm.adapters.infra.bindings import InfraDrivers
 from vnfm.adapters.infra.kubernetes import KubernetesInfraDriver
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
+from vnfm.adapters.infra.openstack.keystone import probe_keystone
 from vnfm.adapters.infra.simulator import SimCloud, SimConfig, SimulatorInfraDriver
 from vnfm.adapters.infra.simulator.k8sapi.server import KubeApiServer
 from vnfm.adapters.infra.simulator.twin import TwinAccess, TwinConfig
@@ -91,12 +92,14 @@ def default_mgmt_drivers(settings: Settings) -> MgmtDrivers:
 
 
 def default_infra_drivers(sim: SimCloud, vim_of: Any, twin: TwinConfig | None = None,
-                          kube_ready_timeout: float = 600.0) -> InfraDrivers:
-    """The built-in VIM types (the simulated cloud, OpenStack/Heat) with their node access, and
-    installed plug-ins; any other VIM type's hosts are reached over SSH."""
+                          kube_ready_timeout: float = 600.0, *, simulator: bool = True) -> InfraDrivers:
+    """The built-in VIM types (the simulated cloud while `simulator` is on, OpenStack/Heat,
+    Kubernetes) with their node access, and installed plug-ins; any other VIM type's hosts are
+    reached over SSH."""
     infra = InfraDrivers(default_nodes=SshAccess(), vim_of=vim_of)
-    infra.register("simulator", lambda: SimulatorInfraDriver(sim))
-    infra.register_nodes("simulator", TwinAccess(sim, twin))
+    if simulator:
+        infra.register("simulator", lambda: SimulatorInfraDriver(sim))
+        infra.register_nodes("simulator", TwinAccess(sim, twin))
     infra.register("openstack", HeatInfraDriver)
     infra.register("kubernetes", lambda: KubernetesInfraDriver(ready_timeout=kube_ready_timeout))
     infra.load_entry_points()
@@ -128,7 +131,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         notifier = _default_notifier(uow, subscriptions, settings, metrics)
     packages = PackageService(uow, settings.package_cache, notifier=notifier, worker_id=settings.worker_id,
                               fetch=fetch_package)
-    vims = VimService(uow, box)
+    vims = VimService(uow, box, simulator=settings.simulator, probes={"openstack": probe_keystone})
     vims.ensure_default()
     if sim is None:
         sim = default_sim_cloud(settings)
@@ -137,9 +140,10 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         twin.kube_api = KubeApiServer(settings.data_dir / "sim-kube-api", settings.sim_kube_api_host,
                                       settings.sim_kube_api_port)
     twin.kube_api.default_sim = sim
-    if settings.sim_kube_api_port or twin.kube_api.remembered:
+    if settings.simulator and (settings.sim_kube_api_port or twin.kube_api.remembered):
         twin.kube_api.start()  # registered VIMs name this port: serve it from the start
-    infra_drivers = default_infra_drivers(sim, vims.get, twin, settings.kube_ready_timeout)
+    infra_drivers = default_infra_drivers(sim, vims.get, twin, settings.kube_ready_timeout,
+                                          simulator=settings.simulator)
     mgmt = mgmt or default_mgmt_drivers(settings)
 
     def vnfd_of(pkg_id: str) -> Vnfd:
@@ -167,6 +171,10 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         telemetry=metrics,
     )
     metrics.track_in_flight(lambda: len(engine.running))
+    if settings.run_engine:
+        metrics.track_engine(lambda: engine.is_running)
+    metrics.watch_fleet(lambda: fleet_counts(session_factory), database=session_factory.kw["bind"].dialect.name,
+                        ttl=settings.metrics_cache_seconds)
     instances = InstanceService(
         uow, packages, vims, mgmt,
         submit=(lambda op_id, rb: engine.submit(op_id, rollback=rb)) if settings.run_engine else None,

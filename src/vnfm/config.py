@@ -72,7 +72,10 @@ class Settings(BaseSettings):
     sim_kube_api_port: int = Field(default=0, ge=0, le=65535)
     # How long the Kubernetes infrastructure driver waits for a CNF's pods to be Ready (seconds).
     kube_ready_timeout: float = Field(default=600.0, gt=0)
-    # The simulator's fault-injection API (/vnfm/v1/sim/faults): for tests and demos only.
+    # The simulated cloud as a VIM (with its API, /sim/v1): on in the embedded default (`vnfm server`
+    # without a config, `vnfm demo`, the tests), off in the shipped production configuration.
+    simulator: bool = True
+    # The simulator's fault-injection API (/sim/v1/faults): for tests and demos only.
     fault_injection: bool = False
     # Run the LCM engine in this process (several processes may share one PostgreSQL database).
     run_engine: bool = True
@@ -81,6 +84,9 @@ class Settings(BaseSettings):
     orphan_after: float = Field(default=30.0, ge=0)
     # Notifications a process stored but did not deliver (it died) are delivered by another after this.
     notify_reclaim_after: float = Field(default=300.0, ge=0)
+    # GET /metrics reads the database's counts at most once per this many seconds (a scrape storm
+    # cannot load the database); 0 reads them at every scrape.
+    metrics_cache_seconds: float = Field(default=5.0, ge=0, le=300)
     # Lists longer than this are paged (SOL013 5.4.2: Link rel="next"); 0 sends every item at once.
     page_size: int = Field(default=1000, ge=0)
     # Extra hook bindings: implementation/artifact name -> driver name ("a=b,c=d").
@@ -112,6 +118,8 @@ class Settings(BaseSettings):
             self.database_url = f"sqlite:///{self.data_dir / 'vnfm.db'}"
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ValueError("tls_cert and tls_key go together: set both (or neither)")
+        if self.fault_injection and not self.simulator:
+            raise ValueError("fault_injection needs the simulator (simulator = true): it injects simulated faults")
         return self
 
     @property

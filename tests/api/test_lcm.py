@@ -80,7 +80,12 @@ async def test_full_lifecycle(onboarded: tuple[Api, str, str]) -> None:
     k8s = info["additionalParams"]["k8s_cluster_installation_param"]
     assert k8s["master_node"]["password"] == "***" and k8s["worker_node"]["password"] == "***"
     assert k8s["master_node"]["username"] == "ubuntu"
-    assert inst["vimConnectionInfo"][0]["vimType"] == "openstack"
+    # The seed's vimId is not registered: it ran on the simulator, whose VIM the entry now names.
+    conn = inst["vimConnectionInfo"][0]
+    assert conn["vimType"] == "simulator" and conn["id"] == "daa80cf2-9b73-4806-8176-56cd6fab8cea"
+    conn_ids = {c["id"] for c in inst["vimConnectionInfo"]}
+    handles = [v["computeResource"] for v in vnfcs(inst)] + [e["resourceHandle"] for e in info["extVirtualLinkInfo"]]
+    assert handles and {h["vimConnectionId"] for h in handles} == {conn["id"]} <= conn_ids
     raw = (await api.c.get(f"{INSTANCES}/{inst_id}")).text
     assert MASTER_PW not in raw and WORKER_PW not in raw
 

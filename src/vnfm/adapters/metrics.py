@@ -1,6 +1,10 @@
 """Prometheus metrics (prometheus-client), in a registry of their own (several apps in one test
-process do not collide): operations by type and outcome, stage durations, operations in flight,
-notification deliveries and failures, HTTP request latency. Served by the API at GET /metrics.
+process do not collide): operations by type and outcome and their durations, stage durations,
+operations in flight, whether the engine runs, notification deliveries and failures, HTTP request
+latency; with `watch_fleet`, the gauges read from the database, the build information and the
+process metrics (adapters/metrics_fleet.py). Every known label set (operations x outcomes, delivery
+outcomes) is there from the start at zero, so that `rate()` and `increase()` see the first event.
+Served by the API at GET /metrics.
 
 It is the engine's `Telemetry` (vnfm.service.telemetry, matched by shape), the notifier's
 delivery callback and the access log's latency observer.
@@ -12,7 +16,15 @@ from collections.abc import Callable
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from vnfm.adapters.db.stats import FleetCounts
+from vnfm.adapters.metrics_fleet import FleetCollector, register_fleet
+from vnfm.domain.model import LcmOperation
+
 STAGE_BUCKETS = (0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600)
+# An LCM operation takes seconds (a CNF) to hours (a large cluster on a slow cloud).
+OPERATION_BUCKETS = (5, 15, 30, 60, 120, 300, 600, 900, 1200, 1800, 2700, 3600, 5400, 7200, 10800, 14400)
+# How an operation's run ends here: a final state, or FAILED_TEMP (retry / rollback / fail follow).
+OUTCOMES = ("COMPLETED", "FAILED_TEMP", "ROLLED_BACK", "FAILED")
 
 
 class Metrics:
@@ -25,6 +37,9 @@ class Metrics:
                                    ["operation"], registry=r)
         self.ops_done = Counter("vnfm_operations", "LCM operations ended here, by outcome (final or FAILED_TEMP)",
                                 ["operation", "outcome"], registry=r)
+        self.durations = Histogram("vnfm_operation_duration_seconds",
+                                   "LCM operation runs, from start (or resume) to the state they ended in here",
+                                   ["operation", "outcome"], buckets=OPERATION_BUCKETS, registry=r)
         self.stages = Histogram("vnfm_stage_duration_seconds", "LCM stage durations",
                                 ["operation", "stage", "outcome"], buckets=STAGE_BUCKETS, registry=r)
         self.in_flight = Gauge("vnfm_operations_in_flight", "LCM operations running in this process", registry=r)
@@ -32,6 +47,14 @@ class Metrics:
                                      ["outcome"], registry=r)
         self.http = Histogram("vnfm_http_request_duration_seconds", "HTTP request latency",
                               ["method", "route", "status"], registry=r)
+        self.fleet: FleetCollector | None = None
+        for op in LcmOperation:
+            self.ops_started.labels(op.value)
+            for outcome in OUTCOMES:
+                self.ops_done.labels(op.value, outcome)
+                self.durations.labels(op.value, outcome)
+        for delivery in ("delivered", "failed"):
+            self.notifications.labels(delivery)
 
     # the engine's Telemetry
     def stage_done(self, operation: str, stage: str, seconds: float, outcome: str) -> None:
@@ -40,12 +63,21 @@ class Metrics:
     def operation_started(self, operation: str) -> None:
         self.ops_started.labels(operation).inc()
 
-    def operation_done(self, operation: str, outcome: str) -> None:
+    def operation_done(self, operation: str, outcome: str, seconds: float) -> None:
         self.ops_done.labels(operation, outcome).inc()
+        self.durations.labels(operation, outcome).observe(seconds)
 
     # the others
     def track_in_flight(self, count: Callable[[], int]) -> None:
         self.in_flight.set_function(lambda: float(count()))
+
+    def track_engine(self, running: Callable[[], bool]) -> None:
+        """`vnfm_engine_running`: only in processes that run an engine (the others have none to be down)."""
+        gauge = Gauge("vnfm_engine_running", "1 when this process's LCM engine runs", registry=self.registry)
+        gauge.set_function(lambda: float(running()))
+
+    def watch_fleet(self, counts: Callable[[], FleetCounts], *, database: str, ttl: float = 5.0) -> None:
+        self.fleet = register_fleet(self.registry, counts, database=database, ttl=ttl)
 
     def notification_delivered(self, ok: bool) -> None:
         self.notifications.labels("delivered" if ok else "failed").inc()

@@ -53,6 +53,18 @@ class UnprocessableEntity(VnfmError):
     title = "Unprocessable Entity"
 
 
+class PreconditionFailed(VnfmError):
+    """A conditional request's precondition (If-Match) does not hold: nothing was changed."""
+
+    status = 412
+    title = "Precondition Failed"
+
+
+class UnsupportedMediaType(VnfmError):
+    status = 415
+    title = "Unsupported Media Type"
+
+
 class PayloadTooLarge(VnfmError):
     status = 413
     title = "Payload Too Large"

@@ -122,13 +122,24 @@ class VnfInstance:
     ext_managed_virtual_links: list[dict[str, Any]] = field(default_factory=list)
     additional_params: dict[str, Any] = field(default_factory=dict)
     resources: VnfResources = field(default_factory=VnfResources)
-    # Which VIM the resources live on (an id of the VIM registry) and its type.
+    # Which VIM the resources live on (an id of the VIM registry); an entry of vim_connection_info names it.
     vim_id: str | None = None
     # Per management-driver private state (e.g. pinned host keys, cluster facts), keyed by driver.
     driver_state: dict[str, dict[str, Any]] = field(default_factory=dict)
     # The occurrence that currently holds this instance (one operation at a time).
     lock_op_id: str | None = None
     created_at: datetime = field(default_factory=utcnow)
+
+
+    @property
+    def vim_connection_id(self) -> str | None:
+        """The id of the vimConnectionInfo entry that names the instance's VIM: what every
+        ResourceHandle.vimConnectionId says (an instance of an earlier release may have no such
+        entry: then the VIM's id)."""
+        for conn in self.vim_connection_info:
+            if self.vim_id and conn.get("vimId") == self.vim_id and conn.get("id"):
+                return str(conn["id"])
+        return self.vim_id
 
 
 @dataclass
@@ -156,6 +167,8 @@ class OpOcc:
     epoch: int = 0  # fencing token: bumped whenever the occurrence gets an owner (claim, retry, rollback)
     heartbeat: datetime | None = None
     events: list[dict[str, Any]] = field(default_factory=list)  # progress log (no secrets)
+    # What the request asked that was not done as asked (e.g. an unregistered vimId not used): kept, shown
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def is_final(self) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 
 from vnfm.domain import lcm
 from vnfm.domain.errors import BadRequest, Conflict, NotFound, UnprocessableEntity, VnfmError
-from vnfm.domain.model import LcmOperation, OpOcc, OpState, VnfInstance, utcnow
+from vnfm.domain.model import InstantiationState, LcmOperation, OpOcc, OpState, VnfInstance, utcnow
 from vnfm.domain.scaling import scaled_levels, target_counts
 from vnfm.domain.vnfd import Flavour
 from vnfm.packaging import k8s_manifests
@@ -112,7 +112,9 @@ class InstanceService:
             self.packages.set_usage(inst.vnf_pkg_id, False)
         self.notes.wake()
 
-    def modify(self, inst_id: str, body: Any) -> OpOcc:
+    def modify(self, inst_id: str, body: Any, expect: Callable[[VnfInstance], None] | None = None) -> OpOcc:
+        """PATCH: a MODIFY_INFO occurrence. `expect` checks the instance as planned against (If-Match);
+        the occurrence is stored only if the instance has not changed since (else 409)."""
         req = rq.parse(rq.VnfInfoModificationRequest, body)
         changes = rq.dump(req)
         if not changes:
@@ -121,8 +123,11 @@ class InstanceService:
             raise UnprocessableEntity("changing vnfPkgId is not supported")
 
         def prepare(inst: VnfInstance, occ: OpOcc) -> None:
+            if expect is not None:
+                expect(inst)
             if inst.lock_op_id is not None:
                 lcm.check_can_start(inst, LcmOperation.MODIFY_INFO)
+            _keep_own_vim(inst, changes.get("vimConnectionInfo") or [])
 
         return self._start(inst_id, LcmOperation.MODIFY_INFO, changes, prepare, check=False)
 
@@ -144,14 +149,22 @@ class InstanceService:
                         raise UnprocessableEntity(
                             f"extVirtualLinks '{vl.id}': cpdId '{cp.cpdId}' is not a CP of flavour '{flavour.id}'"
                         )
-            conns = [c.model_dump(exclude_none=True) for c in req.vimConnectionInfo or []]
-            vim, note = self.vims.resolve(conns)
+            # The request's vimConnectionInfo, else what a PATCH stored before instantiation (SOL003).
+            conns = [c.model_dump(exclude_none=True) for c in req.vimConnectionInfo or []] or \
+                [dict(c) for c in inst.vim_connection_info]
+            choice = self.vims.resolve(conns)
+            vim = choice.vim
+            known = {str(c.get("id")) for c in conns}
+            for vl in req.extVirtualLinks or []:
+                if vl.vimConnectionId and vl.vimConnectionId not in known:
+                    raise UnprocessableEntity(f"extVirtualLinks '{vl.id}': vimConnectionId '{vl.vimConnectionId}' "
+                                              "is not the id of an entry of vimConnectionInfo")
             inst.flavour_id = flavour.id
             inst.instantiation_level_id = req.instantiationLevelId
             inst.ext_virtual_links = [v.model_dump(exclude_none=True) for v in req.extVirtualLinks or []]
             inst.ext_managed_virtual_links = list(req.extManagedVirtualLinks or [])
             inst.additional_params = dict(req.additionalParams or {})
-            inst.vim_connection_info = conns
+            inst.vim_connection_info = choice.conns  # names the VIM the instance really runs on
             inst.vim_id = vim.id
             if vim.vim_type == "kubernetes":  # a CNF: its manifests are checked before anything is applied
                 paths = k8s_manifests.def_files(inst.additional_params)
@@ -172,8 +185,9 @@ class InstanceService:
             occ.plan["levels"] = levels
             occ.plan["counts"] = target_counts(flavour, req.instantiationLevelId, levels)
             occ.plan["vim"] = {"id": vim.id, "type": vim.vim_type, "name": vim.name}
-            if note:
-                occ.events.append({"time": views.ts(utcnow()), "stage": "", "message": note})
+            if choice.warning:
+                occ.warnings.append(choice.warning)
+                occ.events.append({"time": views.ts(utcnow()), "stage": "", "message": choice.warning})
 
         return self._start(inst_id, LcmOperation.INSTANTIATE, params, prepare)
 
@@ -433,3 +447,19 @@ class InstanceService:
 def _fingerprint(inst: VnfInstance) -> tuple[Any, ...]:
     return (inst.instantiation_state, inst.lock_op_id, tuple(sorted(inst.scale_levels.items())),
             tuple(sorted((v.id, v.server_id) for v in inst.resources.vnfcs)), inst.flavour_id)
+
+
+def _keep_own_vim(inst: VnfInstance, entries: list[dict[str, Any]]) -> None:
+    """An instantiated VNF's resources stay on the VIM they are on: a modification may add
+    vimConnectionInfo entries, not point the entry that names that VIM elsewhere."""
+    if inst.instantiation_state != InstantiationState.INSTANTIATED or not inst.vim_id:
+        return
+    own = inst.vim_connection_id
+    for entry in entries:
+        if entry.get("id") != own:
+            continue
+        current = next((c for c in inst.vim_connection_info if c.get("id") == own), {})
+        for key in ("vimId", "vimType"):
+            if key in entry and entry[key] != current.get(key):
+                raise UnprocessableEntity(f"vimConnectionInfo '{own}': its {key} cannot change: the VNF's "
+                                          f"resources are on VIM {inst.vim_id}")

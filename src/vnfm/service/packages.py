@@ -87,8 +87,10 @@ class PackageService:
         shutil.rmtree(self.cache_dir / pkg_id, ignore_errors=True)
         self.notes.wake()
 
-    def modify(self, pkg_id: str, changes: dict[str, Any]) -> dict[str, Any]:
-        """PATCH with VnfPkgInfoModifications (merge patch); returns the modifications applied."""
+    def modify(self, pkg_id: str, changes: dict[str, Any],
+               expect: Callable[[VnfPackage], None] | None = None) -> dict[str, Any]:
+        """PATCH with VnfPkgInfoModifications (merge patch); returns the modifications applied.
+        `expect` checks the package as it is before anything changes (If-Match); it raises to refuse."""
         allowed = {"operationalState", "userDefinedData"}
         unknown = set(changes) - allowed
         if unknown:
@@ -99,6 +101,8 @@ class PackageService:
             pkg = uow.packages.get(pkg_id)
             if pkg is None:
                 raise NotFound(f"VNF package {pkg_id} does not exist")
+            if expect is not None:
+                expect(pkg)
             if "operationalState" in changes:
                 try:
                     new = OperationalState(changes["operationalState"])

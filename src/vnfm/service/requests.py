@@ -161,6 +161,9 @@ def dump(model: BaseModel) -> dict[str, Any]:
 # certificates in additionalParams) but not in identifiers, names, types and URIs, nor in any key.
 _NEVER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Lone surrogates (U+D800-U+DFFF) are not text: JSON lets "\ud800" through, but no UTF-8 encoder
+# (the database, a log, a response) can write it. Refused in keys and values alike.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _STRICT_KEY = re.compile(r"(?:^|[a-z])(?:id|Id|Ids|Uri|Name|Type|type|State|Version)$|^(?:name|vimType)$")
 
 
@@ -174,19 +177,28 @@ def _indexed(path: list[str], i: int) -> list[str]:
 
 def refuse_control_characters(doc: Any) -> None:
     """BadRequest naming the first attribute whose key or value holds a control character that the
-    data model has no use for (see above). Iterative: the caller bounds the depth."""
+    data model has no use for, or text that cannot be stored faithfully (a lone surrogate; NUL is a
+    control character). Iterative: the caller bounds the depth."""
     stack: list[tuple[Any, list[str], bool]] = [(doc, [], False)]
     while stack:
         node, path, strict = stack.pop()
         if isinstance(node, str):
+            _refuse_surrogate(node, _where(path))
             bad = (_ANY_CONTROL if strict else _NEVER).search(node)
             if bad:
                 raise BadRequest(f"{_where(path)}: control character U+{ord(bad.group()):04X} is not allowed here")
         elif isinstance(node, dict):
             for key, value in node.items():
+                _refuse_surrogate(str(key), f"{_where(path)}: an attribute name")
                 if _ANY_CONTROL.search(str(key)):
                     raise BadRequest(f"{_where(path)}: an attribute name holds a control character "
                                      f"({str(key)[:40]!r})")
                 stack.append((value, [*path, str(key)], bool(_STRICT_KEY.search(str(key)))))
         elif isinstance(node, list):
             stack.extend((item, _indexed(path, i), strict) for i, item in enumerate(node))
+
+
+def _refuse_surrogate(text: str, where: str) -> None:
+    bad = _SURROGATE.search(text)
+    if bad:
+        raise BadRequest(f"{where}: lone surrogate U+{ord(bad.group()):04X} is not text and cannot be stored")

@@ -17,7 +17,7 @@ log = logging.getLogger("vnfm.lcm")
 class Telemetry(Protocol):
     def stage_done(self, operation: str, stage: str, seconds: float, outcome: str) -> None: ...
 
-    def operation_done(self, operation: str, outcome: str) -> None: ...
+    def operation_done(self, operation: str, outcome: str, seconds: float) -> None: ...
 
     def operation_started(self, operation: str) -> None: ...
 
@@ -26,7 +26,7 @@ class NoTelemetry:
     def stage_done(self, operation: str, stage: str, seconds: float, outcome: str) -> None:
         return None
 
-    def operation_done(self, operation: str, outcome: str) -> None:
+    def operation_done(self, operation: str, outcome: str, seconds: float) -> None:
         return None
 
     def operation_started(self, operation: str) -> None:

@@ -222,7 +222,7 @@ def _vnfc_resource(v: Vnfc, vim_conn: str | None, out: _Collected) -> dict[str, 
 def instantiated_vnf_info(inst: VnfInstance) -> dict[str, Any] | None:
     if inst.instantiation_state != InstantiationState.INSTANTIATED:
         return None
-    vim_conn = inst.vim_id
+    vim_conn = inst.vim_connection_id
     out = _Collected()
     vnfcs = [_vnfc_resource(v, vim_conn, out) for v in sorted(inst.resources.vnfcs, key=lambda x: (x.vdu_id, x.seq))]
     vls = [

@@ -6,6 +6,7 @@ import base64
 import builtins
 import copy
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from vnfm.domain.errors import BadRequest, NotFound, UnprocessableEntity
@@ -20,6 +21,9 @@ OPENSTACK_TYPES = {"openstack", "etsinfv.openstack_keystone.v_2", "etsinfv.opens
 KUBERNETES_TYPES = {"kubernetes", "etsinfv.kubernetes.v_1"}
 SIMULATOR = "simulator"
 OWNER_KEY = "vnf_instance_id"  # extra of a Kubernetes VIM a cluster driver registered: the cluster's instance
+_LABELS = {"openstack": "OpenStack", "kubernetes": "Kubernetes", SIMULATOR: "simulator"}
+# Probes a VIM before it is registered: None when it answers and accepts its credentials, else why not.
+VimProbe = Callable[[Vim], "str | None"]
 
 
 def normalise_type(vim_type: str) -> str:
@@ -46,9 +50,12 @@ def reported_type(vim_type: str) -> str:
 class VimService:
     """Also the VimRegistry port that management drivers use."""
 
-    def __init__(self, uow: UowFactory, box: SecretBox | None = None) -> None:
+    def __init__(self, uow: UowFactory, box: SecretBox | None = None, *, simulator: bool = True,
+                 probes: dict[str, VimProbe] | None = None) -> None:
         self.uow = uow
         self.box = box  # encrypts secrets in accessInfo / extra at rest
+        self.simulator = simulator  # the simulated cloud is a VIM (setting `simulator`, VNFM_SIMULATOR)
+        self.probes = probes or {}  # VIM type -> a check that it answers and takes its credentials
 
     def _sealed(self, vim: Vim) -> Vim:
         if self.box is None:
@@ -61,16 +68,38 @@ class VimService:
         return dataclasses.replace(vim, access_info=self.box.unseal(vim.access_info),
                                    extra=self.box.unseal(vim.extra))
 
-    def ensure_default(self) -> Vim:
+    def ensure_default(self) -> Vim | None:
+        """The default VIM. While the simulator is on, its VIM exists and is the default when no
+        other VIM is; while it is off, a simulator VIM is never the default (None: no default)."""
         with self.uow() as uow:
             found = uow.vims.default()
-            if found is not None:
+            sims = uow.vims.of_type(SIMULATOR)
+            if not self.simulator:
+                if found is not None and found.vim_type == SIMULATOR:
+                    uow.vims.save(dataclasses.replace(found, is_default=False))
+                    uow.commit()
+                    return None
                 return found
-            vim = Vim(vim_type=SIMULATOR, name="default-simulator", is_default=True,
-                      extra={"description": "built-in simulated cloud (the embedded default VIM)"})
-            uow.vims.add(vim)
+            if found is not None and sims:
+                return found
+            if sims:
+                vim = dataclasses.replace(sims[0], is_default=True)
+                uow.vims.save(vim)
+            else:
+                vim = Vim(vim_type=SIMULATOR, name="default-simulator", is_default=found is None,
+                          extra={"description": "built-in simulated cloud (the embedded default VIM)"})
+                uow.vims.add(vim)
             uow.commit()
-            return vim
+            return found or vim
+
+    def simulator_vim(self) -> Vim | None:
+        """The simulated cloud's VIM while the simulator is on."""
+        if not self.simulator:
+            return None
+        self.ensure_default()
+        with self.uow() as uow:
+            sims = uow.vims.of_type(SIMULATOR)
+        return sims[0] if sims else None
 
     def list(self) -> builtins.list[Vim]:
         with self.uow() as uow:
@@ -117,14 +146,43 @@ class VimService:
                 "preferences": {}}
 
     def register(self, vim: Vim) -> Vim:
+        """Store a new VIM. A new default replaces the previous one (one default VIM at a time)."""
+        self._refuse_simulator_when_off(vim)
         with self.uow() as uow:
             if uow.vims.get(vim.id) is not None:
                 raise BadRequest(f"VIM {vim.id} is already registered")
+            if vim.is_default:
+                self._clear_defaults(uow, keep=vim.id)
             uow.vims.add(self._sealed(vim))
             uow.commit()
         return vim
 
-    def register_body(self, body: dict[str, Any]) -> Vim:
+    def _refuse_simulator_when_off(self, vim: Vim) -> None:
+        if vim.vim_type == SIMULATOR and not self.simulator:
+            raise UnprocessableEntity("the simulated cloud is off on this server (setting simulator, "
+                                      "VNFM_SIMULATOR=0): a simulator VIM cannot be registered")
+
+    @staticmethod
+    def _clear_defaults(uow: Any, keep: str) -> None:
+        for other in uow.vims.list():
+            if other.is_default and other.id != keep:
+                uow.vims.save(dataclasses.replace(other, is_default=False))
+
+    def register_body(self, body: dict[str, Any], *, probe: bool = False) -> Vim:
+        """Register the VIM `body` describes; with `probe`, only once it answers and accepts its
+        credentials (422 saying what failed, nothing stored otherwise)."""
+        vim = self._from_body(body)
+        if probe:
+            check = self.probes.get(vim.vim_type)
+            if check is None:
+                raise UnprocessableEntity(f"a {vim.vim_type} VIM cannot be probed (probe is for: "
+                                          f"{', '.join(sorted(self.probes)) or 'none'})")
+            failed = check(vim)
+            if failed:
+                raise UnprocessableEntity(f"VIM '{vim.name}' was not registered: {failed}")
+        return self.register(vim)
+
+    def _from_body(self, body: dict[str, Any]) -> Vim:
         if not isinstance(body, dict):
             raise BadRequest("VIM registration must be a JSON object")
         for key in ("name", "vimType"):
@@ -145,12 +203,15 @@ class VimService:
                   is_default=bool(body.get("isDefault", False)))
         if body.get("id"):
             vim.id = str(body["id"])
-        return self.register(vim)
+        return vim
 
     def update(self, vim: Vim) -> Vim:
         with self.uow() as uow:
             if uow.vims.get(vim.id) is None:
                 raise NotFound(f"VIM {vim.id} is not registered")
+            if vim.is_default:
+                self._refuse_simulator_when_off(vim)
+                self._clear_defaults(uow, keep=vim.id)
             uow.vims.save(self._sealed(vim))
             uow.commit()
         return vim
@@ -177,36 +238,64 @@ class VimService:
         return [DependentCnf(i.id, i.vnf_instance_name or i.id, str(i.vim_id), i.instantiation_state.value,
                              copy.deepcopy(i.driver_state)) for i in sorted(found, key=lambda i: i.id)]
 
-    def resolve(self, conns: builtins.list[dict[str, Any]]) -> tuple[Vim, str | None]:
-        """Which VIM an instantiate request runs on, and a note when it is the default."""
-        default = self.ensure_default()
-        for c in conns:  # a CNF: the Kubernetes VIM it names (a cluster a driver registered, or an operator's)
-            if normalise_type(str(c.get("vimType", ""))) != "kubernetes":
-                continue
+    def resolve(self, conns: builtins.list[dict[str, Any]]) -> VimChoice:
+        """Which VIM an instantiate request runs on (Tacker's rules, see docs/vims.md): the
+        Kubernetes VIM it names (a CNF), else the VIM its one other entry names, else the default.
+        A named vimId that is not registered (or is of another type) is a 422; except that, while
+        the simulator is on and no VIM of the named type is registered, the request runs on the
+        simulator, the stored vimConnectionInfo says so, and the choice carries a warning."""
+        kube = [c for c in conns if normalise_type(str(c.get("vimType", ""))) == "kubernetes"]
+        infra = [c for c in conns if c not in kube]
+        if len(kube) > 1 or len(infra) > 1 or (kube and infra):
+            raise UnprocessableEntity(f"vimConnectionInfo lists {len(conns)} VIMs: a VNF instance runs on one VIM "
+                                      "(one entry)")
+        for c in conns:
             inline = [k for k in ("interfaceInfo", "accessInfo") if c.get(k)]
             if inline:  # never used: the registered VIM's are
-                raise UnprocessableEntity(f"vimConnectionInfo '{c.get('id')}': {' and '.join(inline)} of a Kubernetes "
-                                          "VIM cannot be given here: register the VIM and name it by vimId")
-            vim = self.get(str(c.get("vimId") or ""))
-            if vim is None or vim.vim_type != "kubernetes":
-                raise UnprocessableEntity(f"vimConnectionInfo '{c.get('id')}': Kubernetes VIM {c.get('vimId')} "
-                                          "is not registered")
-            return vim, None
-        infra = [c for c in conns if normalise_type(str(c.get("vimType", ""))) != "kubernetes"]
-        if not infra:
-            return default, "no vimConnectionInfo given: running on the default VIM (simulated cloud)"
-        conn = infra[0]
-        vim_id = conn.get("vimId")
-        if vim_id:
-            vim = self.get(vim_id)
-            if vim is not None:
-                return vim, None
-        vtype = normalise_type(str(conn.get("vimType")))
-        if vtype == "openstack" and not self._any_of_type("openstack"):
-            return default, (
-                f"vimId {vim_id} is not registered and no OpenStack VIM is: running on the default VIM "
-                "(simulated cloud)"
-            )
-        if vtype == SIMULATOR:
-            return default, None
-        raise UnprocessableEntity(f"vimConnectionInfo '{conn.get('id')}': VIM {vim_id} is not registered")
+                label = _LABELS.get(normalise_type(str(c.get("vimType", ""))), "")
+                article = "an" if label[:1] in ("A", "E", "I", "O", "U") else "a"
+                raise UnprocessableEntity(f"vimConnectionInfo '{c.get('id')}': {' and '.join(inline)} of {article} "
+                                          f"{label} VIM cannot be given here: register the VIM (vnfm vim register) "
+                                          "and name it by vimId")
+        if not conns:
+            default = self.ensure_default()
+            if default is None:
+                raise UnprocessableEntity("the request has no vimConnectionInfo and no default VIM is registered: "
+                                          "name a VIM by vimId, or register one with isDefault")
+            entry = {"id": default.id, "vimId": default.id, "vimType": default.vim_type}
+            return VimChoice(default, [entry], entry["id"])
+        conn = conns[0]
+        wanted = normalise_type(str(conn.get("vimType", "")))
+        vim_id = str(conn.get("vimId") or "")
+        where = f"vimConnectionInfo '{conn.get('id')}'"
+        vim = self.get(vim_id) if vim_id else None
+        if vim is None and not vim_id and wanted != "kubernetes":
+            default = self.ensure_default()
+            vim = default if default is not None and default.vim_type == wanted else None
+        if vim is not None:
+            if vim.vim_type != wanted:
+                raise UnprocessableEntity(f"{where}: VIM {vim.id} is a {vim.vim_type} VIM, not {wanted}")
+            if vim.vim_type == SIMULATOR and not self.simulator:
+                raise UnprocessableEntity(f"{where}: the simulated cloud is off on this server (VNFM_SIMULATOR=0)")
+            return VimChoice(vim, conns, str(conn["id"]))
+        sim = self.simulator_vim() if wanted != "kubernetes" else None
+        if sim is not None and not self._any_of_type(wanted):
+            named = f"vimId {vim_id}" if vim_id else "no vimId"
+            entry = {"id": str(conn["id"]), "vimId": sim.id, "vimType": SIMULATOR}
+            warning = (f"{where} names {named} ({wanted}), which is not registered, and no {wanted} VIM is: "
+                       f"the VNF runs on the simulated cloud (VIM {sim.id}) instead; {named} was not used")
+            return VimChoice(sim, [entry], entry["id"], warning)
+        kind = "Kubernetes VIM" if wanted == "kubernetes" else f"{wanted} VIM"
+        what = f"{kind} {vim_id} is not registered" if vim_id else f"no vimId given and the default VIM is not a {kind}"
+        raise UnprocessableEntity(f"{where}: {what}")
+
+
+@dataclasses.dataclass
+class VimChoice:
+    """The VIM an instance runs on, the vimConnectionInfo to store (it names that VIM), the entry's
+    id (what every ResourceHandle.vimConnectionId names), and a warning for the occurrence."""
+
+    vim: Vim
+    conns: builtins.list[dict[str, Any]]
+    connection_id: str
+    warning: str | None = None

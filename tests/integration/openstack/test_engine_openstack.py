@@ -204,7 +204,9 @@ def test_instantiate(run: Run, os_cloud: SdkCloud, network_id: str, vnfd_image: 
     op_id = run.client.instantiate(run.vnf_id, _instantiate_body(run.vim_id, network_id))
     _complete(run, op_id, "instantiate", t0)
     assert _counts(run.inst) == {"masterNode": 1, "workerNode": 2}
-    assert {v["computeResource"]["vimConnectionId"] for v in _vnfcs(run.inst)} == {run.vim_id}
+    # every ResourceHandle names the vimConnectionInfo entry of the VIM (issue 21), not the VIM's id
+    [conn] = [c["id"] for c in run.inst["vimConnectionInfo"] if c.get("vimId") == run.vim_id]
+    assert {v["computeResource"]["vimConnectionId"] for v in _vnfcs(run.inst)} == {conn}
     _check_against_cloud(os_cloud, run.inst, network_id)
     for sid in _servers(run.inst).values():
         server = os_cloud.get_server(sid)

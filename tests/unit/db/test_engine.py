@@ -49,3 +49,25 @@ def test_sqlite_memory_database_works() -> None:
             assert [v.name for v in uow.vims.list()] == ["sim"]
     finally:
         engine.dispose()
+
+
+def test_the_metrics_counts_neither_wait_for_nor_take_the_write_lock(tmp_path: Path) -> None:
+    import sqlite3
+    import time
+
+    from vnfm.adapters.db import fleet_counts, make_session_factory, migrate
+
+    url = f"sqlite:///{tmp_path / 'vnfm.db'}"
+    migrate(url)
+    factory = make_session_factory(url)
+    writer = sqlite3.connect(tmp_path / "vnfm.db", isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")  # another process's unit of work holds the write lock
+        started = time.monotonic()
+        counts = fleet_counts(factory)
+        assert time.monotonic() - started < 2  # not the 10 s busy timeout
+        assert counts.occurrences == {} and counts.instances == {}
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+        factory.kw["bind"].dispose()

@@ -38,8 +38,15 @@ async def test_unknown_openstack_vim_runs_on_the_default_and_says_so(h: Harness)
                                    "vimType": "openstack"}]}
     occ = await h.wait(app.instances.instantiate(inst.id, body))
     assert occ.operation_state == OpState.COMPLETED
-    assert any("not registered" in e["message"] and "simulated cloud" in e["message"] for e in occ.events)
-    assert app.instances.get(inst.id).vim_connection_info[0]["vimId"] == "c3369b54-e376-4423-bb61-afd255900fea"
+    [warning] = occ.warnings  # kept with the occurrence, and in its progress
+    assert "c3369b54-e376-4423-bb61-afd255900fea" in warning and "simulated cloud" in warning
+    assert any(e["message"] == warning for e in occ.events)
+    # The instance names the VIM it really runs on (the entry keeps the request's id).
+    stored = app.instances.get(inst.id)
+    sim = app.vims.simulator_vim()
+    assert sim is not None
+    assert stored.vim_connection_info == [{"id": "v1", "vimId": sim.id, "vimType": "simulator"}]
+    assert stored.vim_id == sim.id and stored.vim_connection_id == "v1"
     # A registered OpenStack VIM makes an unknown vimId an error instead of a silent fallback.
     app.vims.register_body({"name": "os", "vimType": "openstack", "accessInfo": {"authUrl": "http://x/v3"}})
     inst2 = app.instances.create({"vnfdId": h.vnfd_id})

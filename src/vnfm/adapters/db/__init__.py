@@ -18,6 +18,7 @@ from vnfm.adapters.db.engine import (
 )
 from vnfm.adapters.db.kv import SqlKvStore
 from vnfm.adapters.db.migrate import current_revision, head_revision, migrate
+from vnfm.adapters.db.stats import FleetCounts, fleet_counts
 from vnfm.adapters.db.tables import metadata
 from vnfm.adapters.db.uow import (
     SqlAlchemyUnitOfWork,
@@ -29,6 +30,8 @@ from vnfm.adapters.db.uow import (
 )
 
 __all__ = [
+    "FleetCounts",
+    "fleet_counts",
     "ping",
     "ping_url",
     "DEFAULT_DATABASE_URL",

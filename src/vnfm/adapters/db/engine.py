@@ -1,7 +1,8 @@
 """Engines and session factories for SQLite (default, embedded) and PostgreSQL (psycopg 3).
 
 SQLite: WAL journal, busy_timeout 10 s, foreign keys on, usable from any thread, and every
-transaction starts with `BEGIN IMMEDIATE`: a unit of work takes the write lock up front, so a
+transaction starts with `BEGIN IMMEDIATE` (except on a connection in AUTOCOMMIT: read-only queries, which
+take no lock): a unit of work takes the write lock up front, so a
 read-modify-write never fails half-way with "database is locked" when another process wrote in
 between (readers in other processes are not blocked thanks to WAL, but units of work are
 serialised). PostgreSQL: READ COMMITTED, pool_pre_ping; the repositories use row locks and
@@ -97,6 +98,8 @@ def _sqlite_engine(u: URL, **kwargs: Any) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
+        if conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT":
+            return  # a read-only connection (the metrics' counts): no transaction, no write lock
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine

@@ -227,6 +227,7 @@ def op_occ_to_dict(o: OpOcc) -> Row:
         "epoch": o.epoch,
         "heartbeat": iso(o.heartbeat),
         "events": _j(o.events),
+        "warnings": _j(o.warnings),
     }
 
 
@@ -252,6 +253,7 @@ def op_occ_from_dict(d: Mapping[str, Any]) -> OpOcc:
         epoch=int(d.get("epoch") or 0),
         heartbeat=parse_dt(d.get("heartbeat")),
         events=d.get("events") or [],
+        warnings=list(d.get("warnings") or []),
     )
 
 

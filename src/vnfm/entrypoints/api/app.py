@@ -13,9 +13,11 @@ from starlette.types import ASGIApp
 from vnfm import __version__
 from vnfm.bootstrap import App, build
 from vnfm.config import Settings
-from vnfm.entrypoints.api import health, problem, tacker_vims, vnflcm, vnfm_ext, vnfpkgm
+from vnfm.entrypoints.api import health, problem, tacker_vims, unsupported, vnflcm, vnfm_ext, vnfpkgm
 from vnfm.entrypoints.api.access import AccessLog
+from vnfm.entrypoints.api.etag import ETags
 from vnfm.entrypoints.api.headers import CanonicalHeaders
+from vnfm.entrypoints.api.negotiation import Negotiation
 
 API_VERSION = "2.6.1"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -27,7 +29,9 @@ class VnfmApi(FastAPI):
     def build_middleware_stack(self) -> ASGIApp:
         core = getattr(self.state, "vnfm", None)
         observe = core.metrics.http_request if core is not None else None
-        return CanonicalHeaders(AccessLog(super().build_middleware_stack(), observe), API_VERSION)
+        # Negotiation outside the error handlers: their ProblemDetails are labelled as the client accepts
+        stack = Negotiation(super().build_middleware_stack())
+        return CanonicalHeaders(AccessLog(stack, observe), API_VERSION)
 
 
 def _control_in_url(request: Request) -> str | None:
@@ -56,6 +60,7 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
                   description="ETSI NFV-SOL003/SOL005 v2.6.1 VNF manager")
     app.state.vnfm = core
     problem.install(app)
+    app.add_middleware(ETags)
 
     @app.middleware("http")
     async def sol013_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -77,9 +82,12 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
     app.include_router(vnfpkgm.versions)
     app.include_router(vnfpkgm.router)
     app.include_router(vnflcm.router)
+    app.include_router(unsupported.router)
     app.include_router(vnfm_ext.router)
-    if settings.fault_injection:
-        app.include_router(vnfm_ext.faults_router)
+    if settings.simulator:  # the simulated cloud's API and fault injection exist only while it is a VIM
+        app.include_router(vnfm_ext.sim_router)
+        if settings.fault_injection:
+            app.include_router(vnfm_ext.faults_router)
     app.include_router(tacker_vims.router)
     app.include_router(health.router)
     return app

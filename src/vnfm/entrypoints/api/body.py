@@ -9,12 +9,13 @@ from typing import Any
 
 from fastapi import Request
 
-from vnfm.domain.errors import BadRequest, PayloadTooLarge
+from vnfm.domain.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
 from vnfm.packaging.stream import read_limited
 from vnfm.service.requests import refuse_control_characters
 
 MAX_JSON_BYTES = 1024 * 1024  # the largest seed request is a few KiB
 MAX_JSON_DEPTH = 32  # the deepest seed request nests 6 levels
+# text/plain and none: clients that send JSON without saying so (the body must still be JSON)
 _ACCEPTED_TYPES = {"application/json", "application/merge-patch+json", "text/plain", ""}
 
 
@@ -43,7 +44,7 @@ def nesting_depth(doc: Any, limit: int) -> int:
 def parse_json(raw: bytes, content_type: str) -> Any:
     ctype = content_type.split(";")[0].strip().lower()
     if ctype not in _ACCEPTED_TYPES:
-        raise BadRequest(f"Content-Type {ctype} is not accepted; send application/json")
+        raise UnsupportedMediaType(f"Content-Type {ctype[:80]} is not accepted here; send application/json")
     try:
         doc = json.loads(raw)
     except RecursionError:
@@ -67,3 +68,11 @@ async def json_body(request: Request, *, empty: Any = _REQUIRED) -> Any:
             raise BadRequest("the request has no body; a JSON object is expected")
         return empty
     return parse_json(raw, request.headers.get("content-type", "application/json"))
+
+
+async def no_body(request: Request, task: str) -> None:
+    """A task that takes no request body (retry, rollback, fail): one sent is refused, not ignored
+    (an empty body or `{}` is none)."""
+    raw = await read_body(request)
+    if raw.strip() and parse_json(raw, request.headers.get("content-type", "application/json")) != {}:
+        raise BadRequest(f"{task} takes no request body (SOL003); send none")

@@ -5,6 +5,8 @@ is set (Prometheus sends it as `authorization: Bearer ...`)."""
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
@@ -40,4 +42,5 @@ async def readyz(request: Request) -> JSONResponse:
 @router.get("/metrics", include_in_schema=False)
 async def metrics(request: Request) -> Response:
     m = app_of(request).metrics
-    return Response(m.render(), media_type=m.content_type)
+    # in a thread: the database gauges may query the database (at most once per few seconds)
+    return Response(await asyncio.to_thread(m.render), media_type=m.content_type)

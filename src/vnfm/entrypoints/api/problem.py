@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -15,6 +16,10 @@ from vnfm.domain.errors import VnfmError
 log = logging.getLogger(__name__)
 
 PROBLEM_JSON = "application/problem+json"
+
+
+def problem_bytes(status: int, title: str, detail: str) -> bytes:
+    return json.dumps({"status": status, "title": title, "detail": detail}).encode()
 
 
 def problem_response(status: int, title: str, detail: str, **extra: Any) -> JSONResponse:

@@ -6,9 +6,11 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool as off_loop
 
-from vnfm.domain.model import OpOcc
+from vnfm.domain.model import OpOcc, VnfInstance
 from vnfm.entrypoints.api import query
+from vnfm.entrypoints.api.body import no_body
 from vnfm.entrypoints.api.common import ListSource, add_subscription_routes, app_of, json_body, listing
+from vnfm.entrypoints.api.etag import if_match
 from vnfm.service import views
 
 router = APIRouter(prefix="/vnflcm")
@@ -53,7 +55,12 @@ def show_instance(request: Request, inst_id: str) -> dict[str, object]:
 
 @router.patch("/v1/vnf_instances/{inst_id}")
 async def modify_instance(request: Request, inst_id: str) -> Response:
-    occ = await off_loop(app_of(request).instances.modify, inst_id, await json_body(request))
+    header = request.headers.get("if-match")
+
+    def expect(inst: VnfInstance) -> None:  # SOL003 5.4.3.3.4: 412 and no change when it does not match
+        if_match(header, lambda: views.instance_info(inst))
+
+    occ = await off_loop(app_of(request).instances.modify, inst_id, await json_body(request), expect)
     return _accepted(request, occ)
 
 
@@ -75,8 +82,8 @@ async def scale(request: Request, inst_id: str) -> Response:
 
 @router.post("/v1/vnf_instances/{inst_id}/heal")
 async def heal(request: Request, inst_id: str) -> Response:
-    body = await json_body(request, empty={})
-    return _accepted(request, await off_loop(app_of(request).instances.heal, inst_id, body))
+    # No body is a 400 (a body-less POST must not rebuild the whole VNF); `{}` is SOL003's heal entire.
+    return _accepted(request, await off_loop(app_of(request).instances.heal, inst_id, await json_body(request)))
 
 
 @router.post("/v1/vnf_instances/{inst_id}/terminate")
@@ -99,17 +106,21 @@ def show_op_occ(request: Request, op_id: str) -> dict[str, object]:
     occ = app_of(request).instances.op_get(op_id)
     body = views.op_occ_info(occ)
     body["vnfmProgress"] = views.masked(occ.events[-50:])
+    if occ.warnings:  # what the request asked that was not done as asked (kept with the occurrence)
+        body["vnfmWarnings"] = views.masked(list(occ.warnings))
     return body
 
 
 @router.post("/v1/vnf_lcm_op_occs/{op_id}/retry")
 async def retry(request: Request, op_id: str) -> Response:
     """202 with the occurrence's Location (not required by SOL003, read by the ETSI suite)."""
+    await no_body(request, "retry")
     return _accepted(request, await off_loop(app_of(request).instances.retry, op_id))
 
 
 @router.post("/v1/vnf_lcm_op_occs/{op_id}/rollback")
 async def rollback(request: Request, op_id: str) -> Response:
+    await no_body(request, "rollback")
     return _accepted(request, await off_loop(app_of(request).instances.rollback, op_id))
 
 
@@ -121,6 +132,7 @@ async def cancel(request: Request, op_id: str) -> Response:
 
 @router.post("/v1/vnf_lcm_op_occs/{op_id}/fail")
 async def fail(request: Request, op_id: str) -> dict[str, object]:
+    await no_body(request, "fail")
     return views.op_occ_info(await off_loop(app_of(request).instances.fail, op_id))
 
 

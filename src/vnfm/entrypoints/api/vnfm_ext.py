@@ -1,12 +1,14 @@
-"""vnfm's own endpoints: the VIM registry (/vnfm/v1/vims) and the simulated cloud (/sim/v1; its
-fault injection only when enabled)."""
+"""vnfm's own endpoints: the VIM registry (/vnfm/v1/vims) and the simulated cloud (/sim/v1, only
+while the simulator is on; its fault injection only when enabled too)."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool as off_loop
 
 from vnfm.adapters.infra.simulator.twin.operator import operator_view
 from vnfm.adapters.infra.simulator.twin.view import instance_state
@@ -16,6 +18,8 @@ from vnfm.service import requests as rq
 from vnfm.service import views
 
 router = APIRouter()
+# mounted only with the simulator setting (VNFM_SIMULATOR=1, the embedded default)
+sim_router = APIRouter()
 # mounted only with the fault_injection setting (VNFM_FAULT_INJECTION=1, `vnfm server --fault-injection`)
 faults_router = APIRouter()
 
@@ -26,8 +30,11 @@ async def list_vims(request: Request) -> list[dict[str, Any]]:
 
 
 @router.post("/vnfm/v1/vims", status_code=201)
-async def register_vim(request: Request) -> JSONResponse:
-    vim = app_of(request).vims.register_body(await json_body(request))
+async def register_vim(request: Request, probe: bool = False) -> JSONResponse:
+    """`?probe=true` (what `vnfm vim register` sends): only once the VIM answers and accepts its
+    credentials (422 saying which failed)."""
+    body = await json_body(request)
+    vim = await off_loop(functools.partial(app_of(request).vims.register_body, body, probe=probe))
     return JSONResponse(views.vim_info(vim), status_code=201)
 
 
@@ -48,7 +55,7 @@ async def delete_vim(request: Request, vim_id: str) -> Response:
     return Response(status_code=204)
 
 
-@router.get("/sim/v1/state")
+@sim_router.get("/sim/v1/state")
 async def sim_state(request: Request) -> dict[str, Any]:
     """The whole simulated cloud; with `operator_hosts` (hosts outside every VNF, e.g. Ansible
     servers, and the inventories they keep) once a driver has used one."""
@@ -60,7 +67,7 @@ async def sim_state(request: Request) -> dict[str, Any]:
     return snap
 
 
-@router.get("/sim/v1/state/{inst_id}")
+@sim_router.get("/sim/v1/state/{inst_id}")
 async def sim_state_of(request: Request, inst_id: str) -> dict[str, Any]:
     snap = instance_state(app_of(request).sim, inst_id)
     if snap is None:

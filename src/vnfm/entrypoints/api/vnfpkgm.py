@@ -6,14 +6,19 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from starlette.concurrency import run_in_threadpool as off_loop
 
-from vnfm.domain.errors import BadRequest, NotAcceptable
+from vnfm.domain.errors import BadRequest, NotAcceptable, UnsupportedMediaType
+from vnfm.domain.model import VnfPackage
 from vnfm.entrypoints.api import query
 from vnfm.entrypoints.api.common import ListSource, add_subscription_routes, app_of, json_body, listing
+from vnfm.entrypoints.api.etag import if_match
 from vnfm.entrypoints.api.ranges import ranged
 from vnfm.packaging.stream import read_limited
 from vnfm.service import views
 
 router = APIRouter(prefix="/vnfpkgm/v1")
+# What a package content upload may be sent as ("": no Content-Type, as a plain PUT of the file).
+_CONTENT_TYPES = {"application/zip", "application/x-zip-compressed", "application/octet-stream",
+                  "multipart/form-data", ""}
 versions = APIRouter(prefix="/vnfpkgm")
 
 
@@ -60,7 +65,12 @@ async def modify_package(request: Request, pkg_id: str) -> dict[str, object]:
     body = await json_body(request)
     if not isinstance(body, dict):
         raise BadRequest("VnfPkgInfoModifications must be a JSON object")
-    return await off_loop(app_of(request).packages.modify, pkg_id, body)
+    header = request.headers.get("if-match")
+
+    def expect(pkg: VnfPackage) -> None:  # 412 and no change when it does not match
+        if_match(header, lambda: views.package_info(pkg))
+
+    return await off_loop(app_of(request).packages.modify, pkg_id, body, expect)
 
 
 @router.delete("/vnf_packages/{pkg_id}", status_code=204)
@@ -79,8 +89,11 @@ async def upload_content(request: Request, pkg_id: str) -> Response:
         from vnfm.domain.errors import PayloadTooLarge
 
         raise PayloadTooLarge(f"package content of {declared} bytes is over the limit of {limit}")
-    data = await read_limited(request.stream(), limit, "package content")
     ctype = request.headers.get("content-type", "")
+    if ctype.split(";")[0].strip().lower() not in _CONTENT_TYPES:
+        raise UnsupportedMediaType(f"Content-Type {ctype[:80]}: send the CSAR as application/zip (or "
+                                   "application/octet-stream, or multipart/form-data with a file part)")
+    data = await read_limited(request.stream(), limit, "package content")
     if ctype.startswith("multipart/form-data"):
         data = _first_multipart_file(data, ctype)
     if not data:

@@ -336,8 +336,9 @@ class VnfmClient:
         result: dict[str, Any] = self._json("GET", f"{VIMS}/{vim_id}/kubeconfig", params=params)
         return result
 
-    def register_vim(self, body: dict[str, Any]) -> dict[str, Any]:
-        result: dict[str, Any] = self._json("POST", VIMS, json=body)
+    def register_vim(self, body: dict[str, Any], *, probe: bool = False) -> dict[str, Any]:
+        """With `probe`, the server registers the VIM only once it answers and accepts its credentials."""
+        result: dict[str, Any] = self._json("POST", VIMS, json=body, params={"probe": "true"} if probe else None)
         return result
 
     def delete_vim(self, vim_id: str) -> None:

@@ -3,6 +3,7 @@ nodes once every alias is expanded. Errors name the file."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +11,8 @@ import yaml
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from vnfm.domain.errors import PayloadTooLarge, UnprocessableEntity
+
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,16 @@ class _BoundedLoader(yaml.SafeLoader):
         self._depth = 0
         self._aliases = 0
         self._sizes: dict[int, int] = {}
+
+    def construct_scalar(self, node: Any) -> Any:
+        """A scalar's text; one that cannot be stored faithfully (NUL, a lone surrogate from a
+        `\\ud800` escape) is refused naming the file and line, as a JSON body's is."""
+        value = super().construct_scalar(node)
+        bad = _UNSTORABLE.search(value) if isinstance(value, str) else None
+        if bad:
+            raise UnprocessableEntity(f"{self._name} line {node.start_mark.line + 1}: U+{ord(bad.group()):04X} "
+                                      "cannot be stored (NUL or a lone surrogate)")
+        return value
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         if self.check_event(yaml.AliasEvent):

@@ -247,7 +247,7 @@ class LcmEngine:
             log.info("operation %s %s ended %s in %.2fs", job.occ.operation.value, job.occ.id, outcome,
                      time.monotonic() - started, extra={**fields, "outcome": outcome,
                                                        "seconds": round(time.monotonic() - started, 3)})
-            self.telemetry.operation_done(job.occ.operation.value, outcome)
+            self.telemetry.operation_done(job.occ.operation.value, outcome, time.monotonic() - started)
         except OwnershipLost as exc:
             log.warning("op %s stopped: %s", op_id[:8], exc, extra=fields)
         except asyncio.CancelledError:
@@ -269,12 +269,12 @@ class LcmEngine:
                 "cancelled (FORCEFUL) on request" + (f" during stage '{stage}'" if stage else "")
                 + "; retry resumes it, rollback undoes it, fail ends it").problem()
             log.warning("op %s cancelled in %s", job.occ.id, stage, extra={**fields, "stage": stage})
-            await self._failed_temp(job, problem)
+            await self._failed_temp(job, problem, time.monotonic() - started)
         except Exception as exc:
             problem = failure_problem(job, exc)
             log.warning("op %s failed in %s: %s", job.occ.id, job.current_stage, problem["detail"],
                         extra={**fields, "stage": job.current_stage, "outcome": "FAILED_TEMP"})
-            await self._failed_temp(job, problem)
+            await self._failed_temp(job, problem, time.monotonic() - started)
 
     async def _forward(self, job: Job) -> None:
         if job.occ.operation_state == OpState.STARTING:
@@ -297,8 +297,8 @@ class LcmEngine:
         finish_rollback(job)
         await self.store.set_state(job, OpState.ROLLED_BACK)
 
-    async def _failed_temp(self, job: Job, problem: dict[str, Any]) -> None:
-        self.telemetry.operation_done(job.occ.operation.value, "FAILED_TEMP")
+    async def _failed_temp(self, job: Job, problem: dict[str, Any], seconds: float) -> None:
+        self.telemetry.operation_done(job.occ.operation.value, "FAILED_TEMP", seconds)
         try:
             await self.store.set_state(job, OpState.FAILED_TEMP, error=problem)
         except OwnershipLost as exc:

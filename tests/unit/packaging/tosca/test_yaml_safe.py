@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from vnfm.domain.errors import PayloadTooLarge, UnprocessableEntity
@@ -42,3 +44,15 @@ def test_load_yaml_safely_limits() -> None:
     with pytest.raises(UnprocessableEntity, match="obj.yaml: invalid YAML"):
         load_yaml_safely("a: !!python/object/apply:os.system ['true']\n", "obj.yaml")
     assert load_yaml_safely("a: &a [1, 2]\nb: *a\n", "ok.yaml") == {"a": [1, 2], "b": [1, 2]}
+
+
+@pytest.mark.parametrize(("text", "line", "char"), [
+    ('a: "\\ud800"', 1, "U+D800"),
+    ('b: 1\nc:\n  - "x\\0y"', 3, "U+0000"),
+    ('"\\udfff": key', 1, "U+DFFF"),
+])
+def test_text_that_cannot_be_stored_is_refused_naming_the_line(text: str, line: int, char: str) -> None:
+    expected = re.escape(f"Definitions/v.yaml line {line}: {char} cannot be stored")
+    with pytest.raises(UnprocessableEntity, match=expected):
+        load_yaml_safely(text, "Definitions/v.yaml")
+    assert load_yaml_safely('a: "\\u00e9\\U0001F600"', "x") == {"a": "\u00e9\U0001f600"}  # real text is fine

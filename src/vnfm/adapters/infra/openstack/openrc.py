@@ -6,6 +6,7 @@ executed. Used by `vnfm demo --vim openstack --openrc PATH` and the integration 
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 from typing import Any
@@ -57,3 +58,34 @@ def access_info(env: dict[str, str]) -> dict[str, Any]:
     if env.get("OS_INTERFACE"):
         info["interface"] = env["OS_INTERFACE"]
     return info
+
+
+# clouds.yaml keys (openstacksdk's names, under `auth` or at the cloud's top level) -> OS_* variables
+_CLOUD_KEYS = {
+    "auth_url": "OS_AUTH_URL", "username": "OS_USERNAME", "password": "OS_PASSWORD",
+    "project_name": "OS_PROJECT_NAME", "project_id": "OS_PROJECT_ID", "tenant_name": "OS_TENANT_NAME",
+    "user_domain_name": "OS_USER_DOMAIN_NAME", "project_domain_name": "OS_PROJECT_DOMAIN_NAME",
+    "application_credential_id": "OS_APPLICATION_CREDENTIAL_ID",
+    "application_credential_secret": "OS_APPLICATION_CREDENTIAL_SECRET",
+    "region_name": "OS_REGION_NAME", "cacert": "OS_CACERT", "interface": "OS_INTERFACE",
+}
+
+
+def read_clouds_yaml(cloud: str) -> dict[str, str]:
+    """The OS_* variables of cloud `cloud` of clouds.yaml (and secure.yaml), found where openstacksdk
+    looks (OS_CLIENT_CONFIG_FILE, ./, ~/.config/openstack, /etc/openstack); environment variables
+    other than those file locations are not read. ValueError when there is no such cloud."""
+    from openstack import exceptions
+    from openstack.config import loader
+
+    files = list(loader.CONFIG_FILES)
+    override = os.environ.get("OS_CLIENT_CONFIG_FILE")  # not read by the SDK when envvars are off
+    if override:
+        files.insert(0, override)
+    try:
+        region = loader.OpenStackConfig(config_files=files, load_envvars=False).get_one(cloud=cloud)
+    except exceptions.ConfigException as exc:
+        raise ValueError(f"clouds.yaml: {exc}") from None
+    config: dict[str, Any] = dict(region.config)
+    values = {**config, **dict(config.get("auth") or {})}
+    return {env: str(values[key]) for key, env in _CLOUD_KEYS.items() if values.get(key) not in (None, "")}

@@ -35,6 +35,9 @@ from vnfm.domain.secrets import URL_USERINFO
               help="PEM certificate: serve HTTPS (with --tls-key; env VNFM_TLS_CERT).")
 @click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="PEM private key of --tls-cert (env VNFM_TLS_KEY).")
+@click.option("--simulator/--no-simulator", default=None,
+              help="The simulated cloud as a VIM, with its /sim/v1 API (default on; env VNFM_SIMULATOR; "
+                   "off in deploy/vnfm.toml).")
 @click.option("--fault-injection/--no-fault-injection", default=None,
               help="Mount the simulator's fault-injection API (tests, demos; env VNFM_FAULT_INJECTION).")
 def server(config: Path | None, **options: Any) -> None:

@@ -8,10 +8,12 @@ from pathlib import Path
 import click
 import yaml
 
+from vnfm.adapters.infra.openstack.openrc import access_info, read_clouds_yaml, read_openrc
 from vnfm.entrypoints.cli.context import CliContext, json_option, pass_cc
 from vnfm.entrypoints.cli.files import required_json_object
 from vnfm.entrypoints.cli.output import render_fields
 from vnfm.entrypoints.cli.render import VIM_COLUMNS
+from vnfm.service.vims import OPENSTACK_TYPES
 
 
 @click.group()
@@ -55,17 +57,49 @@ def vim_show(cc: CliContext, vim_id: str) -> None:
 
 
 @vim.command("register")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--openrc", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="An OpenStack openrc file (OS_* variables; read, never executed).")
+@click.option("--os-cloud", "os_cloud", metavar="NAME", help="A cloud of clouds.yaml (as `openstack --os-cloud`).")
+@click.option("--name", help="The VIM's name (default: the cloud's name, or the openrc file's).")
+@click.option("--is-default", is_flag=True,
+              help="Make it the default VIM (requests without vimConnectionInfo run on it); replaces the current one.")
+@click.option("--no-probe", is_flag=True, help="Register without checking that Keystone answers and takes the "
+                                               "credentials.")
 @json_option
 @pass_cc
-def vim_register(cc: CliContext, file: Path) -> None:
-    """Register a VIM from a JSON file (vimType, interfaceInfo, accessInfo, ...).
+def vim_register(cc: CliContext, file: Path | None, openrc: Path | None, os_cloud: str | None, name: str | None,
+                 is_default: bool, no_probe: bool) -> None:
+    """Register a VIM: an OpenStack cloud from an openrc file or clouds.yaml, or any VIM from a
+    JSON file (vimType, accessInfo, ...). The server first checks that an OpenStack VIM's Keystone
+    answers and accepts the credentials, and says which failed.
 
     \b
-    Example (vim.json: {"vimType": "openstack", "interfaceInfo": {"endpoint": "..."}, "accessInfo": {...}}):
+    Examples:
+      vnfm vim register --openrc admin-openrc.sh --name my-cloud --is-default
+      vnfm vim register --os-cloud mycloud
       vnfm vim register vim.json
     """
-    cc.emit(cc.client.register_vim(required_json_object(file, "FILE")), render_fields)
+    given = [x for x in (file, openrc, os_cloud) if x]
+    if len(given) != 1:
+        raise click.UsageError("give one of FILE, --openrc or --os-cloud")
+    if file is not None:
+        body = required_json_object(file, "FILE")
+    else:
+        try:
+            env = read_openrc(openrc) if openrc is not None else read_clouds_yaml(str(os_cloud))
+            body = {"vimType": "openstack", "name": os_cloud or (openrc.stem if openrc else ""),
+                    "accessInfo": access_info(env)}
+        except (OSError, ValueError) as exc:
+            raise click.UsageError(str(exc)) from None
+    if name:
+        body["name"] = name
+    if is_default:
+        body["isDefault"] = True
+    openstack = str(body.get("vimType", "")).lower() in OPENSTACK_TYPES
+    if not openstack and not no_probe:
+        cc.info(f"not probed: only OpenStack VIMs are (vimType {body.get('vimType')!r})")
+    cc.emit(cc.client.register_vim(body, probe=openstack and not no_probe), render_fields)
 
 
 @vim.command("delete")

@@ -26,7 +26,7 @@ def _vnfc_change(job: Job, v: Vnfc, change: str) -> dict[str, Any]:
         "vduId": v.vdu_id,
         "changeType": change,
         "computeResource": {
-            "vimConnectionId": job.inst.vim_id,
+            "vimConnectionId": job.inst.vim_connection_id,
             "resourceId": v.server_id,
             "vimLevelResourceType": v.resource_type,
         },
@@ -49,6 +49,6 @@ def _storage_change(job: Job, s: StorageResource, change: str) -> dict[str, Any]
         "id": s.id,
         "virtualStorageDescId": s.virtual_storage_desc_id,
         "changeType": change,
-        "storageResource": {"vimConnectionId": job.inst.vim_id, "resourceId": s.volume_id,
+        "storageResource": {"vimConnectionId": job.inst.vim_connection_id, "resourceId": s.volume_id,
                             "vimLevelResourceType": "OS::Cinder::Volume"},
     }
