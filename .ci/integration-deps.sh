@@ -13,6 +13,7 @@ PACKAGES=(
   haproxy                         # load balancer steps
   nfs-ganesha nfs-ganesha-vfs     # userspace NFS server (this kernel has no nfsd)
   libnfs-utils                    # nfs-ls / nfs-cat: userspace NFS client (no kernel NFS client)
+  nfs-common                      # mount.nfs: what nfs_client.sh checks for on a node (the node-script test)
   docker-registry skopeo          # private registry, push / pull
   podman runc curl                # the private-registry VNF's container runtime (podman as docker) and /v2/ probes
   shellcheck                      # lint of src/vnfm/nodesteps/scripts/*.sh

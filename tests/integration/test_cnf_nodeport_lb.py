@@ -23,9 +23,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import secrets
-import threading
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,6 +34,7 @@ from kubernetes import client
 
 from tests.integration.conftest import require
 from tests.integration.harness import TestHost
+from tests.integration.kubernetes.kubeapi import ClusterStore
 from tests.integration.test_kubespray_standin_driver import Vims
 from tests.integration.test_lb_frontends import CONF_DIR, converged, refused, start_servers
 from tests.integration.test_ssh_become import ADD_USERS
@@ -61,26 +60,6 @@ PACKAGE = Path(__file__).resolve().parents[1] / "api" / "packages" / "cnf_nodepo
 FIXED = "Files/kubernetes/service_with_nodeport.yaml"  # nginx-service-np, nodePort 30422
 RANDOM = "Files/kubernetes/service_without_nodeport.yaml"  # nginx-service, a NodePort the API picks
 API, LB_API, OTHER_CNF_PORT = 6443, 8383, 30999
-
-
-class ClusterStore:
-    """What KubeApiServer asks of the simulated cloud (`extras`, `update_extras`), in memory: one
-    transaction at a time, a failed one leaves nothing behind."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._extras: dict[str, dict[str, Any]] = {}
-
-    def extras(self, instance_id: str) -> dict[str, Any]:
-        with self._lock:
-            return copy.deepcopy(self._extras.get(instance_id) or {})
-
-    def update_extras(self, instance_id: str, fn: Callable[[dict[str, Any]], T]) -> T:
-        with self._lock:
-            ex = copy.deepcopy(self._extras.get(instance_id) or {})
-            out = fn(ex)
-            self._extras[instance_id] = ex
-            return out
 
 
 def cluster_state(nodes: list[tuple[str, str, TestHost]], token: str) -> dict[str, Any]:

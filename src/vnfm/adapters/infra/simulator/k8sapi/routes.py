@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from vnfm.adapters.infra.simulator.k8sapi import openapi, protobuf
 from vnfm.adapters.infra.simulator.k8sapi.errors import ApiError
 from vnfm.adapters.infra.simulator.k8sapi.kinds import GROUPS, group_list, kind_of, resource_list
 from vnfm.adapters.infra.simulator.k8sapi.ops import Call, run
@@ -98,14 +99,17 @@ def _call(req: Request) -> Call:
     if kind is None or len(rest) > 3:
         raise ApiError(404, "NotFound", "the server could not find the requested resource")
     body: Any = None
-    if req.body:
+    ctype = req.headers.get("content-type", "application/json")
+    if req.body and ctype.startswith(protobuf.CONTENT_TYPE):
+        body, ctype = protobuf.decode(req.body), "application/json"
+    elif req.body:
         try:
             body = json.loads(req.body)
         except ValueError:
             raise ApiError(415, "UnsupportedMediaType", "the body must be JSON") from None
     return Call(method=req.method, kind=kind, namespace=namespace, name=rest[1] if len(rest) > 1 else None,
                 sub=rest[2] if len(rest) > 2 else None, query=req.query, body=body,
-                content_type=req.headers.get("content-type", "application/json"))
+                content_type=ctype)
 
 
 def answer(sim: Any, instance_id: str, req: Request, server: str) -> Answer:
@@ -125,11 +129,19 @@ def answer(sim: Any, instance_id: str, req: Request, server: str) -> Answer:
         found = _discovery(_state(dict(extras)), req.path, server)
         if found is not None:
             return found
+        if req.path == "/openapi/v3":
+            return Answer(200, openapi.root())
+        if req.path.startswith("/openapi/v3/"):
+            gv = req.path[len("/openapi/v3/"):].split("/")
+            doc = openapi.document(*((gv[1], gv[2]) if gv[0] == "apis" and len(gv) == 3 else ("", gv[-1])))
+            if doc is None or gv[0] not in ("api", "apis"):
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            return Answer(200, doc)
         if req.path.startswith("/openapi/"):
-            raise ApiError(404, "NotFound", "the simulated API serves no OpenAPI document")
+            raise ApiError(404, "NotFound", "the simulated API serves OpenAPI v3 only (/openapi/v3)")
         call = _call(req)
         if req.query.get("watch") in ("1", "true"):
-            raise ApiError(405, "MethodNotAllowed", "watch is not supported by the simulated API: list instead")
+            raise ApiError(405, "MethodNotAllowed", "a watch is a stream: the listener serves it (server.py)")
         dry = req.query.get("dryRun") == "All"
 
         def fn(ex: dict[str, Any]) -> tuple[int, dict[str, Any]]:

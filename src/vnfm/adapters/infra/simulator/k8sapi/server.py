@@ -11,6 +11,7 @@ one when free. The composition root starts the listener at once when the port is
 
 from __future__ import annotations
 
+import json
 import logging
 import ssl
 import tempfile
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from vnfm.adapters.infra.simulator.k8sapi import pki
+from vnfm.adapters.infra.simulator.k8sapi import pki, watch
 from vnfm.adapters.infra.simulator.k8sapi.routes import Answer, Request, answer
 
 log = logging.getLogger(__name__)
@@ -40,10 +41,15 @@ class Endpoint:
 class KubeApiServer:
     """The listener and the map from cluster (VNF instance id) to the simulated cloud keeping it."""
 
-    def __init__(self, directory: Path | None = None, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, directory: Path | None = None, host: str = "127.0.0.1", port: int = 0,
+                 root_cluster: str | None = None) -> None:
         self.directory = directory
         self.host = host
         self.port = port
+        # the cluster served at the root of the listener too (paths without /clusters/<id>), as a real
+        # API server serves: for a kubeconfig whose server URL a client replaced by host:port
+        self.root_cluster = root_cluster
+        self.stopping = threading.Event()  # ends the watches being served
         self.default_sim: Any = None  # the cloud asked about clusters this process has not seen yet
         self._sims: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
@@ -56,6 +62,7 @@ class KubeApiServer:
         with self._lock:
             if self._httpd is not None:
                 return
+            self.stopping.clear()
             directory = self.directory
             if directory is None:
                 self._tmp = tempfile.TemporaryDirectory(prefix="vnfm-kube-api-")
@@ -93,6 +100,7 @@ class KubeApiServer:
 
     def stop(self) -> None:
         with self._lock:
+            self.stopping.set()
             if self._httpd is not None:
                 self._httpd.shutdown()
                 self._httpd.server_close()
@@ -131,11 +139,15 @@ def _handler(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
         def _serve(self) -> None:
             parts = urlsplit(self.path)
             path = unquote(parts.path)
-            if not path.startswith(PREFIX):
+            if path.startswith(PREFIX):
+                instance_id, _, rest = path[len(PREFIX):].partition("/")
+                base = f"{server.base_url}{PREFIX}{instance_id}"
+            elif server.root_cluster:
+                instance_id, rest, base = server.root_cluster, path.lstrip("/"), server.base_url
+            else:
                 return self._send(Answer(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                                "reason": "NotFound", "code": 404,
                                                "message": "no cluster in the path: /clusters/<id>/..."}))
-            instance_id, _, rest = path[len(PREFIX):].partition("/")
             length = int(self.headers.get("Content-Length") or 0)
             if length > MAX_BODY:
                 return self._send(Answer(413, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
@@ -149,13 +161,19 @@ def _handler(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
                 return self._send(Answer(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                                "reason": "NotFound", "code": 404,
                                                "message": f"no simulated Kubernetes cluster {instance_id}"}))
-            base = f"{server.base_url}{PREFIX}{instance_id}"
+            if req.method == "GET" and req.query.get("watch") in ("1", "true"):
+                return self._watch(sim, instance_id, req, base)
             try:
                 self._send(answer(sim, instance_id, req, base))
             except Exception:
                 log.exception("simulated Kubernetes API: %s %s failed", self.command, path)
                 self._send(Answer(500, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                         "reason": "InternalError", "code": 500, "message": "internal error"}))
+
+        def _watch(self, sim: Any, instance_id: str, req: Request, base: str) -> None:
+            refused = _serve_watch(self, server, sim, instance_id, req, base)
+            if refused is not None:
+                self._send(refused)
 
         def _send(self, a: Answer) -> None:
             data = a.encoded()
@@ -169,6 +187,43 @@ def _handler(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _serve  # noqa: N815
 
     return Handler
+
+
+def _serve_watch(h: BaseHTTPRequestHandler, server: KubeApiServer, sim: Any, instance_id: str, req: Request,
+                 base: str) -> Answer | None:
+    """A watch: the list first (a failure is answered as such: returned), then events, chunked."""
+    accept = ",".join(p for p in req.headers.get("accept", "").split(",") if "as=Table" not in p)
+    listing = Request("GET", req.path, {k: v for k, v in req.query.items() if k not in watch.LIST_ONLY},
+                      {**req.headers, "accept": accept or "application/json"}, b"")
+
+    def lister() -> tuple[int, dict[str, Any]]:
+        a = answer(sim, instance_id, listing, base)
+        return a.status, a.body
+
+    first = answer(sim, instance_id, listing, base)
+    if first.status != 200:
+        return first
+    if not str(first.body.get("kind", "")).endswith("List"):
+        return Answer(405, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "MethodNotAllowed",
+                            "code": 405, "message": "watch a collection (with a fieldSelector for one object)"})
+    h.send_response(200)
+    h.send_header("Content-Type", "application/json")
+    h.send_header("Transfer-Encoding", "chunked")
+    h.send_header("Connection", "close")
+    h.end_headers()
+
+    def send(event: dict[str, Any]) -> None:
+        data = json.dumps(event).encode() + b"\n"
+        h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        h.wfile.flush()
+
+    h.close_connection = True
+    try:
+        watch.stream(req.query, lister, send, server.stopping)
+        h.wfile.write(b"0\r\n\r\n")
+    except OSError:  # the client went away
+        pass
+    return None
 
 
 _shared: KubeApiServer | None = None

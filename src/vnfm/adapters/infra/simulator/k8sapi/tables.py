@@ -115,6 +115,21 @@ def _secret(o: dict[str, Any]) -> Row:
     return [o.get("type", "Opaque"), len(o.get("data") or {}), age(o["metadata"].get("creationTimestamp"))]
 
 
+def _sa(o: dict[str, Any]) -> Row:
+    return [len(o.get("secrets") or []), age(o["metadata"].get("creationTimestamp"))]
+
+
+def _pdb(o: dict[str, Any]) -> Row:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    return [str(spec.get("minAvailable", "N/A")), str(spec.get("maxUnavailable", "N/A")),
+            st.get("disruptionsAllowed", 0), age(o["metadata"].get("creationTimestamp"))]
+
+
+def _crb(o: dict[str, Any]) -> Row:
+    ref = o.get("roleRef") or {}
+    return [f"{ref.get('kind', '')}/{ref.get('name', '')}", age(o["metadata"].get("creationTimestamp"))]
+
+
 # kind -> (column names after Name; names listed in WIDE only show with -o wide, row)
 COLUMNS: dict[str, tuple[list[str], Callable[[dict[str, Any]], Row]]] = {
     "nodes": (["Status", "Roles", "Age", "Version"], _node),
@@ -129,6 +144,9 @@ COLUMNS: dict[str, tuple[list[str], Callable[[dict[str, Any]], Row]]] = {
     "namespaces": (["Status", "Age"], _ns),
     "configmaps": (["Data", "Age"], _cm),
     "secrets": (["Type", "Data", "Age"], _secret),
+    "serviceaccounts": (["Secrets", "Age"], _sa),
+    "poddisruptionbudgets": (["Min Available", "Max Unavailable", "Allowed Disruptions", "Age"], _pdb),
+    "clusterrolebindings": (["Role", "Age"], _crb),
 }
 WIDE = {"IP", "Node"}
 

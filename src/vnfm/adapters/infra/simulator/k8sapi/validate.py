@@ -63,6 +63,46 @@ def _secret(obj: dict[str, Any], name: str) -> None:
     obj.setdefault("type", "Opaque")
 
 
+def _int_or_percent(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value >= 0
+    return isinstance(value, str) and bool(re.fullmatch(r"(100|[1-9]?[0-9])%", value))
+
+
+def _budget(name: str, spec: dict[str, Any]) -> None:
+    if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
+        raise invalid("PodDisruptionBudget", name, "spec: Invalid value: minAvailable and maxUnavailable cannot be "
+                                                   "both set")
+    for field in ("minAvailable", "maxUnavailable"):
+        if spec.get(field) is not None and not _int_or_percent(spec[field]):
+            raise invalid("PodDisruptionBudget", name, f"spec.{field}: Invalid value: {spec[field]!r}: must be a "
+                                                       "non-negative integer or a percentage between 0% and 100%")
+    if spec.get("selector") is not None and not isinstance(spec["selector"], dict):
+        raise invalid("PodDisruptionBudget", name, "spec.selector: Invalid value: must be a label selector")
+
+
+def _binding(name: str, obj: dict[str, Any]) -> None:
+    ref = obj.get("roleRef")
+    if not isinstance(ref, dict) or not ref.get("name"):
+        raise invalid("ClusterRoleBinding", name, "roleRef.name: Required value")
+    if ref.get("kind") not in ("ClusterRole", "Role") or ref.get("apiGroup") != "rbac.authorization.k8s.io":
+        raise invalid("ClusterRoleBinding", name, "roleRef: Unsupported value: kind ClusterRole of apiGroup "
+                                                  "rbac.authorization.k8s.io")
+    for i, sub in enumerate(obj.get("subjects") or []):
+        if not isinstance(sub, dict) or not sub.get("name") or not sub.get("kind"):
+            raise invalid("ClusterRoleBinding", name, f"subjects[{i}]: Required value: kind and name")
+        if sub["kind"] == "ServiceAccount" and not sub.get("namespace"):
+            raise invalid("ClusterRoleBinding", name, f"subjects[{i}].namespace: Required value")
+
+
+def _token_secret(name: str, obj: dict[str, Any]) -> None:
+    if obj.get("type") == "kubernetes.io/service-account-token" and \
+            not (obj["metadata"].get("annotations") or {}).get("kubernetes.io/service-account.name"):
+        raise invalid("Secret", name, "metadata.annotations[kubernetes.io/service-account.name]: Required value")
+
+
 def check(kind: Kind, obj: dict[str, Any]) -> None:
     """Refuse what the real API server refuses of the served kinds (422 Invalid naming the field);
     normalise what it normalises (Secret.stringData into data)."""
@@ -88,6 +128,11 @@ def check(kind: Kind, obj: dict[str, Any]) -> None:
                                                    "1 and 65535, inclusive")
     elif kind.plural == "secrets":
         _secret(obj, name)
+        _token_secret(name, obj)
+    elif kind.plural == "poddisruptionbudgets":
+        _budget(name, spec)
+    elif kind.plural == "clusterrolebindings":
+        _binding(name, obj)
     elif kind.plural == "persistentvolumeclaims":
         if not spec.get("accessModes"):
             raise invalid(kind.kind, name, "spec.accessModes: Required value: at least 1 access mode is required")

@@ -7,6 +7,7 @@ import secrets
 import time
 from typing import Any
 
+from vnfm.adapters.infra.simulator.k8sapi.budgets import blocking_budget
 from vnfm.adapters.infra.simulator.twin.base import TwinHost, fake_ca, node_on, sha
 from vnfm.nodesteps.base import StepFailed, StepResult
 from vnfm.nodesteps.kubeadm import JoinInfo, KubeadmInit, KubeadmJoin, PrepareNode
@@ -179,7 +180,8 @@ def blocking_pdb(st: dict[str, Any], pod: dict[str, Any]) -> str | None:
             unavailable = sum(1 for p in matching if p["node"] is None)
             if unavailable + 1 > int(pdb.get("max_unavailable", 0)):
                 return str(name)
-    return None
+    api = blocking_budget(st, pod) if pod.get("namespace") else None  # budgets created through the API
+    return api[0] if api else None
 
 
 def uncordon(tw: TwinHost, host: str, sid: str, step: UncordonNode) -> StepResult:

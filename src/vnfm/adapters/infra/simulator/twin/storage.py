@@ -100,6 +100,9 @@ def apply_pv(tw: TwinHost, host: str, sid: str, step: ApplyPersistentVolume) -> 
                 return True
         st["pvs"][step.name] = {**want, "phase": "Available", "claim": None,
                                 "created": (cur or {}).get("created", 0) + 1}
+        # how often this PV was created, deletions included (what a heal's delete-then-register shows)
+        history = st.setdefault("pv_registrations", {})
+        history[step.name] = int(history.get(step.name, 0)) + 1
         return True
 
     return StepResult(tw.tx(fn))
