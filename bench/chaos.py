@@ -73,7 +73,8 @@ class Server:
         if database_url:
             self.env["VNFM_DATABASE_URL"] = database_url
         self.proc: subprocess.Popen[bytes] | None = None
-        self.log = open(data / f"server-{self.port}.log", "ab")  # noqa: SIM115 - kept for the process' life
+        self.log_path = data / f"server-{self.port}.log"
+        self.log = open(self.log_path, "ab")  # noqa: SIM115 - kept for the process' life
 
     def start(self) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "vnfm.entrypoints.cli.main", "server"], env=self.env,
@@ -114,11 +115,32 @@ class Stats:
     lost_202: int = 0
     pauses: int = 0
     takeovers: int = 0  # pauses after which the other server took the occurrence over
+    zombie_inflight: int = 0  # the step in flight at the pause, completed after the resume
+    zombie_actions: int = 0  # further progress lines (a step done) logged by a resumed, fenced owner
+    zombie_refusals: int = 0  # side effects it was refused (fencing to the edge)
     operations: Counter[str] = field(default_factory=Counter)
     outcomes: Counter[str] = field(default_factory=Counter)
     retries: int = 0
     rollbacks: int = 0
     violations: list[str] = field(default_factory=list)
+
+
+NOT_ACTIONS = ("stopped", "not written", "taken over", "not recording", "failed in", "cancelled in")
+
+
+def _zombie_lines(log: Path, offset: int, op_id: str) -> tuple[list[str], int]:
+    """The resumed owner's log since `offset` about `op_id`: progress lines (`op <id8> <stage>:
+    <message>`, each reporting a step it carried out) and the number of side effects refused."""
+    with open(log, "rb") as f:
+        f.seek(offset)
+        text = f.read().decode(errors="replace")
+    acted, refused = [], 0
+    for line in text.splitlines():
+        if "not acting on it" in line and op_id in line:
+            refused += 1
+        elif f" op {op_id[:8]} " in f" {line} " and ": " in line and not any(w in line for w in NOT_ACTIONS):
+            acted.append(line[-160:])
+    return acted, refused
 
 
 class Campaign:
@@ -364,6 +386,8 @@ class Killer:
         stats = self.campaign.stats
         self.target.proc.send_signal(signal.SIGSTOP)
         stats.pauses += 1
+        self.target.log.flush()
+        resumed_at = self.target.log_path.stat().st_size
         try:
             with self.campaign.client(other) as c:
                 deadline = time.monotonic() + 20
@@ -380,6 +404,15 @@ class Killer:
         time.sleep(1.5)  # the resumed runner's next writes (refused) happen now
         with self.campaign.client(other) as c:
             after = c.get(f"{LCM}/vnf_lcm_op_occs/{op_id}").json()
+        acted, refused = _zombie_lines(self.target.log_path, resumed_at, op_id)
+        # The step in flight when the process was paused completes (its line comes first); any
+        # further step of the resumed owner is a violation.
+        stats.zombie_inflight += min(1, len(acted))
+        acted = acted[1:]
+        stats.zombie_actions += len(acted)
+        stats.zombie_refusals += refused
+        if acted:
+            stats.violations.append(f"paused owner of {op_id[:8]} acted after the takeover: {acted[:3]}")
         if (after["operationState"], after.get("error")) != (taken["operationState"], taken.get("error")):
             stats.violations.append(f"paused owner changed {op_id[:8]} after the takeover: "
                                     f"{taken['operationState']} -> {after['operationState']}")
@@ -467,6 +500,8 @@ def main() -> None:
                args.database_url) else "sqlite", "rounds": stats.rounds, "kills": stats.kills,
                "kills_by_point": dict(stats.kills_by_point), "faults": dict(stats.faults),
                "lost_202": stats.lost_202, "pauses": stats.pauses, "takeovers": stats.takeovers,
+               "zombie_inflight": stats.zombie_inflight, "zombie_actions": stats.zombie_actions,
+               "zombie_refusals": stats.zombie_refusals,
                "operations": dict(stats.operations), "outcomes": dict(stats.outcomes),
                "retries": stats.retries, "rollbacks": stats.rollbacks, "violations": stats.violations,
                "seconds": round(time.monotonic() - started, 1)}

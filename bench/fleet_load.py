@@ -8,7 +8,8 @@ occurrence is STARTING/PROCESSING (one filtered list per poll: lists are in the 
 
 Prints per run: wall time (first POST -> last occurrence done), instantiates per second, failures
 (a POST that did not answer 202, an occurrence not COMPLETED), the servers' CPU seconds, their
-peak RSS (VmHWM) and the RSS growth per managed cluster.
+peak RSS (VmHWM), the RSS growth per managed cluster and the largest gap between two heartbeats
+of an engine (`vnfm_heartbeat_lag_max_seconds`; set VNFM_ORPHAN_AFTER to shorten the takeover).
 
 Issue 17's targets: 1,000 clusters in under 60 s with 0 failures; under 1 MB of server RSS per
 managed cluster; throughput growing with 1 / 2 / 4 processes on PostgreSQL.
@@ -42,6 +43,13 @@ from bench.list_latency import BODY, postgres_url  # noqa: E402
 from vnfm.examples import example_csar  # noqa: E402
 
 ACTIVE = "(in,operationState,STARTING,PROCESSING,ROLLING_BACK)"
+# --tacker-body: as Tacker's kubeadm sample (seed 001) asks, every cluster's CPs on one network that
+# the simulated cloud creates on demand (extVirtualLinks[].resourceId).
+TACKER_NET = "f0c82461-36b5-4d86-8322-b0bc19cda65f"
+TACKER_BODY = {**BODY, "extVirtualLinks": [
+    {"id": vl, "resourceId": TACKER_NET,
+     "extCps": [{"cpdId": cpd, "cpConfig": [{"cpProtocolData": [{"layerProtocol": "IP_OVER_ETHERNET"}]}]}]}
+    for vl, cpd in (("net0_master", "masterNode_CP1"), ("net0_worker", "workerNode_CP2"))]}
 SERVER = "import sys; from vnfm.entrypoints.cli.main import main; sys.argv[0] = 'vnfm'; main()"
 # The same under cProfile (the event loop's thread only: the engine, request parsing, the simulator).
 PROFILED = ("import cProfile, sys; from vnfm.entrypoints.cli.main import main; sys.argv[0] = 'vnfm'; "
@@ -123,7 +131,7 @@ async def count(c: httpx.AsyncClient, flt: str) -> int:
 DRAIN_TIMEOUT_S = 1800.0  # a run that has not drained by then is reported, never waited on forever
 
 
-async def drive(urls: list[str], n: int, concurrency: int) -> dict[str, Any]:
+async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any]) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=concurrency * 2)
     clients = [httpx.AsyncClient(base_url=u, timeout=600, trust_env=False, limits=limits) for u in urls]
     try:
@@ -147,7 +155,7 @@ async def drive(urls: list[str], n: int, concurrency: int) -> dict[str, Any]:
             async with sem:
                 try:
                     r = await clients[i % len(clients)].post(f"/vnflcm/v1/vnf_instances/{inst}/instantiate",
-                                                             json=BODY)
+                                                             json=body)
                     if r.status_code != 202:
                         post_failures.append(f"{r.status_code} {r.text[:120]}")
                 except httpx.HTTPError as e:
@@ -170,7 +178,7 @@ async def drive(urls: list[str], n: int, concurrency: int) -> dict[str, Any]:
             await c.aclose()
 
 
-def run(n: int, k: int, db: str, concurrency: int, profile: str = "") -> None:
+def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict[str, Any] = BODY) -> None:
     with tempfile.TemporaryDirectory(prefix="vnfm-fleet-") as tmp, \
             (postgres_url() if db == "postgresql" else _none()) as url:
         if db == "postgresql" and url is None:
@@ -179,8 +187,9 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "") -> None:
             pids = [p.pid for p, _ in procs]
             rss0 = sum(proc_kb(pid, "VmRSS") for pid in pids)
             cpu0 = sum(proc_cpu(pid) for pid in pids)
-            res = asyncio.run(drive([u for _, u in procs], n, concurrency))
+            res = asyncio.run(drive([u for _, u in procs], n, concurrency, body))
             cpu = sum(proc_cpu(pid) for pid in pids) - cpu0
+            lag = max(heartbeat_lag(u) for _, u in procs)
             rss1 = sum(proc_kb(pid, "VmRSS") for pid in pids)
             hwm = max(proc_kb(pid, "VmHWM") for pid in pids)
         if res["post_failures"] or res["completed"] < n:  # keep the servers' logs to look at
@@ -193,7 +202,8 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "") -> None:
           f"(POSTs answered in {res['posted']:.1f} s), {res['completed'] / res['wall']:.1f} instantiates/s, "
           f"failures {failed} (POST {len(res['post_failures'])}), server CPU {cpu:.1f} s "
           f"({cpu / n * 1000:.0f} ms per cluster), peak RSS {hwm / 1024:.0f} MB per process, "
-          f"RSS growth {(rss1 - rss0) / 1024 / n * 1024:.0f} kB per cluster")
+          f"RSS growth {(rss1 - rss0) / 1024 / n * 1024:.0f} kB per cluster, "
+          f"largest heartbeat lag {lag:.2f} s (takeover after {os.environ.get('VNFM_ORPHAN_AFTER', '30')} s)")
     for f in res["post_failures"][:3]:
         print(f"  e.g. {f}")
     if profile and Path(profile).exists():
@@ -202,6 +212,15 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "") -> None:
         print(f"profile of the first server's event-loop thread ({profile}), by own time:")
         pstats.Stats(profile).sort_stats("tottime").print_stats(15)
         pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
+
+
+def heartbeat_lag(url: str) -> float:
+    """The largest gap between two heartbeats of the server's engine since it started (/metrics)."""
+    text = httpx.get(url + "/metrics", timeout=10, trust_env=False).text
+    for line in text.splitlines():
+        if line.startswith("vnfm_heartbeat_lag_max_seconds "):
+            return float(line.split()[1])
+    return float("nan")
 
 
 @contextmanager
@@ -216,10 +235,12 @@ def main() -> None:
     ap.add_argument("--db", default="sqlite", choices=["sqlite", "postgresql"])
     ap.add_argument("--concurrency", type=int, default=100, help="requests in flight at most")
     ap.add_argument("--profile", default="", help="run the first server under cProfile, write the profile here")
+    ap.add_argument("--tacker-body", action="store_true",
+                    help="instantiate bodies with extVirtualLinks on one shared network, as Tacker's samples")
     args = ap.parse_args()
     for n in (int(x) for x in args.clusters.split(",")):
         for k in (int(x) for x in args.processes.split(",")):
-            run(n, k, args.db, args.concurrency, args.profile)
+            run(n, k, args.db, args.concurrency, args.profile, TACKER_BODY if args.tacker_body else BODY)
 
 
 if __name__ == "__main__":

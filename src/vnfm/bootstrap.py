@@ -12,6 +12,8 @@ from datetime import timedelta
 from typing import Any
 
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, fleet_counts, make_session_factory, migrate, ping
+from vnfm.adapters.db.engine import DbLimits, is_memory_url
+from vnfm.adapters.db.liveness import SqlLiveness, liveness_engine
 from vnfm.adapters.db.reseal import seal_stored
 from vnfm.adapters.infra.bindings import InfraDrivers
 from vnfm.adapters.infra.kubernetes import KubernetesInfraDriver
@@ -71,6 +73,7 @@ class App:
 
     async def stop(self) -> None:
         await self.engine.stop()
+        self.engine.liveness.close()
         kube_api = self.extras.get("kube_api")
         if isinstance(kube_api, KubeApiServer):
             kube_api.stop()
@@ -109,7 +112,10 @@ def default_infra_drivers(sim: SimCloud, vim_of: Any, twin: TwinConfig | None = 
 def default_sim_cloud(settings: Settings) -> SimCloud:
     """The simulated cloud of the data dir, with the latencies of the settings. The JSON state
     file of earlier versions (`simcloud.json`) is imported once into the new store."""
-    config = SimConfig(boot_time=settings.sim_boot_time, api_latency=settings.sim_step_time)
+    config = SimConfig(boot_time=settings.sim_boot_time, api_latency=settings.sim_step_time,
+                       mgmt_cidr=settings.sim_mgmt_cidr, public_cidr=settings.sim_public_cidr,
+                       external_pool=settings.sim_external_pool, external_prefix=settings.sim_external_prefix,
+                       internal_pool=settings.sim_internal_pool)
     return SimCloud.at(settings.sim_state_file, config, migrate_from=settings.data_dir / "simcloud.json")
 
 
@@ -118,7 +124,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     settings = settings or Settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     migrate(settings.database_url)
-    session_factory = make_session_factory(settings.database_url)
+    session_factory = make_session_factory(settings.database_url, db_limits(settings))
     box = SecretBox.from_settings(settings.data_dir)
 
     def uow() -> SqlAlchemyUnitOfWork:
@@ -163,6 +169,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         infra_drivers=infra_drivers,
         vim_of=vims.get,
         mgmt=mgmt,
+        liveness=_liveness(settings.database_url, session_factory),
         notifier=notifier,
         vim_registry=vims,
         worker_id=settings.worker_id,
@@ -171,6 +178,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         telemetry=metrics,
     )
     metrics.track_in_flight(lambda: len(engine.running))
+    metrics.track_heartbeat(lambda: engine.heartbeat.stats.last_lag, lambda: engine.heartbeat.stats.max_lag)
     if settings.run_engine:
         metrics.track_engine(lambda: engine.is_running)
     metrics.watch_fleet(lambda: fleet_counts(session_factory), database=session_factory.kw["bind"].dialect.name,
@@ -186,6 +194,21 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
                subscriptions=subscriptions, engine=engine, mgmt=mgmt, sim=sim,
                infra_drivers=infra_drivers, notifier=notifier, metrics=metrics,
                db_ping=lambda: ping(session_factory), extras={"kube_api": twin.kube_api})
+
+
+def db_limits(settings: Settings) -> DbLimits:
+    return DbLimits(lock_timeout=settings.db_lock_timeout, statement_timeout=settings.db_statement_timeout,
+                    idle_in_transaction_timeout=settings.db_idle_in_transaction_timeout,
+                    pool_size=settings.db_pool_size, max_overflow=settings.db_pool_overflow,
+                    pool_timeout=settings.db_pool_timeout)
+
+
+def _liveness(url: str, session_factory: Any) -> SqlLiveness:
+    """Heartbeats and fencing checks on their own pool (an in-memory SQLite database has one
+    connection, shared)."""
+    if is_memory_url(url):
+        return SqlLiveness(session_factory.kw["bind"], owns_engine=False)
+    return SqlLiveness(liveness_engine(url))
 
 
 class _OutboxSource:

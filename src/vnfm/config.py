@@ -64,6 +64,13 @@ class Settings(BaseSettings):
     # Simulated cloud latencies (seconds).
     sim_boot_time: float = Field(default=0.05, ge=0)
     sim_step_time: float = Field(default=0.005, ge=0)
+    # The simulated cloud's address pools (see SimConfig): an external network created on demand
+    # is a /sim_external_prefix of sim_external_pool (a /16: Tacker's samples share one network).
+    sim_mgmt_cidr: str = "10.10.0.0/16"
+    sim_public_cidr: str = "172.24.0.0/16"
+    sim_external_pool: str = "10.16.0.0/12"
+    sim_external_prefix: int = Field(default=16, ge=8, le=30)
+    sim_internal_pool: str = "10.64.0.0/10"
     # How long each node step on a simulated VM takes (the twin of kubeadm, etcd, ...; 0: instant).
     sim_node_step_time: float = Field(default=0.0, ge=0)
     # The simulated clusters' Kubernetes API listener (HTTPS); port 0: any free port, chosen when
@@ -82,6 +89,22 @@ class Settings(BaseSettings):
     worker_id: str = Field(default_factory=_worker_id)
     # Occurrences whose owner has not heart-beaten for this long are taken over (FAILED_TEMP).
     orphan_after: float = Field(default=30.0, ge=0)
+    # Bounded waits on the database (seconds; PostgreSQL: lock_timeout, statement_timeout and
+    # idle_in_transaction_session_timeout of every session) and its connection pool (a request
+    # that gets no connection within db_pool_timeout is answered 503 with Retry-After).
+    db_lock_timeout: float = Field(default=5.0, gt=0)
+    db_statement_timeout: float = Field(default=30.0, gt=0)
+    db_idle_in_transaction_timeout: float = Field(default=10.0, gt=0)
+    db_pool_size: int = Field(default=10, ge=1)
+    db_pool_overflow: int = Field(default=10, ge=0)
+    db_pool_timeout: float = Field(default=5.0, gt=0)
+    # HTTP: a request head must arrive within http_head_timeout of the connection (or of the
+    # previous response); a body may pause at most http_body_timeout between two reads; idle
+    # keep-alive connections close after http_keep_alive; at most http_max_connections at once.
+    http_head_timeout: float = Field(default=30.0, gt=0)
+    http_body_timeout: float = Field(default=30.0, gt=0)
+    http_keep_alive: float = Field(default=5.0, gt=0)
+    http_max_connections: int = Field(default=4096, ge=1)
     # Notifications a process stored but did not deliver (it died) are delivered by another after this.
     notify_reclaim_after: float = Field(default=300.0, ge=0)
     # GET /metrics reads the database's counts at most once per this many seconds (a scrape storm

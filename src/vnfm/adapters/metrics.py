@@ -43,6 +43,10 @@ class Metrics:
         self.stages = Histogram("vnfm_stage_duration_seconds", "LCM stage durations",
                                 ["operation", "stage", "outcome"], buckets=STAGE_BUCKETS, registry=r)
         self.in_flight = Gauge("vnfm_operations_in_flight", "LCM operations running in this process", registry=r)
+        self.hb_lag = Gauge("vnfm_heartbeat_lag_seconds", "Seconds between the engine's last two heartbeats",
+                            registry=r)
+        self.hb_lag_max = Gauge("vnfm_heartbeat_lag_max_seconds", "The largest heartbeat lag since the start",
+                                registry=r)
         self.notifications = Counter("vnfm_notification_deliveries", "Notification deliveries, by outcome",
                                      ["outcome"], registry=r)
         self.http = Histogram("vnfm_http_request_duration_seconds", "HTTP request latency",
@@ -70,6 +74,11 @@ class Metrics:
     # the others
     def track_in_flight(self, count: Callable[[], int]) -> None:
         self.in_flight.set_function(lambda: float(count()))
+
+    def track_heartbeat(self, last: Callable[[], float], largest: Callable[[], float]) -> None:
+        """The engine's heartbeat lag: seconds between its last two beats, and the largest so far."""
+        self.hb_lag.set_function(lambda: float(last()))
+        self.hb_lag_max.set_function(lambda: float(largest()))
 
     def track_engine(self, running: Callable[[], bool]) -> None:
         """`vnfm_engine_running`: only in processes that run an engine (the others have none to be down)."""

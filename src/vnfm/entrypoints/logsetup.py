@@ -7,6 +7,10 @@ JSON:   {"time": "2026-11-24T18:50:01.123Z", "level": "INFO", "logger": "vnfm.lc
 
 The fields a record carries as `extra` (instance, op, stage, seconds, request_id, ...) become keys
 (JSON) or key=value pairs (human).
+
+Lines that clients can cause in any number (uvicorn's and asyncio's warnings about connections,
+the access log's error answers, "database busy") are rate-limited (`RateLimit`): at most
+`burst` of one kind per `window` seconds, then one line saying how many were left out.
 """
 
 from __future__ import annotations
@@ -70,6 +74,48 @@ class ScrubSecrets(logging.Filter):
         return True
 
 
+class RateLimit(logging.Filter):
+    """At most `burst` records of one kind (logger, message template; for the access log, the
+    status) per `window` seconds from the loggers `client_driven`; the first record after a window
+    with drops notes their number."""
+
+    client_driven = ("uvicorn", "asyncio", "vnfm.http", "vnfm.entrypoints.api.problem")
+
+    def __init__(self, burst: int = 20, window: float = 10.0, clock: Any = time.monotonic) -> None:
+        super().__init__()
+        self.burst, self.window, self.clock = burst, window, clock
+        self._seen: dict[tuple[str, str], list[float]] = {}  # kind -> [window start, count, dropped]
+        self.dropped = 0
+
+    def _kind(self, record: logging.LogRecord) -> tuple[str, str] | None:
+        if record.name == "vnfm.access":
+            status = getattr(record, "status", 0)
+            return (record.name, str(status)) if isinstance(status, int) and status >= 400 else None
+        if record.name.startswith(self.client_driven):
+            return record.name, str(record.msg)
+        return None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        kind = self._kind(record)
+        if kind is None:
+            return True
+        now = self.clock()
+        start, count, dropped = self._seen.get(kind, (now, 0.0, 0.0))
+        if now - start >= self.window:
+            start, count = now, 0.0
+        if count >= self.burst:
+            self._seen[kind] = [start, count, dropped + 1]
+            self.dropped += 1
+            return False
+        if dropped:
+            record.msg = f"{record.getMessage()} ({int(dropped)} similar lines left out)"
+            record.args = None
+        self._seen[kind] = [start, count + 1, 0.0]
+        if len(self._seen) > 1000:  # kinds are bounded by templates; keep it so
+            self._seen.clear()
+        return True
+
+
 def extra_fields(record: logging.LogRecord) -> list[str]:
     return [k for k in vars(record) if k not in _STANDARD and not k.startswith("_")]
 
@@ -113,8 +159,9 @@ def configure_logging(level: str = "INFO", fmt: str = "human", *, known_secrets:
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.set_name(HANDLER_NAME)
     handler.setFormatter(JsonFormatter() if fmt == "json" else HumanFormatter())
+    handler.addFilter(RateLimit())
     handler.addFilter(ScrubSecrets(known_secrets))
-    for name in ("vnfm", "uvicorn"):
+    for name in ("vnfm", "uvicorn", "asyncio"):
         logger = logging.getLogger(name)
         for old in [h for h in logger.handlers if h.get_name() == HANDLER_NAME or name == "uvicorn"]:
             logger.removeHandler(old)

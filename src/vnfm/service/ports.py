@@ -81,7 +81,16 @@ class OpOccRepository(Repository[OpOcc], Protocol):
         ...
 
     def claim_orphans(self, owner: str, stale_before: Any) -> list[OpOcc]:
-        """Occurrences STARTING/PROCESSING/ROLLING_BACK whose owner stopped heart-beating."""
+        """Occurrences STARTING/PROCESSING/ROLLING_BACK whose owner (never `owner` itself)
+        stopped heart-beating, now `owner`'s (epoch bumped)."""
+        ...
+
+    def pending_cancel(self, op_id: str) -> str | None:
+        """The mode of a cancel recorded for the occurrence (None: none); the row is locked."""
+        ...
+
+    def abandoned(self, owner: str, stale_before: Any) -> list[OpOcc]:
+        """`owner`'s own active occurrences whose heartbeat is older than `stale_before`."""
         ...
 
     def heartbeat(self, op_id: str, owner: str, now: Any = None) -> bool:
@@ -135,7 +144,7 @@ class Sealer(Protocol):
     """Encrypts secrets inside documents before they are stored, and decrypts them when read back
     (vnfm.service.secrets.SecretBox). The database adapter seals instance and occurrence bodies."""
 
-    def seal(self, value: Any) -> Any: ...
+    def seal(self, value: Any, scope: str = "") -> Any: ...
     def unseal(self, value: Any) -> Any: ...
 
 
@@ -177,6 +186,35 @@ class PackageFiles(Protocol):
 
 
 # ============================================================================= infrastructure
+@dataclass(frozen=True)
+class Beat:
+    """What one heartbeat found: the occurrences still owned (their heartbeat renewed), among
+    them those a FORCEFUL cancel was recorded for (by any process), and those taken from it
+    (another owner now, or none while not final: taken over and interrupted). An occurrence that
+    ended (final, released by its own runner) is in neither."""
+
+    owned: frozenset[str]
+    forceful: frozenset[str] = frozenset()
+    taken: frozenset[str] = frozenset()
+
+
+class Liveness(abc.ABC):
+    """The engine's liveness path to the database, apart from units of work (its own connection,
+    never waiting on row locks): heartbeats and the fencing check made before every side effect."""
+
+    @abc.abstractmethod
+    def beat(self, owner: str, op_ids: Sequence[str], now: Any) -> Beat:
+        """Renew, in one statement, the heartbeat of those of `op_ids` that `owner` still owns."""
+
+    @abc.abstractmethod
+    def owns(self, op_id: str, owner: str | None, epoch: int) -> bool:
+        """Whether the occurrence still has this owner and epoch (a cheap read, no lock)."""
+
+    def close(self) -> None:
+        """Release its connections."""
+        return None
+
+
 @dataclass
 class InfraContext:
     """Everything an infrastructure driver needs to act for one instance."""

@@ -3,11 +3,18 @@ before they reach the database, with a key kept outside it.
 
 The key comes from VNFM_SECRET_KEY (a Fernet key), else from `<data_dir>/secret.key`, created
 with mode 0600 on first use. Several server processes sharing one database must share the key.
+
+A value is encrypted once per entity (`seal(value, scope=<entity id>)`): saving an occurrence or
+an instance again reuses the ciphertext of a secret that did not change (the engine saves after
+every stage), and decrypting a ciphertext seen before is a lookup. Both caches are bounded;
+the clear values are in this process's memory anyway. Without a scope every call encrypts anew.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +27,12 @@ PREFIX = "enc:v1:"
 
 
 class SecretBox:
+    CACHED = 20000  # values per cache
+
     def __init__(self, key: bytes) -> None:
         self._fernet = Fernet(key)
+        self._sealed: OrderedDict[tuple[str, str], str] = OrderedDict()  # (scope, clear) -> sealed
+        self._clear: OrderedDict[str, str] = OrderedDict()  # sealed -> clear
 
     @classmethod
     def from_settings(cls, data_dir: Path, env_key: str | None = None) -> SecretBox:
@@ -38,23 +49,36 @@ class SecretBox:
             fh.write(Fernet.generate_key())
         return cls(path.read_bytes().strip())
 
-    def seal(self, value: Any) -> Any:
+    def seal(self, value: Any, scope: str = "") -> Any:
         """A copy of `value` whose secret-looking string values are encrypted: those under
-        secret-looking keys, and URLs with credentials (`http://user:password@proxy:3128`)."""
+        secret-looking keys, and URLs with credentials (`http://user:password@proxy:3128`).
+        `scope` (an entity id): reuse the ciphertext this scope got for the same value before."""
         if isinstance(value, dict):
-            return {k: self._seal_one(v) if is_secret_key(str(k)) else self.seal(v) for k, v in value.items()}
+            return {k: self._seal_one(v, scope) if is_secret_key(str(k)) else self.seal(v, scope)
+                    for k, v in value.items()}
         if isinstance(value, list):
-            return [self.seal(v) for v in value]
+            return [self.seal(v, scope) for v in value]
         if isinstance(value, str) and "@" in value and URL_USERINFO.search(value):
-            return self._seal_one(value)
+            return self._seal_one(value, scope)
         return value
 
-    def _seal_one(self, v: Any) -> Any:
+    def _seal_one(self, v: Any, scope: str = "") -> Any:
         if isinstance(v, str) and v and not v.startswith(PREFIX):
-            return PREFIX + self._fernet.encrypt(v.encode()).decode()
+            return self._encrypt(v, scope)
         if isinstance(v, dict | list):
-            return self.seal(v)
+            return self.seal(v, scope)
         return v
+
+    def _encrypt(self, clear: str, scope: str) -> str:
+        if not scope:
+            return PREFIX + self._fernet.encrypt(clear.encode()).decode()
+        key = (scope, clear)
+        sealed = self._sealed.get(key)
+        if sealed is None:
+            sealed = PREFIX + self._fernet.encrypt(clear.encode()).decode()
+            _remember(self._sealed, key, sealed, self.CACHED)
+            _remember(self._clear, sealed, clear, self.CACHED)
+        return sealed
 
     def unseal(self, value: Any) -> Any:
         if isinstance(value, dict):
@@ -62,10 +86,24 @@ class SecretBox:
         if isinstance(value, list):
             return [self.unseal(v) for v in value]
         if isinstance(value, str) and value.startswith(PREFIX):
+            clear = self._clear.get(value)
+            if clear is not None:
+                return clear
             try:
-                return self._fernet.decrypt(value[len(PREFIX):].encode()).decode()
+                clear = self._fernet.decrypt(value[len(PREFIX):].encode()).decode()
             except InvalidToken:
                 raise OperationFailed(
                     "a stored secret cannot be decrypted: VNFM_SECRET_KEY or <data_dir>/secret.key changed"
                 ) from None
+            _remember(self._clear, value, clear, self.CACHED)
+            return clear
         return value
+
+
+def _remember(cache: OrderedDict[Any, str], key: Any, value: str, most: int) -> None:
+    """Put `key` in a bounded cache, the oldest entry out first (from any thread: each operation
+    is atomic, and an entry lost to a race is only computed again)."""
+    cache[key] = value
+    if len(cache) > most:
+        with contextlib.suppress(KeyError):
+            cache.popitem(last=False)

@@ -29,7 +29,7 @@ def test_sqlite_pragmas_and_directory_creation(tmp_path: Path) -> None:
     try:
         with engine.connect() as conn:
             assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
-            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 10000
+            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         assert db.parent.is_dir()
     finally:

@@ -111,7 +111,7 @@ async def restart_engine(app: App, **changes: Any) -> LcmEngine:
     old = app.engine
     await old.stop()
     kw: dict[str, Any] = dict(vnfd_of=old.vnfd_of, files_of=old.files_of, infra_drivers=old.infra_drivers,
-                              vim_of=old.vim_of, mgmt=old.mgmt, notifier=old.notes.notifier,
+                              vim_of=old.vim_of, mgmt=old.mgmt, liveness=old.liveness, notifier=old.notes.notifier,
                               vim_registry=old.vim_registry, worker_id=old.worker_id,
                               orphan_after=old.orphan_after, poll_interval=old.poll_interval,
                               nodes_of=old.nodes_of)

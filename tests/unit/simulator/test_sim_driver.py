@@ -104,7 +104,7 @@ async def test_external_cps_get_floating_ips_and_ext_networks(driver, cloud, mak
     assert ipaddress.ip_address(st.ip_addresses[0]) in ipaddress.ip_network("10.10.0.0/16")
 
     nets = cloud.state()["networks"]
-    assert ipaddress.ip_network(nets[net0]["cidr"]).prefixlen == 24
+    assert ipaddress.ip_network(nets[net0]["cidr"]).prefixlen == 16  # created on demand, sized for a fleet
     assert nets[MGMT_NETWORK_ID]["cidr"] == "10.10.0.0/16"
     # the request's network is shared by both ext VLs: one network, distinct ports
     assert len({cp.port_id for v in res.vnfcs for cp in v.cps}) == 1 + 2 * 2 + 1

@@ -100,6 +100,21 @@ async def test_an_exhausted_pool_names_itself_its_cidr_and_setting(make_ctx, con
         await driver.deploy(make_ctx(links=[]), counts)
 
 
+async def test_an_external_network_created_on_demand_holds_a_fleet(make_ctx):
+    """Tacker's samples name one network (extVirtualLinks[].resourceId) for every cluster: created
+    on demand it is a /16 of the external pool (a /24 capped a fleet at ~81 clusters)."""
+    cloud = SimCloud(config=SimConfig(boot_time=0, api_latency=0, delete_time=0))
+    driver = SimulatorInfraDriver(cloud)
+    await driver.deploy(make_ctx(), SMALL)
+    (net,) = [n for n in cloud.state()["networks"].values() if n.get("kind") == "external"]
+    assert ipaddress.ip_network(net["cidr"]).prefixlen == 16
+    assert ipaddress.ip_network(net["cidr"]).subnet_of(ipaddress.ip_network(SimConfig().external_pool))
+    small = SimCloud(config=SimConfig(boot_time=0, api_latency=0, delete_time=0, external_prefix=24))
+    await SimulatorInfraDriver(small).deploy(make_ctx(), SMALL)  # the size is a setting
+    (net,) = [n for n in small.state()["networks"].values() if n.get("kind") == "external"]
+    assert ipaddress.ip_network(net["cidr"]).prefixlen == 24
+
+
 async def test_widening_a_pool_takes_effect_on_the_existing_network(tmp_path: Path, make_ctx):
     path = tmp_path / "simcloud.db"
     narrow = SimConfig(boot_time=0, api_latency=0, delete_time=0, public_cidr="172.24.4.0/29")

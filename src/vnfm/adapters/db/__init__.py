@@ -9,7 +9,9 @@
 
 from vnfm.adapters.db.engine import (
     DEFAULT_DATABASE_URL,
+    DbLimits,
     database_url_from_env,
+    is_busy,
     make_engine,
     make_session_factory,
     normalize_url,
@@ -35,6 +37,8 @@ __all__ = [
     "ping",
     "ping_url",
     "DEFAULT_DATABASE_URL",
+    "DbLimits",
+    "is_busy",
     "SqlAlchemyUnitOfWork",
     "SqlInstanceRepository",
     "SqlKvStore",

@@ -1,12 +1,18 @@
 """Engines and session factories for SQLite (default, embedded) and PostgreSQL (psycopg 3).
 
-SQLite: WAL journal, busy_timeout 10 s, foreign keys on, usable from any thread, and every
+SQLite: WAL journal, busy_timeout 30 s, foreign keys on, usable from any thread, and every
 transaction starts with `BEGIN IMMEDIATE` (except on a connection in AUTOCOMMIT: read-only queries, which
 take no lock): a unit of work takes the write lock up front, so a
 read-modify-write never fails half-way with "database is locked" when another process wrote in
 between (readers in other processes are not blocked thanks to WAL, but units of work are
 serialised). PostgreSQL: READ COMMITTED, pool_pre_ping; the repositories use row locks and
 conditional updates where atomicity matters.
+
+Bounded waits (`DbLimits`, from the settings): on PostgreSQL every session has a `lock_timeout`,
+a `statement_timeout` and an `idle_in_transaction_session_timeout` (a process paused inside a
+transaction loses it, and its row locks, after that long); the pool is bounded (`pool_size` +
+`max_overflow`) and a request that cannot get a connection within `pool_timeout` fails at once.
+`is_busy(exc)` tells these apart from other errors: the API answers them 503 with Retry-After.
 """
 
 from __future__ import annotations
@@ -15,17 +21,54 @@ import contextlib
 import enum
 import json
 import os
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
 DEFAULT_DATABASE_URL = "sqlite:///var/vnfm.db"
-SQLITE_BUSY_TIMEOUT_MS = 10000
+SQLITE_BUSY_TIMEOUT_MS = 30000  # a bound, high enough for thousands of operations writing at once
+
+
+@dataclass(frozen=True)
+class DbLimits:
+    """How long anything may wait on the database (seconds), and the pool's bounds."""
+
+    lock_timeout: float = 5.0
+    statement_timeout: float = 30.0
+    idle_in_transaction_timeout: float = 10.0
+    pool_size: int = 10
+    max_overflow: int = 10
+    pool_timeout: float = 5.0
+
+    def pg_options(self) -> str:
+        ms = {"lock_timeout": self.lock_timeout, "statement_timeout": self.statement_timeout,
+              "idle_in_transaction_session_timeout": self.idle_in_transaction_timeout}
+        return " ".join(f"-c {k}={int(v * 1000)}" for k, v in ms.items())
+
+
+# PostgreSQL SQLSTATEs of a bounded wait that expired: lock_not_available, query_canceled,
+# idle_in_transaction_session_timeout.
+_BUSY_SQLSTATES = {"55P03", "57014", "25P03"}
+
+
+def is_busy(exc: BaseException) -> bool:
+    """The database was too busy to answer within a bound (no pool connection in time, a lock or
+    statement timeout, SQLite's busy timeout): worth retrying later, not a server fault."""
+    if isinstance(exc, sa_exc.TimeoutError):
+        return True
+    if isinstance(exc, sa_exc.OperationalError | sa_exc.DBAPIError):
+        orig = getattr(exc, "orig", None)
+        if getattr(orig, "sqlstate", None) in _BUSY_SQLSTATES:
+            return True
+        return "database is locked" in str(orig)
+    return False
 
 
 def database_url_from_env(default: str = DEFAULT_DATABASE_URL) -> str:
@@ -60,12 +103,28 @@ def _is_memory_sqlite(u: URL) -> bool:
     return db in ("", ":memory:") or db.startswith("file::memory:") or "mode=memory" in db
 
 
-def make_engine(url: str | URL | None = None, **kwargs: Any) -> Engine:
-    """An Engine for `url` (default: VNFM_DATABASE_URL, else sqlite:///var/vnfm.db)."""
+def is_memory_url(url: str | URL) -> bool:
+    """An in-memory SQLite database (one connection, not shared between engines)."""
+    u = normalize_url(url)
+    return u.get_backend_name() == "sqlite" and _is_memory_sqlite(u)
+
+
+def make_engine(url: str | URL | None = None, limits: DbLimits | None = None, **kwargs: Any) -> Engine:
+    """An Engine for `url` (default: VNFM_DATABASE_URL, else sqlite:///var/vnfm.db); `limits`:
+    bounded waits and pool (none given: the driver's and SQLAlchemy's defaults)."""
     u = normalize_url(url or database_url_from_env())
+    memory = u.get_backend_name() == "sqlite" and _is_memory_sqlite(u)
+    if limits is not None and not memory:
+        kwargs.setdefault("pool_size", limits.pool_size)
+        kwargs.setdefault("max_overflow", limits.max_overflow)
+        kwargs.setdefault("pool_timeout", limits.pool_timeout)
     if u.get_backend_name() == "sqlite":
         return _sqlite_engine(u, **kwargs)
     kwargs.setdefault("pool_pre_ping", True)
+    if limits is not None:
+        connect_args = dict(kwargs.pop("connect_args", {}))
+        connect_args.setdefault("options", limits.pg_options())
+        kwargs["connect_args"] = connect_args
     return create_engine(u, json_serializer=json_dumps, **kwargs)
 
 
@@ -118,9 +177,10 @@ def private_files(db: Path) -> None:
             pass
 
 
-def make_session_factory(url_or_engine: str | URL | Engine | None = None) -> sessionmaker[Session]:
+def make_session_factory(url_or_engine: str | URL | Engine | None = None,
+                         limits: DbLimits | None = None) -> sessionmaker[Session]:
     """Sessions for SqlAlchemyUnitOfWork (no expiry on commit, no autoflush: Core statements only)."""
-    engine = url_or_engine if isinstance(url_or_engine, Engine) else make_engine(url_or_engine)
+    engine = url_or_engine if isinstance(url_or_engine, Engine) else make_engine(url_or_engine, limits)
     return sessionmaker(bind=engine, expire_on_commit=False, autoflush=False)
 
 

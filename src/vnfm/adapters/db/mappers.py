@@ -268,6 +268,7 @@ def op_occ_to_row(o: OpOcc) -> Row:
         "owner": o.owner,
         "epoch": o.epoch,
         "heartbeat": None if o.heartbeat is None else as_utc(o.heartbeat),
+        "cancel_mode": o.cancel_mode if o.is_cancel_pending else None,
         "body": op_occ_to_dict(o),
     }
 
@@ -370,7 +371,7 @@ def sealing(to_row: Callable[[E], Row], box: Sealer | None) -> Callable[[E], Row
 
     def sealed(entity: E) -> Row:
         row = to_row(entity)
-        row["body"] = box.seal(row["body"])
+        row["body"] = box.seal(row["body"], scope=str(row["id"]))
         return row
 
     return sealed

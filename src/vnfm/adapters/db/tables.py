@@ -118,6 +118,8 @@ vnf_lcm_op_occs = Table(
     # Fencing token: bumped by every change of owner; a runner's writes check it (and the owner).
     Column("epoch", Integer(), nullable=False, server_default="0"),
     Column("heartbeat", UtcDateTime(), nullable=True, index=True),
+    # The mode of a pending cancel (NULL: none): read by the heartbeat with no body decoding.
+    Column("cancel_mode", String(16), nullable=True),
     Column("body", JSON(), nullable=False),
 )
 

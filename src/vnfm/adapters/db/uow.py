@@ -288,21 +288,39 @@ class SqlOpOccRepository(_TableRepository[OpOcc]):
         row = self._exec(stmt).mappings().first()
         return None if row is None else self._from_row(dict(row))
 
+    def pending_cancel(self, op_id: str) -> str | None:
+        """The mode of a cancel recorded for `op_id` (None: none), row locked on PostgreSQL: one
+        column, no body decoded."""
+        t = self.table
+        stmt = select(t.c.cancel_mode).where(t.c.id == op_id)
+        if self.dialect == "postgresql":
+            stmt = stmt.with_for_update()
+        return self._exec(stmt).scalar_one_or_none()
+
     def active(self) -> builtins.list[OpOcc]:
         """Occurrences in STARTING / PROCESSING / ROLLING_BACK."""
         return self._select(self.table.c.operation_state.in_(ACTIVE_OP_STATES))
 
-    def _orphan_condition(self, stale_before: datetime) -> ColumnElement[bool]:
+    def _orphan_condition(self, stale_before: datetime, owner: str) -> ColumnElement[bool]:
         t = self.table
         return and_(
             t.c.operation_state.in_(ACTIVE_OP_STATES),
             or_(t.c.heartbeat.is_(None), t.c.heartbeat < mappers.as_utc(stale_before)),
+            t.c.owner.is_distinct_from(owner),  # never the caller's own (it may be running them)
         )
+
+    def abandoned(self, owner: str, stale_before: datetime) -> builtins.list[OpOcc]:
+        """Active occurrences `owner` still owns whose heartbeat is older than `stale_before`:
+        the caller decides which of them it no longer runs (claim_orphans never returns them)."""
+        t = self.table
+        return self._select(t.c.owner == owner, t.c.operation_state.in_(ACTIVE_OP_STATES),
+                            or_(t.c.heartbeat.is_(None), t.c.heartbeat < mappers.as_utc(stale_before)))
 
     def claim_orphans(
         self, owner: str, stale_before: Any, now: datetime | None = None
     ) -> builtins.list[OpOcc]:
-        """Take over active occurrences whose heartbeat is older than `stale_before` (or unset).
+        """Take over active occurrences of other owners whose heartbeat is older than
+        `stale_before` (or unset); the caller's own rows are never claimed.
 
         Each claimed occurrence gets `owner` and a fresh heartbeat (`now`), so it is no longer
         stale and no other process claims it. Returns them ordered by start_time.
@@ -311,7 +329,7 @@ class SqlOpOccRepository(_TableRepository[OpOcc]):
             raise TypeError("stale_before must be a datetime")
         t = self.table
         now = mappers.as_utc(now or utcnow())
-        cond = self._orphan_condition(stale_before)
+        cond = self._orphan_condition(stale_before, owner)
         candidates = select(t.c.id).where(cond).order_by(*self._order)
         if self.dialect == "postgresql":
             candidates = candidates.with_for_update(skip_locked=True)
@@ -332,10 +350,7 @@ class SqlOpOccRepository(_TableRepository[OpOcc]):
         t = self.table
         now = mappers.as_utc(now or utcnow())
         res = self._exec(update(t).where(t.c.id == op_id, t.c.owner == owner).values(heartbeat=now))
-        if res.rowcount != 1:
-            return False
-        self._patch_body(op_id, {"heartbeat": mappers.iso(now)})
-        return True
+        return res.rowcount == 1  # the column only: the body's copy is not read back
 
     def save_owned(self, occ: OpOcc, owner: str | None, epoch: int) -> bool:
         """Write `occ` only if the row still has `owner` and `epoch` (the runner's fencing token)."""

@@ -10,12 +10,15 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
+from vnfm.adapters.db import is_busy
 from vnfm.domain.errors import VnfmError
 
 log = logging.getLogger(__name__)
 
 PROBLEM_JSON = "application/problem+json"
+RETRY_AFTER = "2"  # seconds, for a 503 when the database was too busy
 
 
 def problem_bytes(status: int, title: str, detail: str) -> bytes:
@@ -51,5 +54,13 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        if isinstance(exc, ClientDisconnect):  # e.g. cut off for sending its body too slowly
+            log.debug("%s %s: the client went away", request.method, request.url.path)
+            return problem_response(400, "Bad Request", "the client disconnected")
+        if is_busy(exc):  # a bounded wait on the database expired (pool, lock, statement)
+            log.warning("%s %s: database busy: %s", request.method, request.url.path, type(exc).__name__)
+            resp = problem_response(503, "Service Unavailable", "the database is busy; retry later")
+            resp.headers["Retry-After"] = RETRY_AFTER
+            return resp
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         return problem_response(500, "Internal Server Error", f"unexpected {type(exc).__name__}; see the server log")

@@ -15,6 +15,7 @@ from vnfm.adapters.db import ping_url
 from vnfm.config import Settings, check_runtime
 from vnfm.domain.secrets import URL_USERINFO
 from vnfm.entrypoints.api.app import create_app
+from vnfm.entrypoints.api.httpguard import GuardedH11Protocol
 from vnfm.entrypoints.logsetup import configure_logging
 
 log = logging.getLogger("vnfm.server")
@@ -24,6 +25,14 @@ def tls_options(settings: Settings) -> dict[str, Any]:
     if not settings.tls:
         return {}
     return {"ssl_certfile": str(settings.tls_cert), "ssl_keyfile": str(settings.tls_key)}
+
+
+def http_options(settings: Settings) -> dict[str, Any]:
+    """Deadlines for slow clients (`httpguard`), idle keep-alive, a cap on connections and on the
+    size of an incomplete request head."""
+    return {"http": GuardedH11Protocol.with_timeouts(settings.http_head_timeout, settings.http_body_timeout),
+            "timeout_keep_alive": settings.http_keep_alive, "limit_concurrency": settings.http_max_connections,
+            "h11_max_incomplete_event_size": 16 * 1024}
 
 
 def known_secrets(settings: Settings) -> list[str]:
@@ -46,7 +55,7 @@ def serve(settings: Settings) -> None:
              settings.data_dir, "on" if settings.run_engine else "off")
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=None,
                 log_level=settings.log_level.lower(), access_log=False, server_header=False,
-                date_header=False, **tls_options(settings))
+                date_header=False, **http_options(settings), **tls_options(settings))
 
 
 @dataclass
@@ -71,7 +80,7 @@ def start_in_thread(settings: Settings, *, timeout: float = 30.0) -> ServerHandl
     settings.port = port
     config = uvicorn.Config(create_app(settings), host=settings.host, port=port, log_level="warning",
                             access_log=False, lifespan="on", server_header=False, date_header=False,
-                            **tls_options(settings))
+                            **http_options(settings), **tls_options(settings))
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="vnfm-server", daemon=True)
     thread.start()

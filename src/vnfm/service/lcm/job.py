@@ -39,6 +39,7 @@ class JobWriter:
     flush: asyncio.Task[None] | None = None
     lost: OwnershipLost | None = None
     loop: asyncio.AbstractEventLoop | None = None
+    saved_inst: VnfInstance | None = None  # as last read or written: an unchanged one is not written
 
 
 class OwnershipLost(Exception):
@@ -62,6 +63,9 @@ class Job:
     current_stage: str = ""
     # The owner and epoch the occurrence had when this runner loaded it: its writes require them.
     fence: tuple[str | None, int] = (None, 0)
+    # Wraps the ports of its side effects (node access, VIM registry) in the fencing check
+    # (`fence.py`); the engine sets it when it runs the job, `infra` is wrapped then too.
+    edge: Callable[[Any], Any] | None = field(default=None, repr=False, compare=False)
     writer: JobWriter = field(default_factory=lambda: JobWriter(), repr=False, compare=False)
 
     @property
@@ -131,8 +135,10 @@ def load_job(
     vim = vim_of(inst.vim_id)
     infra = infra_drivers.get(vim.vim_type) if vim is not None else None
     secrets = secret_values(inst.additional_params) | secret_values(occ.operation_params)
-    return Job(occ=occ, inst=inst, vnfd=vnfd, flavour=flavour, package=files_of(inst.vnf_pkg_id),
-               vim=vim, infra=infra, secrets=secrets, fence=(occ.owner, occ.epoch))
+    job = Job(occ=occ, inst=inst, vnfd=vnfd, flavour=flavour, package=files_of(inst.vnf_pkg_id),
+              vim=vim, infra=infra, secrets=secrets, fence=(occ.owner, occ.epoch))
+    job.writer.saved_inst = copy.deepcopy(inst)
+    return job
 
 
 class JobStore:
@@ -224,7 +230,7 @@ class JobStore:
         w.loop = asyncio.get_running_loop()
         job.occ.heartbeat = utcnow()
         occ = copy.deepcopy(job.occ)
-        inst = copy.deepcopy(job.inst) if instance else None
+        inst = copy.deepcopy(job.inst) if instance and job.inst != w.saved_inst else None
         w.dirty = False
         write = asyncio.ensure_future(asyncio.to_thread(self._commit, occ, inst, job.fence, notify))
         try:
@@ -246,6 +252,8 @@ class JobStore:
         # made while the write was in flight ends any cancellation, as `lcm.transition` does).
         if cancel is not None and not job.occ.is_cancel_pending and job.occ.operation_state == occ.operation_state:
             job.occ.is_cancel_pending, job.occ.cancel_mode = True, cancel[0]
+        if inst is not None:
+            w.saved_inst = inst
         if notify:
             self.notes.wake()
 
@@ -319,10 +327,11 @@ class JobStore:
 
     @staticmethod
     def _keep_cancel(uow: AbstractUnitOfWork, occ: OpOcc) -> None:
-        """A cancel recorded (by the API) since the job read its occurrence is kept, not overwritten."""
-        stored = uow.op_occs.get_for_update(occ.id)
-        if stored is not None and stored.is_cancel_pending and not occ.is_cancel_pending:
-            occ.is_cancel_pending, occ.cancel_mode = True, stored.cancel_mode
+        """A cancel recorded (by the API) since the job read its occurrence is kept, not
+        overwritten (a one-column read: its mode)."""
+        mode = uow.op_occs.pending_cancel(occ.id)
+        if mode is not None and not occ.is_cancel_pending:
+            occ.is_cancel_pending, occ.cancel_mode = True, mode
 
     def _stage_notification(self, uow: AbstractUnitOfWork, occ: OpOcc) -> None:
         status = START_STATES.get(occ.operation_state, "RESULT")

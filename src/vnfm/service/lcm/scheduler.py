@@ -1,9 +1,11 @@
 """`LcmEngine`, the engine's public face: which occurrences this process runs, and when.
 
 It starts the occurrences it is given (`submit`) or takes over (`recover`: orphans whose owner
-stopped heart-beating), heart-beats those it runs, acts on FORCEFUL cancels (GRACEFUL ones are seen
-at the next stage boundary), and keeps the table of running tasks. Running one occurrence is
-loading its job and handing it to its operation (`operations/`).
+stopped heart-beating), heart-beats those it owns (`heartbeat.Heartbeat`, a thread of its own: one
+statement per beat for all of them, which also reports FORCEFUL cancels recorded by any process;
+GRACEFUL ones are seen at the next stage boundary), and keeps the table of running tasks. Running
+one occurrence is loading its job, fencing its side effects (`fence.py`) and handing it to its
+operation (`operations/`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
@@ -19,6 +22,8 @@ from typing import Any
 from vnfm.domain.errors import OperationFailed, UnprocessableEntity
 from vnfm.domain.model import LcmOperation, OpOcc, OpState, Vim, utcnow
 from vnfm.domain.vnfd import Vnfd
+from vnfm.service.lcm.fence import Fence, fenced
+from vnfm.service.lcm.heartbeat import Heartbeat
 from vnfm.service.lcm.job import Job, JobStore, OwnershipLost, load_job
 from vnfm.service.lcm.operations.heal import heal
 from vnfm.service.lcm.operations.instantiate import instantiate
@@ -28,7 +33,7 @@ from vnfm.service.lcm.operations.scale import scale
 from vnfm.service.lcm.operations.terminate import terminate
 from vnfm.service.lcm.stages import Stages, failure_problem
 from vnfm.service.notifications import Notifications
-from vnfm.service.ports import InfraDriver, NodeAccess, Notifier, PackageFiles, UowFactory
+from vnfm.service.ports import Beat, InfraDriver, Liveness, NodeAccess, Notifier, PackageFiles, UowFactory
 from vnfm.service.telemetry import NoTelemetry, Telemetry
 
 log = logging.getLogger(__name__)
@@ -53,6 +58,7 @@ class LcmEngine:
         infra_drivers: Mapping[str, InfraDriver],
         vim_of: Callable[[str | None], Vim | None],
         mgmt: Any,  # vnfm.adapters.mgmt.registry.MgmtRegistry (duck-typed: for_hook)
+        liveness: Liveness,
         notifier: Notifier | None = None,
         vim_registry: Any = None,
         worker_id: str = "engine",
@@ -73,6 +79,12 @@ class LcmEngine:
         self.worker_id = worker_id
         self.orphan_after = orphan_after
         self.poll_interval = poll_interval
+        self.liveness = liveness
+        # What this process owns and heart-beats: submitted (not yet started) and running ones.
+        self._owned: set[str] = set()
+        self._owned_lock = threading.Lock()
+        self.heartbeat = Heartbeat(liveness, worker_id, orphan_after, owned=self._owned_ids,
+                                   on_beat=self._on_beat)
         self.nodes_of = nodes_of  # the node access of a VIM, for hooks (None: hooks get none)
         self.store = JobStore(uow, self.notes)
         self.stages = Stages(self.store, mgmt=mgmt, vim_registry=vim_registry, nodes_of=nodes_of,
@@ -91,18 +103,19 @@ class LcmEngine:
         self.loop = asyncio.get_running_loop()
         self._wakeup = asyncio.Event()
         await self.recover()
-        self._bg.append(asyncio.create_task(self._heartbeat_loop(), name="lcm-heartbeat"))
+        self.heartbeat.start()
         self._bg.append(asyncio.create_task(self._poll_loop(), name="lcm-poll"))
 
     @property
     def is_running(self) -> bool:
-        """Started, not stopping, and its heartbeat and poll loops alive."""
+        """Started, not stopping, and its heartbeat thread and poll loop alive."""
         return (self.loop is not None and not self._stopping and bool(self._bg)
-                and not any(t.done() for t in self._bg))
+                and not any(t.done() for t in self._bg) and self.heartbeat.alive)
 
     async def stop(self) -> None:
         """Stop without finishing running operations: they stay PROCESSING and are recovered later."""
         self._stopping = True
+        await asyncio.to_thread(self.heartbeat.stop)
         for t in list(self.running.values()) + self._bg:
             t.cancel()
         for t in list(self.running.values()) + self._bg:
@@ -113,13 +126,13 @@ class LcmEngine:
     async def recover(self) -> list[str]:
         """Take over occurrences whose owner stopped heart-beating: start STARTING ones, and turn
         PROCESSING / ROLLING_BACK ones into FAILED_TEMP (their process died mid-operation)."""
-        if self.running:  # after a pause of this process its own heartbeats are stale: renew them first
-            self._stop_lost(await asyncio.to_thread(self._beat, list(self.running)))
+        if self._owned:  # after a pause of this process its own heartbeats are stale: renew them first
+            await asyncio.to_thread(self.heartbeat.beat_now)
         stale_before = utcnow() - timedelta(seconds=self.orphan_after)
         claimed = await asyncio.to_thread(self._claim_orphans, stale_before)
         started = []
         for occ in claimed:
-            if occ.id in self.running:
+            if occ.id in self._owned_ids():
                 continue
             fields = {"op": occ.id, "instance": occ.vnf_instance_id, "operation": occ.operation.value,
                       "state": occ.operation_state.value}
@@ -139,41 +152,53 @@ class LcmEngine:
         return started
 
     def _claim_orphans(self, stale_before: datetime) -> list[OpOcc]:
+        """Other processes' orphans (claimed), then this process's own stale occurrences that it
+        no longer runs (a runner that ended without recording its end): never those it runs."""
         with self.uow() as uow:
             claimed = uow.op_occs.claim_orphans(self.worker_id, stale_before)
             uow.commit()
-        return claimed
+            owned = self._owned_ids()
+            mine = [o for o in uow.op_occs.abandoned(self.worker_id, stale_before) if o.id not in owned]
+        return claimed + mine
+
+    # ================================================================ heartbeat
+    def _owned_ids(self) -> list[str]:
+        with self._owned_lock:
+            return list(self._owned)
+
+    def _own(self, op_id: str) -> None:
+        with self._owned_lock:
+            self._owned.add(op_id)
+
+    def _disown(self, op_id: str) -> None:
+        with self._owned_lock:
+            self._owned.discard(op_id)
 
     def _beat(self, op_ids: list[str]) -> list[str]:
-        """Heart-beat `op_ids`; returns those this process no longer owns (it was paused longer than
-        `orphan_after` and another process took them over)."""
-        now = utcnow()
-        lost = []
-        with self.uow() as uow:
-            for op_id in op_ids:
-                if not uow.op_occs.heartbeat(op_id, self.worker_id, now):
-                    lost.append(op_id)
-            uow.commit()
-        return lost
+        """Heart-beat `op_ids` now; returns those this process no longer owns (it was paused longer
+        than `orphan_after` and another process took them over)."""
+        beat = self.liveness.beat(self.worker_id, op_ids, utcnow())
+        return [op_id for op_id in op_ids if op_id in beat.taken]
+
+    def _on_beat(self, beat: Beat, op_ids: list[str]) -> None:
+        """(heartbeat thread) Stop the runners that lost their occurrence; act on FORCEFUL cancels."""
+        lost = [op_id for op_id in op_ids if op_id in beat.taken]
+        if (lost or beat.forceful) and self.loop is not None and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self._after_beat, lost, beat.forceful)
+
+    def _after_beat(self, lost: list[str], forceful: frozenset[str]) -> None:
+        self._stop_lost(lost)
+        for op_id in forceful:
+            self._force(op_id)
 
     def _stop_lost(self, lost: list[str]) -> None:
         """Stop the runners of occurrences another process took over: they write nothing more."""
         for op_id in lost:
             task = self.running.get(op_id)
-            if task is not None and op_id not in self._lost:
+            if task is not None and not task.done() and op_id not in self._lost:
                 log.warning("op %s: taken over by another process; stopping without writing", op_id[:8])
                 self._lost.add(op_id)
                 task.cancel()
-
-    async def _heartbeat_loop(self) -> None:
-        interval = max(self.orphan_after / 3, 0.05)
-        while True:
-            await asyncio.sleep(interval)
-            if self.running:
-                # The write in a worker thread (the loop goes on meanwhile).
-                self._stop_lost(await asyncio.to_thread(self._beat, list(self.running)))
-                for op_id in list(self.running):  # FORCEFUL cancels asked of another process
-                    self.check_cancel(op_id)
 
     async def _poll_loop(self) -> None:
         assert self._wakeup is not None
@@ -187,37 +212,44 @@ class LcmEngine:
                 log.exception("recovering orphaned operations failed")
 
     # ================================================================ cancel (SOL003 5.4.17)
-    def request_cancel(self, op_id: str) -> None:
-        """A cancel was recorded for `op_id` (thread-safe): act on it now if this process runs it."""
-        if self.loop is not None:
-            self.loop.call_soon_threadsafe(self.check_cancel, op_id)
+    def request_cancel(self, op_id: str, mode: str | None = None) -> None:
+        """A cancel was recorded for `op_id` (thread-safe, never blocks): a FORCEFUL one stops its
+        task now if this process runs it (`mode` unknown: the next heartbeat tells)."""
+        if self.loop is not None and mode == "FORCEFUL":
+            self.loop.call_soon_threadsafe(self._force, op_id)
+        elif self.loop is not None and mode is None and op_id in self.running:
+            threading.Thread(target=self.heartbeat.beat_now, daemon=True).start()
 
-    def check_cancel(self, op_id: str) -> None:
+    def _force(self, op_id: str) -> None:
         """FORCEFUL: cancel the running task now. GRACEFUL is seen at the next stage boundary."""
         task = self.running.get(op_id)
         if task is None or op_id in self._forced:
             return
-        with self.uow() as uow:
-            occ = uow.op_occs.get(op_id)
-        if occ is not None and occ.is_cancel_pending and occ.cancel_mode == "FORCEFUL":
-            self._forced.add(op_id)
-            task.cancel()
+        self._forced.add(op_id)
+        task.cancel()
 
     # ================================================================ submission
     def submit(self, op_id: str, *, rollback: bool = False) -> None:
         """Schedule an occurrence this process has claimed (thread-safe)."""
         if self.loop is None:
             raise RuntimeError("LCM engine is not started")
+        self._own(op_id)  # heart-beaten from now on, even before its task starts
         self.loop.call_soon_threadsafe(self._spawn, op_id, rollback)
 
     def _spawn(self, op_id: str, rollback: bool) -> None:
         if op_id in self.running or self._stopping:
+            if self._stopping:
+                self._disown(op_id)
             return
+        self._own(op_id)
         task = asyncio.get_running_loop().create_task(self._run(op_id, rollback), name=f"lcm-{op_id}")
         self.running[op_id] = task
 
         def _done(_: asyncio.Task[None]) -> None:
             self.running.pop(op_id, None)
+            self._disown(op_id)
+            self._lost.discard(op_id)  # a later run here (a retry) starts with a clean slate
+            self._forced.discard(op_id)
             if not self.running:
                 for cb in self.on_idle:
                     cb()
@@ -233,6 +265,8 @@ class LcmEngine:
             log.exception("cannot load occurrence %s", op_id)
             await self.store.fail_unloadable(op_id, exc)
             return
+        fenced(job, Fence(self.liveness, job, lost=lambda: op_id in self._lost,
+                          fresh_for=self.heartbeat.stats.interval / 2))
         fields = {"op": job.occ.id, "instance": job.inst.id, "operation": job.occ.operation.value}
         log.info("operation %s %s%s started", job.occ.operation.value, job.occ.id, " rollback" if rollback else "",
                  extra=fields)

@@ -117,6 +117,8 @@ class Stages:
         infra_ctx = self.infra_ctx(job) if job.infra is not None else None
         extra_params = job.occ.operation_params.get("additionalParams") or {}
         params = dict(job.inst.additional_params)
+        nodes = self.nodes_of(job.vim) if self.nodes_of and job.vim else None
+        edge = job.edge or (lambda port: port)
         if job.occ.operation != LcmOperation.INSTANTIATE:
             params = override_params(params, extra_params)
         return LcmContext(
@@ -130,10 +132,10 @@ class Stages:
             flavour=job.flavour,
             package=job.package,
             resources=job.inst.resources,
-            vims=self.vim_registry,
+            vims=edge(self.vim_registry) if self.vim_registry is not None else None,
             state=job.inst.driver_state.setdefault(driver.name or type(driver).__name__, {}),
-            progress=lambda m: self.progress(job, m),
-            nodes=self.nodes_of(job.vim) if self.nodes_of and job.vim else None,
+            progress=edge(lambda m: self.progress(job, m)),
+            nodes=edge(nodes) if nodes is not None else None,
             infra=job.infra,
             infra_ctx=infra_ctx,
             **kw,

@@ -4,9 +4,12 @@ occurrence to another process writes nothing when it resumes; the state stays th
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import timedelta
+from typing import Any
 
 from vnfm.domain.model import OpOcc, OpState, utcnow
+from vnfm.service.lcm.job import OwnershipLost
 from vnfm.service.lcm.scheduler import LcmEngine
 from vnfm.service.ports import LcmContext
 
@@ -30,7 +33,8 @@ def _pause_in_hook(h: Harness, hook: str) -> tuple[asyncio.Event, asyncio.Event]
 
 
 def _stop_heartbeat(engine: LcmEngine) -> None:
-    for task in engine._bg:  # the paused process neither heart-beats nor polls
+    engine.heartbeat.stop()  # the paused process neither heart-beats nor polls
+    for task in engine._bg:
         task.cancel()
 
 
@@ -52,6 +56,7 @@ async def _take_over(h: Harness, paused: LcmEngine, op_id: str) -> LcmEngine:
         uow.commit()
     other = LcmEngine(paused.uow, vnfd_of=paused.vnfd_of, files_of=paused.files_of,
                       infra_drivers=paused.infra_drivers, vim_of=paused.vim_of, mgmt=paused.mgmt,
+                      liveness=paused.liveness,
                       worker_id="other", orphan_after=30)
     await other.recover()
     return other
@@ -129,3 +134,83 @@ async def test_a_resumed_process_does_not_take_its_own_running_occurrence_over(h
     release.set()
     done = await h.wait(occ)
     assert done.operation_state == OpState.COMPLETED, done.error
+
+
+async def test_a_resumed_zombie_stops_before_its_next_side_effect(h: Harness) -> None:
+    """Fencing to the edge: after a takeover, the paused runner's next cloud call and node step
+    are refused before they reach the driver (not only its next database write)."""
+    inst_id = await h.instantiated()
+    entered, release = asyncio.Event(), asyncio.Event()
+    outcomes: list[str] = []
+    reached: list[str] = []
+    original = h.rec.handle
+
+    async def handle(name: str, ctx: LcmContext) -> None:
+        await original(name, ctx)
+        if name != "scale_end" or entered.is_set():
+            return
+        entered.set()
+        await release.wait()  # paused here; meanwhile another process takes the occurrence over
+        assert ctx.infra is not None and ctx.infra_ctx is not None and ctx.nodes is not None
+        for what, call in (("infra", lambda: ctx.infra.release_address(ctx.infra_ctx, "zombie")),
+                           ("node", lambda: ctx.nodes.session(ctx.instance.id, [], {}).run("vnfc", object()))):
+            try:
+                await call()
+                outcomes.append(f"{what}: acted")
+            except OwnershipLost:
+                outcomes.append(f"{what}: refused")
+        raise OwnershipLost("stop")
+
+    h.rec.handle = handle  # type: ignore[method-assign]
+    paused = h.app.engine
+    inner = paused.infra_drivers["simulator"]
+    real_release = inner.release_address
+
+    async def spy(ctx: Any, purpose: str) -> None:
+        reached.append(purpose)
+        await real_release(ctx, purpose)
+
+    inner.release_address = spy  # type: ignore[method-assign]
+    occ = h.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"})
+    await asyncio.wait_for(entered.wait(), 10)
+    _stop_heartbeat(paused)
+    # The pause lasts longer than a beat interval (a takeover needs six): the runner's last
+    # ownership check is no longer fresh when it resumes.
+    await asyncio.sleep(paused.heartbeat.stats.interval)
+    await _take_over(h, paused, occ.id)
+    release.set()
+    await _until(lambda: occ.id not in paused.running)
+    assert outcomes == ["infra: refused", "node: refused"] and reached == []
+
+
+async def test_heartbeats_go_on_while_the_event_loop_is_blocked(h: Harness) -> None:
+    """The heartbeat has a thread of its own: a loop blocked past the takeover time (0.5 s here)
+    does not let the running occurrence go stale."""
+    inst_id = await h.instantiated()
+    entered, release = _pause_in_hook(h, "scale_end")
+    engine = h.app.engine
+    occ = h.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"})
+    await asyncio.wait_for(entered.wait(), 10)
+    before = h.app.instances.op_get(occ.id).heartbeat
+    time.sleep(1.5)  # noqa: ASYNC251 - the point: the event loop is blocked
+    after = h.app.instances.op_get(occ.id).heartbeat
+    assert before is not None and after is not None and (after - before).total_seconds() >= 1.0
+    stats = engine.heartbeat.stats
+    assert stats.beats >= 5 and stats.max_lag < 0.5, stats
+    release.set()
+    assert (await h.wait(occ)).operation_state == OpState.COMPLETED
+
+
+async def test_a_process_that_lost_an_occurrence_can_run_its_retry(h: Harness) -> None:
+    """The memory of a lost occurrence ends with its runner: a retry run by the same process is
+    not refused (it has the new epoch)."""
+    app = h.app
+    inst_id, occ, paused, release = await _scale_out_paused(h)
+    await _take_over(h, paused, occ.id)
+    paused._stop_lost(paused._beat(list(paused.running)))
+    await _until(lambda: occ.id not in paused.running)
+    release.set()
+    paused.heartbeat.start()
+    done = await h.wait(app.instances.retry(occ.id))  # submitted to the same process
+    assert done.operation_state == OpState.COMPLETED, done.error
+    assert app.instances.get(inst_id).lock_op_id is None

@@ -53,11 +53,8 @@ class FakeUow:
         self.pending = None
 
     # op_occs
-    def get_for_update(self, op_id: str) -> OpOcc | None:
-        stored = copy.deepcopy(self.db.committed[-1]) if self.db.committed else None
-        if stored is not None and self.db.cancel:
-            stored.is_cancel_pending, stored.cancel_mode = True, self.db.cancel
-        return stored
+    def pending_cancel(self, op_id: str) -> str | None:
+        return self.db.cancel if self.db.committed else None
 
     def save_owned(self, occ: OpOcc, owner: str | None, epoch: int) -> bool:
         if (owner, epoch) != self.db.fence:

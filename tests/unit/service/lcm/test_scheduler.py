@@ -46,7 +46,8 @@ async def test_crash_mid_operation_becomes_failed_temp_and_retry_completes(
 
     eng = app.engine
     fresh = LcmEngine(eng.uow, vnfd_of=eng.vnfd_of, files_of=eng.files_of, infra_drivers=eng.infra_drivers,
-                      vim_of=eng.vim_of, mgmt=eng.mgmt, worker_id="restarted", orphan_after=30)
+                      vim_of=eng.vim_of, mgmt=eng.mgmt, liveness=eng.liveness, worker_id="restarted",
+                      orphan_after=30)
     app.engine = fresh
     await fresh.start()
     # Its heartbeat is still fresh: the new engine leaves it alone.

@@ -10,6 +10,7 @@ import pytest
 from vnfm.domain.errors import Conflict
 from vnfm.domain.model import OpState, Vim
 from vnfm.nodesteps.base import StepExecutor
+from vnfm.service.lcm.fence import FencedNodeAccess
 from vnfm.service.ports import NodeAccess, NodeHost
 
 from ..conftest import SEED_PARAMS, Harness, restart_engine
@@ -70,7 +71,8 @@ async def test_hooks_get_the_node_access_of_the_instances_vim(h: Harness) -> Non
     inst_id = await h.instantiated()
     await h.wait(h.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"}))
     assert h.rec.hooks() == ["instantiate_end", "scale_start", "scale_end"]
-    assert all(ctx.nodes is nodes for ctx in h.rec.calls)
+    # each hook gets it behind the fencing check of its occurrence
+    assert all(isinstance(ctx.nodes, FencedNodeAccess) and ctx.nodes.inner is nodes for ctx in h.rec.calls)
     vim_id = h.app.instances.get(inst_id).vim_id
     assert vim_id and len(asked) == 3 and {v.id for v in asked} == {vim_id}
     assert asked[0].vim_type == "simulator"

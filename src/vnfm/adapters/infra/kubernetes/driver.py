@@ -9,15 +9,17 @@ Kubernetes API of the VIM; its VNFCs are the pods of the workloads (and bare Pod
 - heal of VNFCs: their pods are deleted; the replacements take over the VNFC ids.
 - undeploy: every object deleted (reverse order); GRACEFUL waits until the pods are gone,
   FORCEFUL deletes with grace period 0 and does not wait.
-The Kubernetes calls are synchronous (the `kubernetes` client) and run in a worker thread.
+The Kubernetes calls are synchronous (the `kubernetes` client) and run in a worker thread, one
+round of calls at a time: the waits are async polls (each poll one round in a thread, the delay
+between polls an `asyncio.sleep` growing from `poll` to 2 s, a deadline), never a thread that sleeps.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
-import time
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from kubernetes import client
@@ -62,21 +64,24 @@ class KubernetesInfraDriver(InfraDriver):
     def _units(self, ctx: InfraContext) -> list[Unit]:
         return units(ctx.flavour, self.manifests(ctx))
 
-    def _wait(self, api: client.ApiClient, us: list[Unit], counts: dict[str, int], what: str,
-              done: Callable[[list[Unit]], bool] = lambda _: True) -> None:
-        deadline = time.monotonic() + self.ready_timeout
-        delay = self.poll
-        while True:
+    async def _wait(self, ctx: InfraContext, us: list[Unit], counts: dict[str, int], what: str,
+                    done: Callable[[list[Unit]], bool] = lambda _: True) -> None:
+        """Poll until every unit's workload is ready and `done` holds (OperationFailed after
+        `ready_timeout`, naming the units not ready)."""
+        late: list[str] = []
+
+        def ready(api: client.ApiClient) -> bool:
             for u in us:
                 u.pods = read_pods(api, u)
-            if all(workload_ready(api, u, counts.get(u.vdu_id)) for u in us) and done(us):
-                return
-            if time.monotonic() > deadline:
-                late = [f"{u.manifest.label} ({sum(map(pod_ready, u.pods))}/{counts.get(u.vdu_id, '?')} Ready)"
-                        for u in us if not workload_ready(api, u, counts.get(u.vdu_id))]
-                raise OperationFailed(f"{what}: not ready after {self.ready_timeout:.0f}s: {', '.join(late)}")
-            time.sleep(delay)
-            delay = min(delay * 1.5, 2.0)
+            late[:] = [f"{u.manifest.label} ({sum(map(pod_ready, u.pods))}/{counts.get(u.vdu_id, '?')} Ready)"
+                       for u in us if not workload_ready(api, u, counts.get(u.vdu_id))]
+            return not late and done(us)
+
+        async def poll() -> bool:
+            return await self._run(ctx, ready)
+
+        if not await _until(poll, self.poll, self.ready_timeout):
+            raise OperationFailed(f"{what}: not ready after {self.ready_timeout:.0f}s: {', '.join(late)}")
 
     # ------------------------------------------------------------------ the contract
     async def deploy(self, ctx: InfraContext, counts: dict[str, int]) -> VnfResources:
@@ -84,17 +89,17 @@ class KubernetesInfraDriver(InfraDriver):
         us = units(ctx.flavour, ms)
         replicas = {u.manifest.label: counts[u.vdu_id] for u in us if u.vdu_id in counts}
 
-        def work(api: client.ApiClient) -> VnfResources:
+        def work(api: client.ApiClient) -> None:
             for m in ms:
                 body = copy.deepcopy(m.obj)
                 if m.label in replicas and m.kind in ("Deployment", "StatefulSet"):
                     body["spec"]["replicas"] = replicas[m.label]
                 objects.apply(api, m, body, ctx.instance_id)
                 ctx.progress(f"applied {m.label} ({m.file})")
-            self._wait(api, us, counts, "instantiate")
-            return vnfcs(us, ctx.resources)
 
-        return await self._run(ctx, work)
+        await self._run(ctx, work)
+        await self._wait(ctx, us, counts, "instantiate")
+        return vnfcs(us, ctx.resources)
 
     async def update(self, ctx: InfraContext, counts: dict[str, int], remove: Sequence[str]) -> VnfResources:
         us = self._units(ctx)
@@ -106,7 +111,7 @@ class KubernetesInfraDriver(InfraDriver):
                 raise OperationFailed(f"VDU {u.vdu_id} is {u.manifest.label}: only a Deployment or a StatefulSet "
                                       "scales")
 
-        def work(api: client.ApiClient) -> VnfResources:
+        def work(api: client.ApiClient) -> None:
             core = client.CoreV1Api(api)
             for u in us:
                 want = counts.get(u.vdu_id)
@@ -118,37 +123,43 @@ class KubernetesInfraDriver(InfraDriver):
                                                   {"metadata": {"annotations": {DELETION_COST: "-1000"}}})
                 objects.scale(api, u.manifest, want, ctx.instance_id)
                 ctx.progress(f"{u.manifest.label}: {want} replica(s)")
-            self._wait(api, us, counts, "scale", lambda xs: not any(
-                p["metadata"]["name"] in gone for x in xs for p in x.pods))
-            return vnfcs(us, ctx.resources)
 
-        return await self._run(ctx, work)
+        await self._run(ctx, work)
+        await self._wait(ctx, us, counts, "scale", lambda xs: not any(
+            p["metadata"]["name"] in gone for x in xs for p in x.pods))
+        return vnfcs(us, ctx.resources)
 
     async def heal(self, ctx: InfraContext, vnfc_ids: Sequence[str], *, keep_storage: bool = True) -> VnfResources:
         us = self._units(ctx)
         victims = [v for v in ctx.resources.vnfcs if v.id in set(vnfc_ids)]
         counts = ctx.resources.counts()
 
-        def work(api: client.ApiClient) -> VnfResources:
-            inherit: dict[str, list[str]] = {}
-            for v in victims:
-                unit = next((u for u in us if u.vdu_id == v.vdu_id), None)
-                if unit is None:
-                    raise OperationFailed(f"VNFC {v.id}: no manifest object is VDU {v.vdu_id}")
-                ns = unit.manifest.namespace or "default"
-                _delete_own_pod(api, ns, v.server_id, ctx.instance_id)
-                if unit.manifest.kind == "Pod":  # nothing re-creates a bare Pod: we do
-                    _recreate_pod(api, unit.manifest, self.poll, self.ready_timeout, ctx.instance_id)
-                inherit.setdefault(v.vdu_id, []).append(v.id)
-                ctx.progress(f"pod {ns}/{v.server_id} of VNFC {v.id} deleted")
-            old = {v.server_id for v in victims if v.resource_type != "Pod"}
-            self._wait(api, us, counts, "heal", lambda xs: not any(p["metadata"]["name"] in old
-                                                                   for x in xs for p in x.pods))
-            known = VnfResources(vnfcs=[v for v in ctx.resources.vnfcs if v.id not in set(vnfc_ids)
-                                        or v.resource_type == "Pod"], stack_id=ctx.resources.stack_id)
-            return vnfcs(us, known, inherit)
+        inherit: dict[str, list[str]] = {}
+        for v in victims:
+            unit = next((u for u in us if u.vdu_id == v.vdu_id), None)
+            if unit is None:
+                raise OperationFailed(f"VNFC {v.id}: no manifest object is VDU {v.vdu_id}")
+            ns = unit.manifest.namespace or "default"
+            await self._run(ctx, functools.partial(_delete_pod, name=v.server_id, namespace=ns, owner=ctx.instance_id))
+            if unit.manifest.kind == "Pod":  # nothing re-creates a bare Pod: we do
+                await self._recreate_pod(ctx, unit.manifest)
+            inherit.setdefault(v.vdu_id, []).append(v.id)
+            ctx.progress(f"pod {ns}/{v.server_id} of VNFC {v.id} deleted")
+        old = {v.server_id for v in victims if v.resource_type != "Pod"}
+        await self._wait(ctx, us, counts, "heal", lambda xs: not any(p["metadata"]["name"] in old
+                                                                     for x in xs for p in x.pods))
+        known = VnfResources(vnfcs=[v for v in ctx.resources.vnfcs if v.id not in set(vnfc_ids)
+                                    or v.resource_type == "Pod"], stack_id=ctx.resources.stack_id)
+        return vnfcs(us, known, inherit)
 
-        return await self._run(ctx, work)
+    async def _recreate_pod(self, ctx: InfraContext, m: Manifest) -> None:
+        """Create a bare Pod again once the old one is gone (same name)."""
+        async def gone() -> bool:
+            return await self._run(ctx, lambda api: objects.read(api, m) is None)
+
+        if not await _until(gone, self.poll, self.ready_timeout):
+            raise OperationFailed(f"{m.label}: still terminating after {self.ready_timeout:.0f}s")
+        await self._run(ctx, lambda api: objects.apply(api, m, copy.deepcopy(m.obj), ctx.instance_id))
 
     async def undeploy(self, ctx: InfraContext) -> None:
         forceful = str((ctx.operation_params or {}).get("terminationType") or "").upper() == "FORCEFUL"
@@ -162,12 +173,16 @@ class KubernetesInfraDriver(InfraDriver):
                     ctx.progress(f"{done}: not deleted")
                 elif done:
                     ctx.progress(f"deleted {m.label}")
-            if forceful:
-                return
-            _until(lambda: not any(read_pods(api, u) for u in us), self.poll, self.ready_timeout,
-                   "terminate: pods still there")
 
         await self._run(ctx, work)
+        if forceful:
+            return
+
+        async def gone() -> bool:
+            return await self._run(ctx, lambda api: not any(read_pods(api, u) for u in us))
+
+        if not await _until(gone, self.poll, self.ready_timeout):
+            raise OperationFailed(f"terminate: pods still there after {self.ready_timeout:.0f}s")
 
     def check_instantiate(self, ctx: InfraContext) -> None:
         """At request time: no object of the CNF exists as another instance's (or nobody's) on the VIM."""
@@ -209,38 +224,35 @@ class KubernetesInfraDriver(InfraDriver):
 
 
 
-def _until(done: Callable[[], bool], poll: float, timeout: float, what: str) -> None:
-    """Poll `done` (the delay growing from `poll` to 2 s) until it holds; OperationFailed after `timeout`."""
-    deadline = time.monotonic() + timeout
+
+async def _until(done: Callable[[], Awaitable[bool]], poll: float, timeout: float) -> bool:
+    """Poll `done` (the delay growing from `poll` to 2 s) until it holds: False after `timeout`."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
     delay = poll
-    while not done():
-        if time.monotonic() > deadline:
-            raise OperationFailed(f"{what} after {timeout:.0f}s")
-        time.sleep(delay)
+    while not await done():
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
         delay = min(delay * 1.5, 2.0)
+    return True
 
 
-def _recreate_pod(api: client.ApiClient, m: Manifest, poll: float, timeout: float, owner: str) -> None:
-    """Create a bare Pod again once the old one is gone (same name)."""
-    _until(lambda: objects.read(api, m) is None, poll, timeout, f"{m.label}: still terminating")
-    objects.apply(api, m, copy.deepcopy(m.obj), owner)
-
-
-def _delete_own_pod(api: client.ApiClient, ns: str, name: str, owner: str) -> None:
-    """Delete pod `ns/name` when it is `owner`'s (gone already: nothing to do)."""
+def _delete_pod(api: client.ApiClient, name: str, namespace: str, owner: str) -> None:
+    """Delete pod `namespace/name` when it is `owner`'s (gone already: nothing to do)."""
     core = client.CoreV1Api(api)
     try:
-        pod = api.sanitize_for_serialization(core.read_namespaced_pod(name, ns))
+        pod = api.sanitize_for_serialization(core.read_namespaced_pod(name, namespace))
     except ApiException as e:
         if e.status == 404:
             return
         raise
     has = k8s_manifests.owner_of(pod)
     if has != owner:
-        raise OperationFailed(f"pod {ns}/{name} belongs to {f'VNF instance {has}' if has else 'no VNF instance'}: "
-                              "not deleted")
+        raise OperationFailed(f"pod {namespace}/{name} belongs to {f'VNF instance {has}' if has else 'no VNF instance'}"
+                              ": not deleted")
     try:
-        core.delete_namespaced_pod(name, ns)
+        core.delete_namespaced_pod(name, namespace)
     except ApiException as e:
         if e.status != 404:
             raise

@@ -32,7 +32,12 @@ class SimConfig:
     delete_time: float = 0.02  # a server delete
     mgmt_cidr: str = "10.10.0.0/16"  # the management network "sim-mgmt" (65,000 addresses)
     public_cidr: str = "172.24.0.0/16"  # floating IP pool (65,000 addresses)
-    external_pool: str = "10.20.0.0/14"  # /24s of external networks created on demand (1,024)
+    # External networks created on demand (an extVirtualLinks[].resourceId the cloud does not
+    # know: Tacker's samples name one network for every cluster) get a /external_prefix of this
+    # pool: /16 by default, 65,534 addresses (over 20,000 three-node clusters on one network),
+    # 16 such networks in the pool.
+    external_pool: str = "10.16.0.0/12"
+    external_prefix: int = 16
     internal_pool: str = "10.64.0.0/10"  # /24s of internal VLs that give no cidr (16,384)
 
 
@@ -42,12 +47,14 @@ POOL_SETTINGS = {
     "public_cidr": "VNFM_SIM_PUBLIC_CIDR",
     "external_pool": "VNFM_SIM_EXTERNAL_POOL",
     "internal_pool": "VNFM_SIM_INTERNAL_POOL",
+    "external_prefix": "VNFM_SIM_EXTERNAL_PREFIX",
 }
 
 
 def exhausted(what: str, cidr: str, field_name: str | None = None) -> str:
     """The error text of a full pool: which pool, its CIDR and (when it is one) the setting."""
-    text = f"no free {'/24' if field_name in ('external_pool', 'internal_pool') else 'address'} left in {what} ({cidr})"
+    size = {"external_pool": "network", "internal_pool": "/24"}.get(field_name or "", "address")
+    text = f"no free {size} left in {what} ({cidr})"
     if field_name:
         text += f": give a larger one in SimConfig.{field_name} (setting {POOL_SETTINGS[field_name]})"
     return text

@@ -44,17 +44,20 @@ class NetworkOps(CloudBase):
     ) -> dict[str, Any]:
         """The network of an extVirtualLinks[].resourceId: used when it exists, else created.
 
-        A created network gets the /24 holding `fixed_hint` (a fixed address the request asks
-        for), else a free /24 of the external pool.
+        A created network is a /`external_prefix` (/16: sized for a fleet sharing it): the one
+        holding `fixed_hint` (a fixed address the request asks for), else a free one of the
+        external pool.
         """
+        prefix = self.config.external_prefix
         with self._tx() as tx:
             net = tx.network(network_id)
             if net is None:
                 if fixed_hint:
-                    cidr = str(ipaddress.ip_network(f"{fixed_hint}/24", strict=False))
+                    cidr = str(ipaddress.ip_network(f"{fixed_hint}/{prefix}", strict=False))
                 else:
                     pool = self.config.external_pool
-                    cidr = tx.free_subnet(pool, exhausted("the external network pool", pool, "external_pool"))
+                    cidr = tx.free_subnet(pool, exhausted("the external network pool", pool, "external_pool"),
+                                          prefix=prefix)
                 net = _add_network(tx, network_id, name, cidr, "external", None)
             return copy.deepcopy(net)
 

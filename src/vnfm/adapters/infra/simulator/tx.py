@@ -162,10 +162,13 @@ class Tx:
         self._nets[network_id] = None
         lo, hi = r
         for key, value in self._c.execute("SELECT key, value FROM meta WHERE key LIKE ?", (_SUBNET_CURSOR + "%",)):
-            pool = ipaddress.ip_network(key[len(_SUBNET_CURSOR):])
+            # "<pool>" (a cursor over /24s) or "<pool>@<prefix>" (over networks of that size)
+            pool_text, _, prefix = key[len(_SUBNET_CURSOR):].partition("@")
+            pool = ipaddress.ip_network(pool_text)
+            size = 2 ** (32 - int(prefix or 24))
             p_lo, p_hi = int(pool.network_address), int(pool.broadcast_address)
             if lo <= p_hi and hi >= p_lo:
-                index = (max(lo, p_lo) - p_lo) // 256
+                index = (max(lo, p_lo) - p_lo) // size
                 if index < int(value):
                     self._c.execute("UPDATE meta SET value = ? WHERE key = ?", (str(index), key))
 
@@ -174,20 +177,21 @@ class Tx:
         r = self._c.execute("SELECT 1 FROM addresses WHERE network_id = ? AND kind = 'port' LIMIT 1", (network_id,))
         return r.fetchone() is not None
 
-    def free_subnet(self, pool: str, exhausted: str) -> str:
-        """The lowest /24 of `pool` that overlaps no network (`exhausted`: the error's text)."""
+    def free_subnet(self, pool: str, exhausted: str, prefix: int = 24) -> str:
+        """The lowest /`prefix` of `pool` that overlaps no network (`exhausted`: the error's text)."""
         net = ipaddress.ip_network(pool, strict=False)
-        key = _SUBNET_CURSOR + str(net)
+        key = _SUBNET_CURSOR + str(net) + ("" if prefix == 24 else f"@{prefix}")
         r = self._c.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         start = int(r[0]) if r else 0
         base = int(net.network_address)
-        count = 2 ** (24 - net.prefixlen) if net.prefixlen <= 24 else 0
+        size = 2 ** (32 - prefix)
+        count = 2 ** (prefix - net.prefixlen) if net.prefixlen <= prefix else 0
         for index in range(start, count):
-            lo = base + index * 256
-            hit = self._c.execute("SELECT 1 FROM networks WHERE lo <= ? AND hi >= ? LIMIT 1", (lo + 255, lo))
+            lo = base + index * size
+            hit = self._c.execute("SELECT 1 FROM networks WHERE lo <= ? AND hi >= ? LIMIT 1", (lo + size - 1, lo))
             if hit.fetchone() is None:
                 self._c.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, str(index + 1)))
-                return f"{ipaddress.ip_address(lo)}/24"
+                return f"{ipaddress.ip_address(lo)}/{prefix}"
         raise SimCloudError(exhausted)
 
     # ================================================================== addresses

@@ -1,0 +1,96 @@
+"""Bounded waits at the HTTP edge (issue 24.3): slow clients are cut off and cannot keep others
+out, a database too busy to answer in time is a 503 with Retry-After, client-driven log lines
+are rate-limited."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import exc as sa_exc
+
+from vnfm.entrypoints.api import problem
+from vnfm.entrypoints.api.server import start_in_thread
+from vnfm.entrypoints.logsetup import RateLimit
+
+from .conftest import settings_for
+
+
+def _slow(url: str, n: int, partial: bytes) -> list[socket.socket]:
+    host, port = url.removeprefix("http://").split(":")
+    socks = []
+    for _ in range(n):
+        s = socket.create_connection((host, int(port)))
+        s.sendall(partial)
+        socks.append(s)
+    return socks
+
+
+def _closed(s: socket.socket, timeout: float) -> bool:
+    s.settimeout(timeout)
+    try:
+        return s.recv(1024) == b""
+    except (TimeoutError, ConnectionResetError):
+        return False
+
+
+def test_slow_clients_are_cut_off_and_others_are_answered(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path, host="127.0.0.1", port=0, http_head_timeout=2.0, http_body_timeout=2.0,
+                            http_max_connections=100)
+    handle = start_in_thread(settings)
+    try:
+        heads = _slow(handle.url, 60, b"GET /vnflcm/v1/api_versions HTTP/1.1\r\nHost: x\r\n")
+        bodies = _slow(handle.url, 20, b"POST /vnfpkgm/v1/vnf_packages HTTP/1.1\r\nHost: x\r\n"
+                                       b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+        with httpx.Client(base_url=handle.url, timeout=5) as c:  # another client is answered meanwhile
+            assert c.get("/vnflcm/v1/api_versions").status_code == 200
+        assert all(_closed(s, 10.0) for s in heads + bodies)  # cut off after their deadline
+        with httpx.Client(base_url=handle.url, timeout=5) as c:  # slots freed: 80 more connections fine
+            assert c.get("/vnflcm/v1/api_versions").status_code == 200
+        for s in heads + bodies:
+            s.close()
+    finally:
+        handle.stop()
+
+
+@pytest.mark.parametrize("error", [
+    sa_exc.TimeoutError("QueuePool limit of size 10 overflow 10 reached"),
+    sa_exc.OperationalError("UPDATE ...", {}, Exception("database is locked")),
+])
+async def test_a_busy_database_is_a_503_with_retry_after(error: Exception) -> None:
+    app = FastAPI()
+    problem.install(app)
+
+    @app.get("/x")
+    def busy() -> None:
+        raise error
+
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        r = await c.get("/x")
+    assert r.status_code == 503 and r.headers["Retry-After"] == "2"
+    assert r.json()["title"] == "Service Unavailable"
+
+
+def test_client_driven_log_lines_are_rate_limited() -> None:
+    now = [0.0]
+    limit = RateLimit(burst=3, window=10.0, clock=lambda: now[0])
+
+    def rec(name: str, msg: str, status: int | None = None) -> logging.LogRecord:
+        r = logging.LogRecord(name, logging.WARNING, "", 0, msg, None, None)
+        if status is not None:
+            r.status = status
+        return r
+
+    kept = [limit.filter(rec("uvicorn.error", "Invalid HTTP request received.")) for _ in range(1000)]
+    assert sum(kept) == 3 and limit.dropped == 997
+    assert all(limit.filter(rec("vnfm.service.lcm", "op failed")) for _ in range(10))  # not client-driven
+    assert all(limit.filter(rec("vnfm.access", "GET / 200", 200)) for _ in range(10))
+    assert sum(limit.filter(rec("vnfm.access", "GET / 404", 404)) for _ in range(10)) == 3
+    now[0] = 11.0
+    first = rec("uvicorn.error", "Invalid HTTP request received.")
+    assert limit.filter(first) and "997 similar lines left out" in first.getMessage()

@@ -1,0 +1,50 @@
+"""Bounded waits on PostgreSQL (issue 24.3): a lock wait ends after lock_timeout (a 503 for the
+API), and a process paused inside a transaction loses it, and its row locks, after
+idle_in_transaction_timeout, so its occurrence can be taken over."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import exc as sa_exc
+
+from vnfm.adapters.db import DbLimits, SqlAlchemyUnitOfWork, is_busy, make_session_factory
+from vnfm.domain.model import OpState
+
+from . import factories as f
+
+
+def test_lock_waits_end_and_a_paused_transaction_loses_its_locks(db_url: str, backend: str) -> None:
+    if backend != "postgresql":
+        pytest.skip("SQLite: one writer at a time, bounded by its busy timeout")
+    limits = DbLimits(lock_timeout=0.3, statement_timeout=5.0, idle_in_transaction_timeout=1.0)
+    factory = make_session_factory(db_url, limits)
+    try:
+        occ = f.op_occ(operation_state=OpState.PROCESSING, owner="paused", heartbeat=f.T0)
+        with SqlAlchemyUnitOfWork(factory) as u:
+            u.op_occs.add(occ)
+            u.commit()
+        paused = SqlAlchemyUnitOfWork(factory)
+        assert paused.op_occs.get_for_update(occ.id) is not None  # holds the row lock, then "pauses"
+        started = time.monotonic()
+        with SqlAlchemyUnitOfWork(factory) as u, pytest.raises(sa_exc.OperationalError) as caught:
+            u.op_occs.get_for_update(occ.id)
+        assert is_busy(caught.value) and time.monotonic() - started < 2.0
+        deadline = time.monotonic() + 10
+        claimed: list = []
+        while not claimed:  # SKIP LOCKED passes it by until the server ends the paused session
+            assert time.monotonic() < deadline, "the paused transaction kept its lock"
+            with SqlAlchemyUnitOfWork(factory) as u:
+                claimed = u.op_occs.claim_orphans("other", f.T0 + timedelta(seconds=1), now=f.T0)
+                u.commit()
+            time.sleep(0.05)  # the poll interval of this readiness loop (it has a deadline)
+        assert time.monotonic() - started < 5.0
+        assert [o.owner for o in claimed] == ["other"]
+        with pytest.raises(sa_exc.DBAPIError):  # the paused process finds its transaction gone
+            paused.commit()
+        paused.session.close()
+    finally:
+        factory.kw["bind"].dispose()
+
