@@ -16,6 +16,8 @@ PACKAGES=(
   nfs-common                      # mount.nfs: what nfs_client.sh checks for on a node (the node-script test)
   docker-registry skopeo          # private registry, push / pull
   podman runc curl                # the private-registry VNF's container runtime (podman as docker) and /v2/ probes
+  keepalived                      # the HA control plane's VIP (VRRP), failover checked by traffic
+  containerd                      # the nodes' container runtime: loads the registry/mirror config vnfm writes
   shellcheck                      # lint of src/vnfm/nodesteps/scripts/*.sh
   python3                         # the TCP backend stub of the HAProxy test runs in the hosts
   openssl ca-certificates

@@ -130,7 +130,7 @@ def test_seed_002_kubespray_lifecycle_with_the_stock_client(cli: Cli, tmp_path: 
         "ansible": {"ip_address": "10.10.0.23"}}}}))
     bad = cli.run("vnflcm", "scale", "--type", "SCALE_OUT", "--additional-param-file", str(partial), *aspect,
                   check=False)
-    assert bad.returncode != 0 and "missing: username" in bad.stdout + bad.stderr, bad
+    assert bad.returncode != 0 and "ansible.username: is required" in bad.stdout + bad.stderr, bad
 
     # ---- heal a worker (SOL002 vnfcInstanceId); the master is refused, saying what to do
     vnfcs = cli.json("vnflcm", "show", inst_id)["Instantiated Vnf Info"]["vnfcResourceInfo"]

@@ -6,9 +6,19 @@ Layout (all under BASE, default /run/vnfm-itest, override with VNFM_ITEST_DIR):
     BASE/<name>/upper, work, merged   the host's overlay layers
     BASE/<name>/launcher.pid          pid of the `unshare` process (its child is the host's PID 1)
     BASE/<name>/console.log           stdout/stderr of the host's init and sshd
-Addresses: bridge vnfmtbr0 = NET.1/24 in the root namespace; host i = NET.(10+i)
-(NET default 10.232.0, override with VNFM_ITEST_NET). No default route inside a host, ip_forward
-untouched: a host can only talk to the bridge and the other hosts.
+    BASE/<name>/state/<path>          private state directories bound into the host (BOUND_STATE_DIRS)
+Addresses: bridge PREFIXbr0 = NET.1/24 in the root namespace; host i = NET.(10+i)
+(NET default 10.232.0, override with VNFM_ITEST_NET; PREFIX default vnfmt, VNFM_ITEST_PREFIX), or
+the address a test gives (a simulated VM's: see engine_hosts.py; the bridge then gets one on that
+/24 too). No default route inside a host, ip_forward untouched: a host can only talk to the bridge
+and the other hosts.
+
+Hermetic: a host sees the machine's programs and configuration (read-only lower layer) but never
+its live state: STATE_DIRS start empty (opaque in the host's upper layer; BOUND_STATE_DIRS are
+bound from a private directory), and the virtualenv running
+the tests is bound into each host at its own path even when it lives under /tmp or /run (which
+every host replaces by its own). So the suite behaves the same from any clone path and whatever
+podman, containerd or etcd state the machine holds.
 
 A session holds an exclusive flock on BASE.lock, so two pytest sessions never share or clean up
 each other's hosts; leftovers of a killed session are removed when the next session starts.
@@ -18,13 +28,16 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import ipaddress
+import json
 import os
 import secrets
 import shutil
 import signal
 import subprocess
+import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,8 +49,23 @@ HERE = Path(__file__).resolve().parent
 HOSTINIT = HERE / "hostinit.sh"
 BASE = Path(os.environ.get("VNFM_ITEST_DIR", "/run/vnfm-itest"))
 NET = os.environ.get("VNFM_ITEST_NET", "10.232.0")
-PREFIX = "vnfmt"
-BRIDGE = "vnfmtbr0"
+PREFIX = os.environ.get("VNFM_ITEST_PREFIX", "vnfmt")
+BRIDGE = f"{PREFIX}br0"
+NAT_CHAIN = f"{PREFIX.upper()}-FIP"  # the root namespace's NAT of floating IPs (add_floating_ip)
+NAT_CHAINS = ((NAT_CHAIN, "OUTPUT"), (f"{NAT_CHAIN}-SRC", "POSTROUTING"))
+REPO = HERE.parents[1]
+# Daemon state a host must not inherit from the machine: each is an empty opaque directory of the
+# host's upper layer (the machine's content below is hidden; the host may remove it like any dir).
+STATE_DIRS = (
+    "/var/lib/containers", "/var/lib/containerd", "/var/lib/etcd", "/var/lib/docker",
+    "/var/lib/docker-registry", "/var/lib/registry", "/var/lib/keepalived", "/var/lib/nfs",
+    "/var/lib/haproxy", "/root/.local/share/containers", "/root/.config/containers",
+)
+# ... and those bound from a private directory outside the overlay instead: containerd's overlayfs
+# snapshotter cannot put its layers on an overlay root.
+BOUND_STATE_DIRS = ("/var/lib/containerd",)
+# What every host replaces by its own (tmpfs), so paths the tests need there are bound in.
+_HIDDEN = ("/tmp", "/run")
 MAX_HOSTS = 200
 START_DEADLINE = 20.0
 
@@ -61,6 +89,17 @@ def unavailable_reason() -> str | None:
     if "overlay" not in fs:
         return "kernel without overlayfs"
     return None
+
+
+def exposed_paths() -> list[str]:
+    """The test run's own programs that would be hidden inside hosts (the virtualenv and the Python
+    it was made from, when they live under /tmp or /run). Not the clone: hosts see no test code."""
+    paths = []
+    for p in (sys.prefix, sys.base_prefix):
+        for q in (p, os.path.realpath(p)):
+            if any(q == h or q.startswith(h + "/") for h in _HIDDEN) and q not in paths:
+                paths.append(q)
+    return paths
 
 
 def missing_programs(*names: str) -> list[str]:
@@ -129,6 +168,37 @@ def _kill_netns_processes(names: Iterable[str], deadline: float = 10.0) -> None:
         delay = min(delay * 2, 0.1)
 
 
+def _iptables(*args: str, check: bool = False) -> bool:
+    res = subprocess.run(["iptables", "-w", "5", "-t", "nat", *args], capture_output=True, text=True, check=False)
+    if check and res.returncode != 0:
+        raise RuntimeError(f"iptables {' '.join(args)}: {res.stderr.strip()}")
+    return res.returncode == 0
+
+
+def _drop_nat_chain() -> None:
+    if shutil.which("iptables") is None:
+        return
+    for chain, hook in NAT_CHAINS:
+        if not _iptables("-n", "-L", chain):
+            continue
+        while _iptables("-D", hook, "-j", chain):
+            pass
+        _iptables("-F", chain)
+        _iptables("-X", chain)
+
+
+def _bridge_address_for(address: str) -> str:
+    """The bridge's own address on the network of `address`."""
+    res = subprocess.run(["ip", "-o", "-4", "addr", "show", "dev", BRIDGE], capture_output=True, text=True,
+                         check=True)
+    target = ipaddress.ip_address(address)
+    for line in res.stdout.splitlines():
+        iface = ipaddress.ip_interface(line.split()[3])
+        if target in iface.network:
+            return str(iface.ip)
+    raise RuntimeError(f"the bridge {BRIDGE} has no address on the network of {address}")
+
+
 @dataclass
 class TestHost:
     __test__ = False  # not a pytest test class
@@ -139,6 +209,7 @@ class TestHost:
     address: str
     dir: Path
     host_key: str = ""  # the sshd's public host key, "ssh-ed25519 AAAA..."
+    extra_addresses: tuple[str, ...] = ()  # more addresses on eth0 (a simulated VM's floating IP)
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     def target(
@@ -172,9 +243,21 @@ class TestHost:
         self.bed._launch([self])
         self.bed._wait_ready([self])
 
+    def replace(self) -> None:
+        """Play the cloud rebuilding this VM: every process dies, the disk (upper layer and state
+        directories) starts empty, sshd gets a new host key; name and addresses stay."""
+        self.bed.stop_hosts([self])
+        for d in ("upper", "work", "merged", "state"):
+            shutil.rmtree(self.dir / d, ignore_errors=True)
+        self.bed._prepare(self)
+        self.bed._launch([self])
+        self.bed._wait_ready([self])
+
 
 class Testbed:
     """Creates and destroys test hosts. One per pytest session (see conftest.py)."""
+
+    __test__ = False  # not a pytest test class
 
     def __init__(self) -> None:
         self._lock_fd: int | None = None
@@ -247,20 +330,28 @@ class Testbed:
         lines += [f"netns del {n}" for n in names]
         if Path(f"/sys/class/net/{BRIDGE}").exists():
             lines.append(f"link del {BRIDGE}")
+        _drop_nat_chain()
         if lines:
             _ip_batch(lines, check=False)
         if BASE.exists():
             shutil.rmtree(BASE)
 
     # ------------------------------------------------------------------ hosts
-    def start_hosts(self, n: int) -> list[TestHost]:
+    def start_hosts(self, n: int, addresses: Iterable[Sequence[str]] = ()) -> list[TestHost]:
+        """n fresh hosts; `addresses` gives the first ones their addresses (the first is the host's
+        address, the others are added to eth0; each on a /24 the bridge has an address in too,
+        add_bridge_address) instead of NET.(10+i)."""
+        given = [tuple(a) for a in addresses]
         free = [i for i in range(1, MAX_HOSTS + 1) if i not in self._hosts][:n]
         if len(free) < n:
             raise RuntimeError(f"no room for {n} more test hosts")
-        hosts = []
+        hosts: list[TestHost] = []
         for i in free:
             name = f"{PREFIX}{i}"
-            h = TestHost(self, i, name, f"{NET}.{10 + i}", BASE / name)
+            # a host given addresses keeps one on the test bed's own network too (NET.1 serves
+            # what every host may reach, e.g. the simulated Kubernetes API)
+            addrs = (*given[len(hosts)], f"{NET}.{10 + i}") if len(hosts) < len(given) else (f"{NET}.{10 + i}",)
+            h = TestHost(self, i, name, addrs[0], BASE / name, extra_addresses=addrs[1:])
             self._hosts[i] = h
             hosts.append(h)
         try:
@@ -287,6 +378,10 @@ class Testbed:
         for d in ("upper/etc/ssh/sshd_config.d", "upper/root/.ssh", "work", "merged"):
             (h.dir / d).mkdir(parents=True, exist_ok=True)
         (up / "root/.ssh").chmod(0o700)
+        for d in STATE_DIRS:  # empty, hiding whatever the machine holds there
+            path = up / d.lstrip("/")
+            path.mkdir(parents=True, exist_ok=True)
+            os.setxattr(path, "trusted.overlay.opaque", b"y")
         self._write_host_key(h)
         (up / "etc/ssh/sshd_config.d/00-vnfm-test.conf").write_text(
             "HostKey /etc/ssh/vnfm_test_host_ed25519_key\n"
@@ -324,15 +419,55 @@ class Testbed:
         h.host_key = bytes(key.export_public_key("openssh")).decode().strip()
         path.with_name(path.name + ".pub").write_text(h.host_key + "\n")
 
+    def add_floating_ip(self, floating: str, fixed: str) -> None:
+        """Make `floating` reach `fixed` from the root namespace (where vnfm runs) the way a cloud's
+        floating IP does: destination NAT, the address is on no host's interface (the bridge needs
+        an address on its /24 for the route, add_bridge_address). Removed with the test bed."""
+        for chain, hook in NAT_CHAINS:
+            if not _iptables("-n", "-L", chain):
+                _iptables("-N", chain, check=True)
+                _iptables("-I", hook, "-j", chain, check=True)
+        self.remove_floating_ip(floating)
+        _iptables("-A", NAT_CHAIN, "-d", f"{floating}/32", "-j", "DNAT", "--to-destination", fixed, check=True)
+        # the host answers the bridge's address on its own network (it has no route elsewhere);
+        # only the root namespace's own connections (bridged host-to-host traffic may pass here too)
+        rule = ("-s", f"{_bridge_address_for(floating)}/32", "-d", f"{fixed}/32", "-j", "SNAT", "--to-source",
+                _bridge_address_for(fixed))
+        if not _iptables("-C", f"{NAT_CHAIN}-SRC", *rule):
+            _iptables("-A", f"{NAT_CHAIN}-SRC", *rule, check=True)
+
+    def remove_floating_ip(self, floating: str) -> None:
+        target = self._nat_target(floating)
+        while target and _iptables("-D", NAT_CHAIN, "-d", f"{floating}/32", "-j", "DNAT", "--to-destination", target):
+            pass
+
+    @staticmethod
+    def _nat_target(floating: str) -> str | None:
+        res = subprocess.run(["iptables", "-t", "nat", "-S", NAT_CHAIN], capture_output=True, text=True, check=False)
+        for line in res.stdout.splitlines():
+            parts = line.split()
+            if f"{floating}/32" in parts and "--to-destination" in parts:
+                return parts[parts.index("--to-destination") + 1]
+        return None
+
+    def add_bridge_address(self, cidr: str) -> None:
+        """Give the root namespace's side of the bridge one more address ("ADDR/PREFIX"), so the
+        tests reach hosts on another subnet (removed with the bridge)."""
+        _ip_batch([f"addr replace {cidr} dev {BRIDGE}"])
+
     def _launch(self, hosts: list[TestHost]) -> None:
+        env = dict(os.environ, VNFM_ITEST_STATE_DIRS="\n".join(BOUND_STATE_DIRS),
+                   VNFM_ITEST_EXPOSE="\n".join(exposed_paths()))
         for h in hosts:
             with open(h.dir / "console.log", "ab") as log:
                 h.proc = subprocess.Popen(
                     [
                         "nsenter", f"--net=/run/netns/{h.name}",
                         "unshare", "--mount", "--uts", "--pid", "--kill-child", "--propagation", "private",
-                        str(HOSTINIT), str(h.dir), h.name, f"{h.address}/24",
+                        str(HOSTINIT), str(h.dir), h.name,
+                        ",".join(f"{a}/24" for a in (h.address, *h.extra_addresses)),
                     ],
+                    env=env,
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -351,6 +486,7 @@ class Testbed:
                 if h.proc is not None and _listening(h.proc.pid, 22):
                     pending.remove(h)
             if not pending:
+                self._announce(hosts)
                 return
             if time.monotonic() > end:
                 raise RuntimeError(
@@ -358,6 +494,19 @@ class Testbed:
                 )
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
+
+    @staticmethod
+    def _announce(hosts: list[TestHost]) -> None:
+        """What a booting VM's gratuitous ARP does: the root namespace learns each host's MAC now,
+        so an address a removed host had (and a failed lookup cached for it) is not in the way."""
+        lines = []
+        for h in hosts:
+            res = subprocess.run(["ip", "-n", h.name, "-j", "link", "show", "eth0"], capture_output=True,
+                                 text=True, check=True)
+            mac = json.loads(res.stdout)[0]["address"]
+            lines += [f"neigh replace {a} lladdr {mac} dev {BRIDGE} nud stale"
+                      for a in (h.address, *h.extra_addresses)]
+        _ip_batch(lines)
 
     def stop_hosts(self, hosts: list[TestHost]) -> None:
         """Kill every process of the hosts (their layers stay)."""
@@ -378,6 +527,8 @@ class Testbed:
         finally:
             lines = [f"link del v-{h.name}" for h in hosts if Path(f"/sys/class/net/v-{h.name}").exists()]
             lines += [f"netns del {h.name}" for h in hosts if _netns_inode(h.name) is not None]
+            # a later host may get the address (a cloud reuses it): forget this one's MAC
+            lines += [f"neigh flush to {a} dev {BRIDGE}" for h in hosts for a in (h.address, *h.extra_addresses)]
             if lines:
                 _ip_batch(lines, check=False)
             for h in hosts:

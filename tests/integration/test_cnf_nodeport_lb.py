@@ -97,7 +97,8 @@ class Cnf:
                          request={}, additional_params=copy.deepcopy(self.params), vnfd=self.vnfd,
                          flavour=self.vnfd.flavours["simple"], package=self.package,
                          resources=self.instance.resources, heal_entire=heal_entire, vims=self.vims,
-                         state=self.state, progress=self.progress.append, nodes=SshAccess())
+                         state=self.state, progress=self.progress.append, nodes=SshAccess(),
+                         params=self.driver.declared.for_operation(str(operation), self.params, self.params))
         await self.driver.handle(hook, ctx)
 
 

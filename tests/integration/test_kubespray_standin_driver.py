@@ -112,6 +112,8 @@ class Site:
                          request=request, additional_params=copy.deepcopy(self.params), vnfd=self.vnfd,
                          flavour=self.vnfd.flavours["simple"], package=None, resources=self.instance.resources,
                          vims=self.vims, state=self.state, progress=self.progress.append, nodes=self.access,
+                         params=KubesprayDriver.declared.for_operation(
+                             str(operation), self.params, (request or {}).get("additionalParams") or self.params),
                          **{k: list(v) for k, v in kw.items()})
         await self.driver.handle(hook, ctx)
 

@@ -80,7 +80,9 @@ class Site:
                           request={"additionalParams": self.params} if operation == LcmOperation.INSTANTIATE else {},
                           additional_params=self.params, vnfd=self.vnfd, flavour=self.flavour,
                           package=self.package, resources=VnfResources([self.vnfc]), state=self.state,
-                          progress=self.events.append, nodes=SshAccess(timeout=300), **kw)
+                          progress=self.events.append, nodes=SshAccess(timeout=300),
+                          params=PrivateRegistryDriver.declared.for_operation(str(operation), self.params, self.params),
+                          **kw)
 
 
 async def test_private_registry_podman_instantiate_push_heal_pull_tls(make_hosts, ssh: SshExecutor,

@@ -60,7 +60,8 @@ def scrub(text: str, secrets: Iterable[str] = ()) -> str:
     values: set[str] = set()
     for s in secrets:
         values.add(s)
-        values.update(m["pw"] for m in URL_USERINFO.finditer(s))
+        if "://" in s:  # (the pattern is quadratic on a long run of letters: a key, a certificate)
+            values.update(m["pw"] for m in URL_USERINFO.finditer(s))
     text = mask_url_credentials(text)
     for s in sorted((v for v in values if v), key=len, reverse=True):
         text = text.replace(s, "***")

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from vnfm.nodesteps.base import NodeStep, _check_ip
 from vnfm.nodesteps.kubernetes import _check_node
+from vnfm.nodesteps.registry_vnf import check_no_proxy, check_proxy
 
 _VERSION = re.compile(r"^1\.[0-9]{1,2}\.[0-9]{1,3}$")
 _HASH = re.compile(r"^sha256:[0-9a-f]{64}$")
@@ -40,6 +41,10 @@ class PrepareNode(NodeStep):
         _check_node(self.node)
         if not _VERSION.match(self.version):
             raise ValueError(f"Kubernetes version {self.version!r} is not like 1.30.4")
+        # they land in containerd's systemd drop-in and apt.conf on the node, run by root
+        check_proxy("http_proxy", self.http_proxy)
+        check_proxy("https_proxy", self.https_proxy)
+        check_no_proxy(self.no_proxy)
 
     def describe(self) -> str:
         return f"{self.kind} {self.node}"

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 from urllib.parse import urlsplit
 
+from vnfm.domain.params import check_no_proxy as domain_no_proxy
+from vnfm.domain.params import check_proxy_url
 from vnfm.nodesteps.base import NodeStep, _check_path, _check_port
 
 # a Docker image reference: [registry[:port]/]path[:tag] (no digest form: images are loaded by tag)
@@ -28,16 +30,23 @@ def check_image_ref(value: str) -> None:
 
 
 def check_proxy(what: str, value: str | None) -> None:
+    """A proxy URL fit for the files it lands in (systemd drop-in, apt.conf, environment); the
+    message never echoes it (credentials)."""
     if value is None:
         return
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc or any(c in value for c in "\n\r'\" "):
-        raise ValueError(f"{what} must be an http:// or https:// URL")  # never echo it: credentials
+    try:
+        check_proxy_url(value)
+    except ValueError:
+        raise ValueError(f"{what} must be an http:// or https:// URL") from None
 
 
 def check_no_proxy(value: str) -> None:
     if not _NO_PROXY.match(value):
         raise ValueError(f"no_proxy {value!r} holds characters other than hosts, CIDRs and commas")
+    try:
+        domain_no_proxy(value)
+    except ValueError as e:
+        raise ValueError(f"no_proxy: {e}") from None
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,12 @@ from vnfm.domain.model import InstantiationState, LcmOperation, OpOcc, OpState, 
 from vnfm.domain.scaling import scaled_levels, target_counts
 from vnfm.domain.vnfd import Flavour
 from vnfm.packaging import k8s_manifests
+from vnfm.service import params as engine_params
 from vnfm.service import requests as rq
 from vnfm.service import views
 from vnfm.service.notifications import Notifications
 from vnfm.service.packages import PackageService
-from vnfm.service.ports import Condition, InfraContext, InfraDriver, Notifier, PackageFiles, UowFactory
+from vnfm.service.ports import Condition, InfraContext, InfraDriver, MgmtDriver, Notifier, PackageFiles, UowFactory
 from vnfm.service.vims import VimService
 
 # additionalParams of a terminate: go ahead although CNF instances run on the cluster's VIM
@@ -51,7 +52,8 @@ class InstanceService:
         self.worker_id = worker_id
         self.notes = Notifications(notifier, worker_id)
         self.on_cancel = on_cancel  # tell this process's engine (another process's sees it itself)
-        self.infra = infra  # infrastructure drivers by VIM type: what a VIM can refuse at request time
+        self.infra = infra or {}  # VIM type -> infrastructure driver (the keys each declares)
+        self._elsewhere: dict[str, str] | None = None
 
     # =============================================================== resources
     def create(self, body: Any) -> VnfInstance:
@@ -171,7 +173,7 @@ class InstanceService:
                 if not paths:
                     raise UnprocessableEntity(f"a Kubernetes VIM needs additionalParams.{k8s_manifests.DEF_FILES}")
                 k8s_manifests.for_instance(self.packages.files(inst.vnf_pkg_id), inst.additional_params, inst.id)
-            self._validate_with_drivers(flavour, "INSTANTIATE", params, inst)
+            self._validate_with_drivers(flavour, "INSTANTIATE", params, inst, occ, vim.vim_type)
             infra = self.infra.get(vim.vim_type) if self.infra is not None else None
             if infra is not None:
                 infra.check_instantiate(InfraContext(
@@ -201,7 +203,7 @@ class InstanceService:
             new_levels = scaled_levels(flavour, inst.scale_levels, req.aspectId, req.numberOfSteps, out)
             before = target_counts(flavour, inst.instantiation_level_id, inst.scale_levels)
             after = target_counts(flavour, inst.instantiation_level_id, new_levels)
-            self._validate_with_drivers(flavour, "SCALE", params, inst)
+            self._validate_with_drivers(flavour, "SCALE", params, inst, occ)
             plan: dict[str, Any] = {
                 "type": req.type,
                 "aspect": req.aspectId,
@@ -225,7 +227,7 @@ class InstanceService:
 
         def prepare(inst: VnfInstance, occ: OpOcc) -> None:
             flavour = self._flavour(inst)
-            self._validate_with_drivers(flavour, "HEAL", params, inst)
+            self._validate_with_drivers(flavour, "HEAL", params, inst, occ)
             extra = req.additionalParams or {}
             if req.vnfcInstanceId:
                 unknown = [i for i in req.vnfcInstanceId if inst.resources.by_id(i) is None]
@@ -270,7 +272,7 @@ class InstanceService:
                                f"{', '.join(d.label for d in deps)}: terminate them first, or set "
                                f"additionalParams.{IGNORE_DEPENDENTS}: true (they can then only be terminated "
                                "and deleted)")
-            self._validate_with_drivers(flavour, "TERMINATE", params, inst)
+            self._validate_with_drivers(flavour, "TERMINATE", params, inst, occ)
             occ.plan["old"] = [dataclasses.asdict(v) for v in inst.resources.vnfcs]
             if deps:
                 self._note(occ, f"{IGNORE_DEPENDENTS}: terminating the cluster under CNF instance(s) "
@@ -371,14 +373,41 @@ class InstanceService:
         except VnfmError:
             return None
 
-    def _validate_with_drivers(self, flavour: Flavour, operation: str, request: dict[str, Any],
-                               inst: VnfInstance) -> None:
-        seen: set[int] = set()
+    def _validate_with_drivers(self, flavour: Flavour, operation: str, request: dict[str, Any], inst: VnfInstance,
+                               occ: OpOcc, vim_type: str | None = None) -> None:
+        """The request's additionalParams: every top-level key declared by an owner of this request
+        (service/params.py), then each management driver's own checks; the warnings of keys
+        accepted but not acted on go into the occurrence's log."""
+        drivers: dict[int, MgmtDriver] = {}
         for hook in flavour.hooks:
             driver = self.mgmt.for_hook(flavour, hook)
-            if driver is not None and id(driver) not in seen:
-                seen.add(id(driver))
-                driver.validate_request(operation, request, inst, flavour, self._files(inst))
+            if driver is not None:
+                drivers.setdefault(id(driver), driver)
+        if vim_type is None:
+            vim = self.vims.get(inst.vim_id) if inst.vim_id else None
+            vim_type = vim.vim_type if vim is not None else None
+        infra = self.infra.get(vim_type) if vim_type and vim_type in self.infra else None
+        files = self._files(inst)
+        notes = engine_params.check(
+            operation, request.get("additionalParams"), infra=infra.declared if infra is not None else None,
+            drivers=[d.declared for d in drivers.values() if d.declared is not None],
+            elsewhere=self._declared_elsewhere(), flavour_id=flavour.id, package=files)
+        for driver in drivers.values():
+            driver.validate_request(operation, request, inst, flavour, files)
+        for n in notes:  # kept with the occurrence (vnfmWarnings) and in its log
+            occ.warnings.append(n)
+            occ.events.append({"time": views.ts(utcnow()), "stage": "", "message": f"warning: {n}"})
+
+    def _declared_elsewhere(self) -> dict[str, str]:
+        if self._elsewhere is None:
+            owners: list[tuple[str, Any]] = []
+            drivers = getattr(self.mgmt, "drivers", {})
+            for name in drivers:
+                owners.append((f"management driver '{name}'", getattr(drivers[name], "declared", None)))
+            for vim_type in self.infra:
+                owners.append((f"infrastructure driver of VIM type '{vim_type}'", self.infra[vim_type].declared))
+            self._elsewhere = engine_params.declared_elsewhere(owners)
+        return self._elsewhere
 
     def _choose_scale_in(self, inst: VnfInstance, before: dict[str, int], after: dict[str, int],
                          extra: dict[str, Any]) -> builtins.list[Any]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from vnfm.domain.model import OpOcc, Subscription, Vim, VnfInstance, VnfPackage
+from vnfm.domain.params import Declared
 from vnfm.domain.resources import Vnfc, VnfResources
 from vnfm.domain.vnfd import Flavour, Vnfd
 from vnfm.nodesteps.base import StepExecutor
@@ -239,6 +240,8 @@ class InfraDriver(abc.ABC):
     """
 
     vim_type: str = ""
+    # the additionalParams keys this driver acts on (see MgmtDriver.declared)
+    declared: Declared[Any] | None = None
 
     @abc.abstractmethod
     async def deploy(self, ctx: InfraContext, counts: dict[str, int]) -> VnfResources:
@@ -359,6 +362,9 @@ class LcmContext:
     state: dict[str, Any] = field(default_factory=dict)  # driver-private, persisted per instance
     progress: Callable[[str], None] = lambda msg: None
     nodes: NodeAccess | None = None  # how to reach hosts on this instance's VIM
+    # this driver's declared parameters, parsed: instantiate's, or the stored ones with this
+    # request's merged in by the driver's declared rule (None: the driver declares none)
+    params: Any = None
 
 
 @dataclass(frozen=True)
@@ -402,6 +408,10 @@ class MgmtDriver:
     # hooks this driver runs even when the VNFD binds them to nothing, provided the flavour binds
     # the driver to another hook (e.g. a check before instantiate creates resources)
     implicit_hooks: frozenset[str] = frozenset()
+    # the additionalParams keys this driver acts on, as a schema (domain/params.py): the engine
+    # accepts a top-level key only when the engine, the VIM's infrastructure driver or a driver of
+    # the flavour declares it, and hands the hooks `ctx.params`, parsed with the declared merge rule
+    declared: Declared[Any] | None = None
 
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:

@@ -107,7 +107,8 @@ class Cluster:
                           request=request, additional_params=copy.deepcopy(self.params), vnfd=self.vnfd,
                           flavour=self.flavour, package=None, resources=self.instance.resources,
                           healed=list(healed), vims=self.vims, state=self.state, progress=self.progress.append,
-                          nodes=SshAccess())
+                          nodes=SshAccess(), params=KubeadmDriver.declared.for_operation(
+                              str(operation), self.params, request.get("additionalParams") or self.params))
 
     async def hook(self, hook: str, operation: LcmOperation, request: dict[str, Any],
                    healed: Sequence[Vnfc] = ()) -> None:

@@ -15,6 +15,7 @@ PACKAGE = "vnfm.entrypoints.cli"
 LAZY_IMPORTS = {
     ("commands.server", "vnfm.config"): "the server's settings: only `vnfm server` needs them",
     ("commands.server", "vnfm.entrypoints.api.server"): "FastAPI, SQLAlchemy, the engine: `vnfm server` only",
+    ("commands.dev", "vnfm.entrypoints.cli"): "every driver's schema: `vnfm dev params-doc` only",
     ("demo.run", "vnfm.config"): "the in-process server's settings: `vnfm demo` only",
     ("demo.run", "vnfm.entrypoints.api.server"): "the in-process server: `vnfm demo` only",
     ("demo.run", "vnfm.entrypoints.cli.demo.openstack"): "the OpenStack adapter: `vnfm demo --vim openstack` only",

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from vnfm.domain.errors import BadRequest, Conflict
+from vnfm.domain.errors import Conflict, UnprocessableEntity
 from vnfm.domain.model import OpState
 
 from .conftest import K8s
@@ -119,17 +119,17 @@ async def test_request_time_refusals(k8s: K8s) -> None:
     inst_id, _ = await k8s.instantiate("simple")
     inst = app.instances.get(inst_id)
     flav = app.packages.vnfd(inst.vnf_pkg_id).flavour("simple")
-    with pytest.raises(BadRequest, match="aspectId 'master_instance' is the master_node aspect"):
+    with pytest.raises(UnprocessableEntity, match="aspectId 'master_instance' is the master_node aspect"):
         k8s.driver.validate_request("SCALE", {"type": "SCALE_OUT", "aspectId": "master_instance"}, inst, flav)
     k8s.driver.validate_request("SCALE", {"type": "SCALE_OUT", "aspectId": "worker_instance"}, inst, flav)
     m = app.instances.get(inst_id).resources.of_vdu("masterNode")[0]
-    with pytest.raises(BadRequest) as e:
+    with pytest.raises(UnprocessableEntity) as e:  # does not fit this cluster: 422
         app.instances.heal(inst_id, {"vnfcInstanceId": [m.id]})
     assert e.value.detail == ("healing master masterNode-0 would lose etcd quorum: the cluster has a single "
                               "control plane (1 etcd member); heal the entire VNF instead (omit vnfcInstanceId)")
     ha_id, _ = await k8s.instantiate("ha")
     ms = app.instances.get(ha_id).resources.of_vdu("masterNode")
-    with pytest.raises(BadRequest, match="1 of 3 members would remain"):
+    with pytest.raises(UnprocessableEntity, match="1 of 3 members would remain"):
         app.instances.heal(ha_id, {"vnfcInstanceId": [ms[0].id, ms[1].id]})
     assert [o.operation_state for o in app.instances.op_list()] == [OpState.COMPLETED, OpState.COMPLETED]
 

@@ -39,7 +39,8 @@ def test_seed_request_parses_and_normalises_the_seed_pod_cidr() -> None:
          f"{R}.worker_node.aspect_id: 'master_instance' is also master_node.aspect_id; masters and workers "
          "must scale through different aspects"),
         ({"proxy__http_proxy": "user:pw@host"},
-         f"{R}.proxy.http_proxy: must be an http:// or https:// URL with a host"),
+         f"{R}.proxy.http_proxy: must be an http:// or https:// URL with a host (no blanks, quotes, "
+         "backslashes or semicolons; credentials %-encoded)"),
         ({"proxy__k8s_node_cidr": "10.10.0.7/24"},
          f"{R}.proxy.k8s_node_cidr: '10.10.0.7/24' has host bits set (did you mean 10.10.0.0/24?)"),
         ({"master_node": "x"}, f"{R}.master_node: must be an object, got str"),

@@ -187,28 +187,35 @@ async def test_terminate_leaves_no_registry(reg: Reg) -> None:
     assert reg.app.instances.get(inst_id).instantiation_state == "NOT_INSTANTIATED"
 
 
-@pytest.mark.parametrize(("changes", "message"), [
-    ({"ssh_password": None}, f"{R}.ssh_password is required"),
-    ({"ssh_username": ""}, f"{R}.ssh_username is required"),
-    ({"ssh_cp_name": None}, f"{R}.ssh_cp_name is required"),
-    ({"ssh_cp_name": "CP9"}, f"{R}.ssh_cp_name: 'CP9' is not a CP of flavour 'simple'"),
-    ({"image_path": "Files/images/missing.tar"}, f"{R}.image_path: 'Files/images/missing.tar' is not a file"),
-    ({"image_path": "../../etc/passwd"}, f"{R}.image_path: '../../etc/passwd' is not a file"),
-    ({"port_no": 0}, f"{R}.port_no must be a TCP port number within 1-65535"),
-    ({"port_no": 65536}, f"{R}.port_no must be a TCP port number within 1-65535"),
-    ({"port_no": "http"}, f"{R}.port_no must be a TCP port number within 1-65535"),
-    ({"cert_path": CERT_PATH}, f"{R}.key_path is required with cert_path"),
-    ({"proxy": {"http_proxy": f"ftp://u:{PASSWORD}@p:21"}}, f"{R}.proxy.http_proxy must be an http:// or https://"),
-    ({"proxy": {"https_proxy": 3128}}, f"{R}.proxy.https_proxy must be a string"),
-    ({"proxy": {"no_proxy": "a;b"}}, f"{R}.proxy.no_proxy 'a;b' holds characters other than hosts"),
-    ({"port": 5001}, f"{R}: unknown key(s) port (known: "),
-    ({"proxy": {"ftp_proxy": "http://p:3128"}}, f"{R}.proxy: unknown key(s) ftp_proxy"),
+A = f"additionalParams.{R}"
+
+
+@pytest.mark.parametrize(("changes", "message", "status"), [
+    ({"ssh_password": None}, f"{A}.ssh_password: is required", 400),
+    ({"ssh_username": ""}, f"{A}.ssh_username: must not be empty", 400),
+    ({"ssh_cp_name": None}, f"{A}.ssh_cp_name: is required", 400),
+    ({"ssh_cp_name": "CP9"}, f"{R}.ssh_cp_name: 'CP9' is not a CP of flavour 'simple'", 422),
+    ({"image_path": "Files/images/missing.tar"}, f"{R}.image_path: 'Files/images/missing.tar' is not a file", 422),
+    ({"image_path": "../../etc/passwd"}, f"{A}.image_path: '../../etc/passwd' must be a relative path inside", 400),
+    ({"port_no": 0}, f"{A}.port_no: must be at least 1", 400),
+    ({"port_no": 65536}, f"{A}.port_no: must be at most 65535", 400),
+    ({"port_no": "http"}, f"{A}.port_no: must be an integer, got str", 400),
+    ({"cert_path": CERT_PATH}, f"{A}.key_path: is required with cert_path", 400),
+    ({"proxy": {"http_proxy": f"ftp://u:{PASSWORD}@p:21"}}, f"{A}.proxy.http_proxy: must be an http:// or https://",
+     400),
+    ({"proxy": {"https_proxy": 3128}}, f"{A}.proxy.https_proxy: must be a string", 400),
+    ({"proxy": {"no_proxy": "a;b"}}, f"{A}.proxy.no_proxy: 'a;b' is not a host, domain or network", 400),
+    ({"port": 5001}, f"{A}.port: not a known key (did you mean 'port_no'?)", 400),
+    ({"proxy": {"ftp_proxy": "http://p:3128"}}, f"{A}.proxy.ftp_proxy: not a known key", 400),
+    ({"data_dir": "/etc"}, f"{A}.data_dir: '/etc' is a system directory", 400),
 ])
-async def test_request_time_validation_names_the_key(reg: Reg, changes: dict[str, Any], message: str) -> None:
+async def test_request_time_validation_names_the_key(reg: Reg, changes: dict[str, Any], message: str,
+                                                     status: int) -> None:
     inst = reg.app.instances.create({"vnfdId": reg.onboard(False)})
     with pytest.raises(VnfmError) as e:
         reg.app.instances.instantiate(inst.id, body(**changes))
     assert message in e.value.detail, e.value.detail
+    assert e.value.status == status
     assert PASSWORD not in e.value.detail
     assert reg.app.instances.get(inst.id).instantiation_state == "NOT_INSTANTIATED"
 

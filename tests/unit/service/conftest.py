@@ -14,6 +14,7 @@ from vnfm.adapters.mgmt.bindings import MgmtDrivers
 from vnfm.bootstrap import App, build
 from vnfm.config import Settings
 from vnfm.domain.model import OpOcc, OpState
+from vnfm.domain.params import Declared, FreeForm, Params, doc
 from vnfm.examples import example_csar
 from vnfm.service.lcm.scheduler import LcmEngine
 from vnfm.service.ports import LcmContext, MgmtDriver
@@ -43,10 +44,19 @@ SEED_PARAMS = {
 }
 
 
+class RecorderParams(Params):
+    """The stand-in driver reads the seeds' cluster parameters as they come (it builds nothing)."""
+
+    cluster: FreeForm | None = doc("the seeds' cluster parameters", alias="k8s_cluster_installation_param")
+    registry: FreeForm | None = doc("seed 003's registry VNF", alias="private_registry_installation_param")
+    lb: FreeForm | None = doc("seed 002's CNF load balancer", alias="lcm-kubernetes-external-lb")
+
+
 class Recorder(MgmtDriver):
     """Records every hook call; can be told to fail a hook a number of times."""
 
     name = "recorder"
+    declared = Declared("recorder", RecorderParams, merge_depth=2)
 
     def __init__(self) -> None:
         self.calls: list[LcmContext] = []

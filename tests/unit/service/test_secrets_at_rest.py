@@ -58,8 +58,9 @@ async def test_secrets_in_stored_request_parameters_are_encrypted(h: Harness) ->
     instantiate, scale, heal) are encrypted in the instance and the kept op history; the drivers
     get them in clear; the database files are 0600."""
     secrets = ["s3cret-master-pw", "s3cret-worker-pw", "pr0xy-pw", "-----BEGIN KEY-----abc", "sc4le-pw"]
-    params = {**SEED_PARAMS, "proxy": {"http_proxy": "http://u:pr0xy-pw@proxy:3128"},
-              "ssh_private_key": "-----BEGIN KEY-----abc"}
+    k8s = {**SEED_PARAMS["k8s_cluster_installation_param"], "proxy": {"http_proxy": "http://u:pr0xy-pw@proxy:3128"},
+           "ssh_private_key": "-----BEGIN KEY-----abc"}
+    params = {"k8s_cluster_installation_param": k8s}
     inst = h.app.instances.create({"vnfdId": h.vnfd_id})
     occ = await h.wait(h.app.instances.instantiate(inst.id, {"flavourId": "simple", "additionalParams": params}))
     assert occ.operation_state == OpState.COMPLETED, occ.error
@@ -69,7 +70,8 @@ async def test_secrets_in_stored_request_parameters_are_encrypted(h: Harness) ->
     assert occ.operation_state == OpState.COMPLETED, occ.error
     scale_ctx = h.rec.calls[-1]
     assert scale_ctx.additional_params["k8s_cluster_installation_param"]["worker_node"]["password"] == "sc4le-pw"
-    assert scale_ctx.additional_params["proxy"]["http_proxy"] == "http://u:pr0xy-pw@proxy:3128"
+    assert scale_ctx.additional_params["k8s_cluster_installation_param"]["proxy"]["http_proxy"] == \
+        "http://u:pr0xy-pw@proxy:3128"
     occ = await h.wait(h.app.instances.terminate(inst.id, {"terminationType": "FORCEFUL"}))
     assert occ.operation_state == OpState.COMPLETED, occ.error
 
@@ -78,7 +80,8 @@ async def test_secrets_in_stored_request_parameters_are_encrypted(h: Harness) ->
     for s in secrets:
         assert s not in raw, f"{s} stored in clear"
     ops = h.app.instances.op_list()
-    assert any(o.operation_params.get("additionalParams", {}).get("ssh_private_key") == secrets[3] for o in ops)
+    assert any(o.operation_params.get("additionalParams", {}).get("k8s_cluster_installation_param", {})
+               .get("ssh_private_key") == secrets[3] for o in ops)
     db = Path(h.app.settings.database_url.removeprefix("sqlite:///"))
     for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
         if path.exists():

@@ -12,6 +12,7 @@ import click
 
 from vnfm.entrypoints.cli.client import ApiError, ServerUnreachable
 from vnfm.entrypoints.cli.commands.demo import demo
+from vnfm.entrypoints.cli.commands.dev import dev
 from vnfm.entrypoints.cli.commands.op import op
 from vnfm.entrypoints.cli.commands.package import package
 from vnfm.entrypoints.cli.commands.server import server
@@ -110,7 +111,7 @@ def cli(ctx: click.Context, endpoint: str, token: str | None, json_out: bool, ou
     ctx.obj = cc
 
 
-for command in (server, demo, package, vnf, op, subscription, vim, sim):
+for command in (server, demo, package, vnf, op, subscription, vim, sim, dev):
     cli.add_command(command)
 
 

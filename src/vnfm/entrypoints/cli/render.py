@@ -73,9 +73,23 @@ def render_package(pkg: dict[str, Any], *, long: bool = False) -> str:
     return render_fields(pkg, fields)
 
 
+def op_warnings(op: dict[str, Any]) -> list[str]:
+    """The occurrence's warnings (request keys accepted but not acted on, ...), from its log."""
+    if op.get("vnfmWarnings"):
+        return [str(w) for w in op["vnfmWarnings"]]
+    lines = [str(e.get("message") or "") for e in op.get("vnfmProgress") or [] if isinstance(e, dict)]
+    return [m.removeprefix("warning: ") for m in lines if m.startswith("warning: ")]
+
+
+def render_warnings(warnings: list[str]) -> str:
+    return "Warnings:\n" + "\n".join(f"  - {w}" for w in warnings) if warnings else ""
+
+
 def render_op(op: dict[str, Any]) -> str:
-    """An operation occurrence's fields, then its error (if any) as one line."""
+    """An operation occurrence's fields, its warnings, then its error (if any) as one line."""
     text = render_fields(op)
+    if op_warnings(op):
+        text += "\n\n" + render_warnings(op_warnings(op))
     err = describe_error(op)
     return f"{text}\n\nError: {err}" if err else text
 

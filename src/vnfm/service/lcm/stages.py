@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from vnfm.domain.errors import OperationFailed, VnfmError
+from vnfm.domain.errors import BadRequest, OperationFailed, VnfmError
 from vnfm.domain.model import LcmOperation, Vim
 from vnfm.domain.secrets import scrub
 from vnfm.service import telemetry
@@ -121,6 +121,13 @@ class Stages:
         edge = job.edge or (lambda port: port)
         if job.occ.operation != LcmOperation.INSTANTIATE:
             params = override_params(params, extra_params)
+        parsed = None
+        if getattr(driver, "declared", None) is not None:
+            try:  # checked when the request arrived: a failure here is the stored data's
+                parsed = driver.declared.for_operation(job.occ.operation.value, job.inst.additional_params,
+                                                       extra_params)
+            except BadRequest as e:
+                raise OperationFailed(e.detail) from None
         return LcmContext(
             hook=hook,
             operation=job.occ.operation.value,
@@ -138,6 +145,7 @@ class Stages:
             nodes=edge(nodes) if nodes is not None else None,
             infra=job.infra,
             infra_ctx=infra_ctx,
+            params=parsed,
             **kw,
         )
 

@@ -26,6 +26,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from vnfm.adapters.infra.kubernetes import objects
+from vnfm.adapters.infra.kubernetes.params import DECLARED
 from vnfm.adapters.infra.kubernetes.pods import (
     DELETION_COST,
     Unit,
@@ -47,6 +48,7 @@ T = TypeVar("T")
 
 class KubernetesInfraDriver(InfraDriver):
     vim_type = "kubernetes"
+    declared = DECLARED
 
     def __init__(self, ready_timeout: float = 600.0, poll: float = 0.05) -> None:
         self.ready_timeout = ready_timeout

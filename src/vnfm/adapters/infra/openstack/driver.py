@@ -25,6 +25,7 @@ from vnfm.adapters.infra.openstack import heal as healing
 from vnfm.adapters.infra.openstack.cloud import Cloud, SdkCloud
 from vnfm.adapters.infra.openstack.hot import load_base_hot
 from vnfm.adapters.infra.openstack.images import pick_flavor
+from vnfm.adapters.infra.openstack.params import DECLARED
 from vnfm.adapters.infra.openstack.readback import read_resources
 from vnfm.adapters.infra.openstack.stacks import HeatStackError, Timing, stack_name_of
 from vnfm.adapters.infra.openstack.tree import walk
@@ -39,6 +40,7 @@ __all__ = ["HeatInfraDriver", "HeatStackError", "pick_flavor", "stack_name_of"]
 
 class HeatInfraDriver(InfraDriver):
     vim_type = "openstack"
+    declared = DECLARED
 
     def __init__(
         self,

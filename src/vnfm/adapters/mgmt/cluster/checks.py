@@ -115,7 +115,8 @@ def _check_storage(cp: P.ClusterParams, flavour: Flavour, nodes: set[str]) -> No
 def _check_files(cp: P.ClusterParams, package: PackageFiles | None) -> None:
     if package is None:
         return
-    files = [(f"{r.path}.pv_manifest_file_path", r.pv_manifest_file_path) for r in cp.pv_registrations]
+    files = [(f"{P.ROOT}.script_path", cp.script_path)] if cp.script_path else []
+    files += [(f"{r.path}.pv_manifest_file_path", r.pv_manifest_file_path) for r in cp.pv_registrations]
     files += [(f"{r.path}.certificate_path", r.certificate_path) for r in cp.registries if r.certificate_path]
     for key, path in files:
         if not package.exists(path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vnfm.adapters.mgmt.cluster.topology import Cluster, Node
-from vnfm.domain.errors import BadRequest, OperationFailed
+from vnfm.domain.errors import OperationFailed, UnprocessableEntity
 from vnfm.domain.resources import Vnfc
 from vnfm.nodesteps.etcd import EtcdHealth, EtcdMemberList, EtcdMemberRemove, EtcdTls
 
@@ -15,14 +15,14 @@ ETCD_TLS = EtcdTls("/etc/kubernetes/pki/etcd/ca.crt", "/etc/kubernetes/pki/etcd/
 
 
 def check_quorum(n_masters: int, healed: Sequence[Vnfc]) -> None:
-    """Refuse (400) a heal of masters that would leave etcd without quorum."""
+    """Refuse (422: does not fit this cluster) a heal of masters that would leave etcd without quorum."""
     names = ", ".join(v.name or v.id for v in healed)
     if n_masters == 1:
-        raise BadRequest(f"healing master {names} would lose etcd quorum: the cluster has a single "
+        raise UnprocessableEntity(f"healing master {names} would lose etcd quorum: the cluster has a single "
                          "control plane (1 etcd member); heal the entire VNF instead (omit vnfcInstanceId)")
     survivors = n_masters - len(healed)
     if survivors < n_masters // 2 + 1:
-        raise BadRequest(f"healing masters {names} at once would lose etcd quorum: {survivors} of "
+        raise UnprocessableEntity(f"healing masters {names} at once would lose etcd quorum: {survivors} of "
                          f"{n_masters} members would remain (quorum is {n_masters // 2 + 1}); heal them "
                          "one at a time")
 

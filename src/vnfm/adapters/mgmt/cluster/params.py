@@ -1,86 +1,158 @@
-"""`additionalParams.k8s_cluster_installation_param`, parsed and validated.
+"""`additionalParams.k8s_cluster_installation_param` of the kubeadm driver, declared: the seeds'
+keys (000 heal, 001 persistent volumes, 003 private registries, 004 scale) plus vnfm extensions
+(`doc(..., "ext")`). Each field's type admits only what is valid where its value lands
+(domain/params.py); a key the schema does not declare is refused (400, with the nearest known key).
 
-The keys are the seeds' (the compatibility contract). Extensions, all optional:
-`master_node.ssh_private_key` / `worker_node.ssh_private_key` (instead of a password),
-`master_node.cluster_vip` (the keepalived VIP when `cluster_cp_name` is a CP of the masters),
-`kubernetes_version`, `node_ready_timeout`, `drain_timeout` (seconds),
-`storage_server.ssh_private_key`, `storage_server.cinder_volume_setup_params[].device` (the block
-device, when it cannot be found by the volume id under /dev/disk/by-id).
-
-Seed 003: `private_registry_connection_info` (list of connection_type "0"/"1" (HTTP/HTTPS), server,
-username, password, certificate_path, hosts_string). Seed 001: `storage_server` (ssh_cp_name,
-username, password, cinder_volume_setup_params, nfs_server_setup_params) and
-`pv_registration_params` (pv_manifest_file_path, nfs_server_cp).
-
-Every error is a BadRequest naming the full key path and why. A CIDR whose address ends in .0 but
-has host bits under its prefix (the seeds' own "192.168.3.0/16") is a prefix typo: it is normalised
-to its network (192.168.0.0/16) and a warning is recorded; any other address with host bits set is
-rejected ("did you mean ...?").
+The models keep the names the cluster code reads (`master`, `worker`, `registries`, ...); the
+request's keys are their aliases. A scale or heal request's keys override the stored ones one
+level deep inside `master_node`, `worker_node`, `proxy`, `storage_server` (`DECLARED.merge_depth`).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
-from vnfm.domain.errors import BadRequest
+from pydantic import PrivateAttr, ValidationInfo, model_validator
+
+from vnfm.domain.params import (
+    AbsPath,
+    Cidr,
+    ConnectionType,
+    CpName,
+    Declared,
+    DevPath,
+    ExportTo,
+    HostPort,
+    HostsEntry,
+    IpAddress,
+    KubernetesVersion,
+    Login,
+    NoProxy,
+    PackagePath,
+    Params,
+    PrivateKey,
+    ProxyUrl,
+    Seconds,
+    Secret,
+    Text,
+    VnfdId,
+    doc,
+)
 
 ROOT = "additionalParams.k8s_cluster_installation_param"
 KEY = "k8s_cluster_installation_param"
 DEFAULT_K8S_VERSION = "1.30.4"
-_VERSION = re.compile(r"^1\.[0-9]{1,2}\.[0-9]{1,3}$")
 _USER = re.compile(r"^[a-z_][a-z0-9_.-]{0,31}$", re.IGNORECASE)
 _CP_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,255}$")
+SCRIPT_NOT_RUN = "vnfm runs its own typed node steps and never runs package code; the file must exist in the package"
 
 
-def _bad(path: str, why: str) -> BadRequest:
-    return BadRequest(f"{path}: {why}")
+def _login_given(password: str | None, key: str | None, pw_key: str = "password") -> None:
+    if password is None and key is None:
+        raise ValueError(f"give '{pw_key}' or 'ssh_private_key' for SSH access")
 
 
-@dataclass(frozen=True)
-class NodeParams:
-    aspect_id: str | None
-    ssh_cp_name: str
-    nic_cp_name: str
-    username: str
-    password: str | None = field(default=None, repr=False)
-    ssh_private_key: str | None = field(default=None, repr=False)
+_CIDR_PATHS = {"pod_cidr": "master_node.pod_cidr", "cluster_cidr": "master_node.cluster_cidr",
+               "k8s_node_cidr": "proxy.k8s_node_cidr"}
 
 
-@dataclass(frozen=True)
-class MasterParams(NodeParams):
-    pod_cidr: str = "192.168.0.0/16"
-    cluster_cidr: str = "10.96.0.0/12"
-    cluster_cp_name: str = ""
-    cluster_vip: str | None = None
+def cidr_warnings(info: ValidationInfo) -> tuple[str, ...]:
+    """The CIDRs read as their network (domain/params.check_cidr), by key path."""
+    found = (info.context or {}).get("warnings") or ()
+    return tuple(f"{ROOT}.{_CIDR_PATHS.get(field, field)}: {why}" for field, why in found)
 
 
-@dataclass(frozen=True)
-class ProxyParams:
-    http_proxy: str | None = field(default=None, repr=False)  # may carry credentials
-    https_proxy: str | None = field(default=None, repr=False)
-    no_proxy: tuple[str, ...] = ()
-    k8s_node_cidr: str | None = None
+class NodeParams(Params):
+    aspect_id: VnfdId | None = doc("scaling aspect of the VDU (nodes are found by it, or by their CP)", "000-004")
+    ssh_cp_name: CpName = doc("CP (or `<VDU>_FloatingIP`, or a BaseHOT resource) whose address vnfm logs in to",
+                              "000-004", default=...)
+    nic_cp_name: CpName = doc("CP whose address the node uses inside the cluster", "000-004", default="",
+                              shown="ssh_cp_name")
+    username: Login = doc("SSH login", "000-004", default=...)
+    password: Secret | None = doc("SSH password (also used for sudo)", "000-004",
+                                  required="one of password, ssh_private_key")
+    ssh_private_key: PrivateKey | None = doc("OpenSSH or PEM private key text, instead of the password (alias "
+                                             "`private_key`)", alias="ssh_private_key", aliases=("private_key",),
+                                             required="one of password, ssh_private_key")
+
+    @model_validator(mode="after")
+    def _complete(self) -> NodeParams:
+        _login_given(self.password, self.ssh_private_key)
+        self.nic_cp_name = self.nic_cp_name or self.ssh_cp_name
+        return self
+
+
+class MasterBase(NodeParams):
+    pod_cidr: Cidr = doc("pod network (a `.0` address with host bits, as in the seeds' 192.168.3.0/16, is read "
+                         "as its network, with a warning)", "000-004", default="192.168.0.0/16")
+    cluster_cidr: Cidr = doc("service network; must not overlap pod_cidr", "000-004", default="10.96.0.0/12")
+
+    @model_validator(mode="after")
+    def _networks(self) -> MasterBase:
+        pod, svc = ipaddress.ip_network(self.pod_cidr), ipaddress.ip_network(self.cluster_cidr)
+        if pod.overlaps(svc):
+            raise ValueError(f"cluster_cidr: {svc} overlaps pod_cidr {pod}: the service and pod networks must be "
+                             "disjoint")
+        if svc.num_addresses < 16:
+            raise ValueError(f"cluster_cidr: {svc} is too small for the cluster's services")
+        return self
+
+
+class MasterParams(MasterBase):
+    cluster_cp_name: CpName = doc("CP (or BaseHOT VIP port) that carries the API endpoint; HA: the VIP's network",
+                                  "000-004", default="", shown="nic_cp_name")
+    cluster_vip: IpAddress | None = doc("keepalived VIP of an HA control plane", shown="reserved by the "
+                                        "infrastructure driver")
+
+    @model_validator(mode="after")
+    def _endpoint(self) -> MasterParams:
+        self.cluster_cp_name = self.cluster_cp_name or self.nic_cp_name
+        return self
+
+
+class ProxyBase(Params):
+    http_proxy: ProxyUrl | None = doc("http:// or https:// URL", "000-004")
+    https_proxy: ProxyUrl | None = doc("http:// or https:// URL", "000-004")
+    no_proxy: NoProxy = doc("comma-separated hosts and networks that bypass the proxy", "000-004", default=())
 
     @property
     def enabled(self) -> bool:
         return bool(self.http_proxy or self.https_proxy)
 
 
-@dataclass(frozen=True)
-class RegistryConnection:
+class ProxyParams(ProxyBase):
+    k8s_node_cidr: Cidr | None = doc("the nodes' network, added to no_proxy", "000-004")
+
+
+class RegistryConnection(Params):
     """One private registry the cluster's nodes pull from (seed 003)."""
 
-    path: str  # the key path of this entry, for messages
-    https: bool
-    server: str  # host or host:port, as the images reference it
-    username: str | None = field(default=None, repr=False)
-    password: str | None = field(default=None, repr=False)
-    certificate_path: str | None = None  # a CA file inside the VNF package
-    hosts_entry: tuple[str, str] | None = None  # (address, FQDN) for /etc/hosts
+    connection_type: ConnectionType = doc("0: HTTP, 1: HTTPS", "003", default=...)
+    server: HostPort = doc("the registry as image names reference it", "003", default=...)
+    username: Text | None = doc("registry login (with password)", "003")
+    password: Secret | None = doc("registry password (with username)", "003")
+    certificate_path: PackagePath | None = doc("CA certificate file in the package (HTTPS only)", "003")
+    hosts_entry: HostsEntry | None = doc("/etc/hosts entry for the registry", "003", alias="hosts_string")
+    _path: str = PrivateAttr("")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RegistryConnection:
+        if (self.username is None) != (self.password is None):
+            raise ValueError("give both 'username' and 'password' (or neither)")
+        if self.certificate_path is not None and not self.https:
+            raise ValueError("certificate_path: a CA certificate needs connection_type 1 (HTTPS); connection_type "
+                             "0 is plain HTTP")
+        return self
+
+    @property
+    def https(self) -> bool:
+        return self.connection_type == "1"
+
+    @property
+    def path(self) -> str:
+        return self._path
 
     @property
     def host(self) -> str:
@@ -88,406 +160,116 @@ class RegistryConnection:
         return h[1:-1] if h.startswith("[") else h
 
 
-@dataclass(frozen=True)
-class VolumeSetup:
-    volume_resource_id: str  # the VNFD's VirtualBlockStorage id (Heat resource name)
-    mount_to: str
-    device: str | None = None
+class VolumeSetup(Params):
+    volume_resource_id: VnfdId = doc("the VDU's virtual storage id (Heat resource name)", "001", default=...)
+    mount_to: AbsPath = doc("where to mount it (not a system directory)", "001", default=...)
+    device: DevPath | None = doc("the block device, when /dev/disk/by-id does not show it", shown="found by volume id")
 
 
-@dataclass(frozen=True)
-class NfsSetup:
-    export_dir: str
-    export_to: str
+class NfsSetup(Params):
+    export_dir: AbsPath = doc("directory to export (not a system directory)", "001", default=...)
+    export_to: ExportTo = doc("who may mount it", "001", default=...)
 
 
-@dataclass(frozen=True)
-class StorageServerParams:
-    ssh_cp_name: str
-    username: str
-    password: str | None = field(default=None, repr=False)
-    ssh_private_key: str | None = field(default=None, repr=False)
-    volumes: tuple[VolumeSetup, ...] = ()
-    exports: tuple[NfsSetup, ...] = ()
+def _unique(items: list[Any], attr: str, path: str) -> None:
+    seen: dict[Any, int] = {}
+    for i, item in enumerate(items):
+        value = getattr(item, attr)
+        if value in seen:
+            raise ValueError(f"{path}[{i}].{attr}: {value!r} is also {path}[{seen[value]}].{attr}")
+        seen[value] = i
 
 
-@dataclass(frozen=True)
-class PvRegistration:
-    path: str  # key path, for messages
-    pv_manifest_file_path: str
-    nfs_server_cp: str
+class StorageServerParams(Params):
+    ssh_cp_name: CpName = doc("CP of the storage server VDU (not a Kubernetes node)", "001", default=...)
+    username: Login = doc("SSH login", "001", default=...)
+    password: Secret | None = doc("SSH password", "001", required="one of password, ssh_private_key")
+    ssh_private_key: PrivateKey | None = doc("private key text instead of the password",
+                                             required="one of password, ssh_private_key")
+    volumes: list[VolumeSetup] = doc("volumes to format and mount (at least one)", "001", default=...,
+                                     alias="cinder_volume_setup_params")
+    exports: list[NfsSetup] = doc("directories to export (at least one)", "001", default=...,
+                                  alias="nfs_server_setup_params")
+
+    @model_validator(mode="after")
+    def _complete(self) -> StorageServerParams:
+        _login_given(self.password, self.ssh_private_key)
+        if not self.volumes:
+            raise ValueError("cinder_volume_setup_params: at least one volume to mount is required")
+        if not self.exports:
+            raise ValueError("nfs_server_setup_params: at least one directory to export over NFS is required")
+        _unique(self.volumes, "mount_to", "cinder_volume_setup_params")
+        _unique(self.exports, "export_dir", "nfs_server_setup_params")
+        return self
 
 
-@dataclass(frozen=True)
-class ClusterParams:
-    script_path: str | None
-    vim_name: str | None
-    master: MasterParams
-    worker: NodeParams
-    proxy: ProxyParams = field(default_factory=ProxyParams)
-    kubernetes_version: str = DEFAULT_K8S_VERSION
-    node_ready_timeout: float = 600.0
-    drain_timeout: float = 300.0
-    warnings: tuple[str, ...] = ()
-    registries: tuple[RegistryConnection, ...] = ()
-    storage_server: StorageServerParams | None = None
-    pv_registrations: tuple[PvRegistration, ...] = ()
+class PvRegistration(Params):
+    pv_manifest_file_path: PackagePath = doc("the PersistentVolume manifest in the package", "001", default=...)
+    nfs_server_cp: CpName = doc("CP whose address replaces the manifest's NFS server", "001", default=...)
+    _path: str = PrivateAttr("")
+
+    @property
+    def path(self) -> str:
+        return self._path
 
 
-# ============================================================================= field helpers
-def _obj(value: Any, path: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise _bad(path, f"must be an object, got {type(value).__name__}")
-    return value
+class ClusterParams(Params):
+    script_path: PackagePath | None = doc("package path of the installation script", "000-004",
+                                         inert=SCRIPT_NOT_RUN)
+    vim_name: Text | None = doc("name of the Kubernetes VIM registered for the new cluster", "000-004",
+                                shown="`kubernetes-<instance id>`")
+    master: MasterParams = doc("the control-plane nodes", "000-004", default=..., alias="master_node")
+    worker: NodeParams = doc("the worker nodes", "000-004", default=..., alias="worker_node")
+    proxy: ProxyParams = doc("HTTP proxy for the nodes (package installs, image pulls)", "000-004",
+                             default=ProxyParams())
+    kubernetes_version: KubernetesVersion = doc("Kubernetes version to install (1.x.y); a scale or heal may not "
+                                                "change it", default=DEFAULT_K8S_VERSION)
+    node_ready_timeout: Seconds = doc("how long a joining node may take to become Ready", default=600.0)
+    drain_timeout: Seconds = doc("how long a drain before removal or heal may take", default=300.0)
+    registries: list[RegistryConnection] = doc("private registries every node pulls from (instantiate, "
+                                               "scale-out, heal)", "003", default=[],
+                                               alias="private_registry_connection_info")
+    storage_server: StorageServerParams | None = doc("the storage server VM that exports NFS", "001",
+                                                     required="no (yes with pv_registration_params)")
+    pv_registrations: list[PvRegistration] = doc("PersistentVolumes to register", "001", default=[],
+                                                 alias="pv_registration_params")
+    _warnings: tuple[str, ...] = PrivateAttr(())
+
+    @model_validator(mode="after")
+    def _consistent(self, info: ValidationInfo) -> ClusterParams:
+        if self.master.aspect_id is not None and self.master.aspect_id == self.worker.aspect_id:
+            raise ValueError(f"worker_node.aspect_id: '{self.worker.aspect_id}' is also master_node.aspect_id; "
+                             "masters and workers must scale through different aspects")
+        if self.pv_registrations and self.storage_server is None:
+            raise ValueError("storage_server: is required when pv_registration_params is given (the NFS server "
+                             "the PersistentVolumes point at)")
+        _unique(self.registries, "server", "private_registry_connection_info")
+        for i, r in enumerate(self.registries):
+            r._path = f"{ROOT}.private_registry_connection_info[{i}]"
+        for i, p in enumerate(self.pv_registrations):
+            p._path = f"{ROOT}.pv_registration_params[{i}]"
+        self._warnings = cidr_warnings(info)
+        return self
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self._warnings
 
 
-def _str(d: dict[str, Any], key: str, path: str, *, required: bool = True) -> str | None:
-    if key not in d or d[key] is None:
-        if required:
-            raise _bad(f"{path}.{key}", "is required")
-        return None
-    v = d[key]
-    if not isinstance(v, str):
-        raise _bad(f"{path}.{key}", f"must be a string, got {type(v).__name__}")
-    if not v.strip():
-        raise _bad(f"{path}.{key}", "must not be empty")
-    return v.strip()
+class KubeadmParams(Params):
+    """The kubeadm driver's additionalParams keys."""
+
+    cluster: ClusterParams = doc("the cluster's installation parameters", "000-004", default=..., alias=KEY)
 
 
-def _req(d: dict[str, Any], key: str, path: str) -> str:
-    v = _str(d, key, path)
-    assert v is not None
-    return v
+DECLARED = Declared("kubeadm", KubeadmParams, merge_depth=3)
 
 
-def _cidr(value: str, path: str, warnings: list[str]) -> str:
-    try:
-        iface = ipaddress.ip_interface(value)
-    except ValueError:
-        raise _bad(path, f"{value!r} is not a CIDR (expected e.g. 10.0.0.0/16)") from None
-    if "/" not in value:
-        raise _bad(path, f"{value!r} has no prefix length (expected e.g. {iface.network})")
-    net = iface.network
-    if iface.ip == net.network_address:
-        return str(net)
-    if iface.version == 4 and int(iface.ip) % 256 == 0:
-        warnings.append(f"{path}: {value!r} has host bits set; using {net}")
-        return str(net)
-    raise _bad(path, f"{value!r} has host bits set (did you mean {net}?)")
-
-
-def _number(d: dict[str, Any], key: str, path: str, default: float) -> float:
-    if key not in d or d[key] is None:
-        return default
-    v = d[key]
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        raise _bad(f"{path}.{key}", f"{v!r} is not a number of seconds") from None
-    if not 0 < f <= 86400:
-        raise _bad(f"{path}.{key}", f"{v!r} must be within (0, 86400] seconds")
-    return f
-
-
-def _node(d: dict[str, Any], path: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key in ("aspect_id", "ssh_cp_name", "nic_cp_name"):
-        v = _str(d, key, path, required=key == "ssh_cp_name")
-        if v is not None and not _CP_NAME.match(v):
-            raise _bad(f"{path}.{key}", f"{v!r} contains characters not allowed in a VNFD id")
-        out[key] = v
-    out["nic_cp_name"] = out["nic_cp_name"] or out["ssh_cp_name"]
-    user = _req(d, "username", path)
-    if not _USER.match(user):
-        raise _bad(f"{path}.username", f"{user!r} is not a valid login name")
-    out["username"] = user
-    pw = d.get("password")
-    if pw is not None and (not isinstance(pw, str) or not pw):
-        raise _bad(f"{path}.password", "must be a non-empty string")
-    key_text = d.get("ssh_private_key", d.get("private_key"))
-    if key_text is not None and (not isinstance(key_text, str) or "PRIVATE KEY" not in key_text):
-        raise _bad(f"{path}.ssh_private_key", "must be an OpenSSH or PEM private key text")
-    if pw is None and key_text is None:
-        raise _bad(path, "give 'password' or 'ssh_private_key' for SSH access")
-    out["password"] = pw
-    out["ssh_private_key"] = key_text
-    return out
-
-
-def _proxy_url(d: dict[str, Any], key: str, path: str) -> str | None:
-    v = _str(d, key, path, required=False)
-    if v is None:
-        return None
-    parts = urlsplit(v)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        # never echo the value: it may hold credentials
-        raise _bad(f"{path}.{key}", "must be an http:// or https:// URL with a host")
-    return v
-
-
-# ============================================================================= entry points
 def parse(additional_params: dict[str, Any] | None) -> ClusterParams:
-    """Parse (and normalise) the cluster parameters; BadRequest naming the key path otherwise."""
-    if not isinstance(additional_params, dict) or KEY not in additional_params:
-        raise _bad(ROOT, "is required by the Kubernetes cluster management driver")
-    root = _obj(additional_params[KEY], ROOT)
-    warnings: list[str] = []
-    vim_name = _str(root, "vim_name", ROOT, required=False)
-    script_path = _str(root, "script_path", ROOT, required=False)
-    mpath, wpath = f"{ROOT}.master_node", f"{ROOT}.worker_node"
-    if "master_node" not in root:
-        raise _bad(mpath, "is required")
-    if "worker_node" not in root:
-        raise _bad(wpath, "is required")
-    m = _obj(root["master_node"], mpath)
-    w = _obj(root["worker_node"], wpath)
-    mn = _node(m, mpath)
-    wn = _node(w, wpath)
-    pod = _cidr(_str(m, "pod_cidr", mpath, required=False) or "192.168.0.0/16", f"{mpath}.pod_cidr", warnings)
-    svc = _cidr(_str(m, "cluster_cidr", mpath, required=False) or "10.96.0.0/12", f"{mpath}.cluster_cidr",
-                warnings)
-    if ipaddress.ip_network(pod).overlaps(ipaddress.ip_network(svc)):
-        raise _bad(f"{mpath}.cluster_cidr", f"{svc} overlaps pod_cidr {pod}: the service and pod "
-                                            "networks must be disjoint")
-    if ipaddress.ip_network(svc).num_addresses < 16:
-        raise _bad(f"{mpath}.cluster_cidr", f"{svc} is too small for the cluster's services")
-    cluster_cp = _str(m, "cluster_cp_name", mpath, required=False) or mn["nic_cp_name"]
-    vip = _str(m, "cluster_vip", mpath, required=False)
-    if vip is not None:
-        try:
-            ipaddress.ip_address(vip)
-        except ValueError:
-            raise _bad(f"{mpath}.cluster_vip", f"{vip!r} is not an IP address") from None
-    if mn["aspect_id"] is not None and mn["aspect_id"] == wn["aspect_id"]:
-        raise _bad(f"{wpath}.aspect_id", f"'{wn['aspect_id']}' is also master_node.aspect_id; masters and "
-                                         "workers must scale through different aspects")
-    master = MasterParams(**mn, pod_cidr=pod, cluster_cidr=svc, cluster_cp_name=cluster_cp, cluster_vip=vip)
-    worker = NodeParams(**wn)
-
-    proxy = ProxyParams()
-    if root.get("proxy") is not None:
-        ppath = f"{ROOT}.proxy"
-        p = _obj(root["proxy"], ppath)
-        no_proxy_raw = _str(p, "no_proxy", ppath, required=False)
-        no_proxy = tuple(x.strip() for x in (no_proxy_raw or "").split(",") if x.strip())
-        node_cidr_raw = _str(p, "k8s_node_cidr", ppath, required=False)
-        node_cidr = _cidr(node_cidr_raw, f"{ppath}.k8s_node_cidr", warnings) if node_cidr_raw else None
-        proxy = ProxyParams(_proxy_url(p, "http_proxy", ppath), _proxy_url(p, "https_proxy", ppath),
-                            no_proxy, node_cidr)
-
-    version = _str(root, "kubernetes_version", ROOT, required=False) or DEFAULT_K8S_VERSION
-    if not _VERSION.match(version):
-        raise _bad(f"{ROOT}.kubernetes_version", f"{version!r} is not a Kubernetes version like 1.30.4")
-    return ClusterParams(
-        script_path=script_path,
-        vim_name=vim_name,
-        master=master,
-        worker=worker,
-        proxy=proxy,
-        kubernetes_version=version,
-        node_ready_timeout=_number(root, "node_ready_timeout", ROOT, 600.0),
-        drain_timeout=_number(root, "drain_timeout", ROOT, 300.0),
-        warnings=tuple(warnings),
-        registries=_registries(root),
-        storage_server=_storage_server(root),
-        pv_registrations=_pv_registrations(root),
-    )
-
-
-# ============================================================================= seed 003: registries
-_HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-                       r"(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
-_PKG_PATH = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_./@+-]*$")
-
-
-def _list(root: dict[str, Any], key: str, path: str) -> list[Any]:
-    v = root.get(key)
-    if v is None:
-        return []
-    if not isinstance(v, list):
-        raise _bad(path, f"must be a list, got {type(v).__name__}")
-    return v
-
-
-def _host(value: str, path: str) -> None:
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        if not _HOSTNAME.match(value):
-            raise _bad(path, f"{value!r} is neither an IP address nor a host name") from None
-
-
-def _server(value: str, path: str) -> str:
-    host, port = value, None
-    m = re.match(r"^\[([0-9A-Fa-f:.]+)\](?::([0-9]+))?$", value)
-    if m:
-        host, port = m.group(1), m.group(2)
-    elif value.count(":") == 1:
-        host, port = value.split(":")
-    if "/" in value or "://" in value:
-        raise _bad(path, f"{value!r} must be a registry host[:port] without scheme or path "
-                         "(e.g. 192.168.0.10:5000)")
-    _host(host, path)
-    if port is not None and (not port.isdigit() or not 0 < int(port) < 65536):
-        raise _bad(path, f"{value!r} has an invalid port")
-    return value
-
-
-def _pkg_path(d: dict[str, Any], key: str, path: str, *, required: bool) -> str | None:
-    v = _str(d, key, path, required=required)
-    if v is None:
-        return None
-    v = v[2:] if v.startswith("./") else v
-    if not _PKG_PATH.match(v) or ".." in v.split("/"):
-        raise _bad(f"{path}.{key}", f"{v!r} must be a relative path inside the VNF package")
-    return v
-
-
-def _registries(root: dict[str, Any]) -> tuple[RegistryConnection, ...]:
-    base = f"{ROOT}.private_registry_connection_info"
-    out: list[RegistryConnection] = []
-    seen: dict[str, str] = {}
-    for i, raw in enumerate(_list(root, "private_registry_connection_info", base)):
-        path = f"{base}[{i}]"
-        d = _obj(raw, path)
-        ct = d.get("connection_type")
-        if ct is None:
-            raise _bad(f"{path}.connection_type", "is required (0: HTTP, 1: HTTPS)")
-        if isinstance(ct, bool) or str(ct).strip() not in ("0", "1"):
-            raise _bad(f"{path}.connection_type", f"{ct!r} must be 0 (HTTP) or 1 (HTTPS)")
-        https = str(ct).strip() == "1"
-        server = _server(_req(d, "server", path), f"{path}.server")
-        if server in seen:
-            raise _bad(f"{path}.server", f"{server!r} is also {seen[server]}.server")
-        seen[server] = path
-        user = _str(d, "username", path, required=False)
-        pw = d.get("password")
-        if pw is not None and (not isinstance(pw, str) or not pw):
-            raise _bad(f"{path}.password", "must be a non-empty string")
-        if (user is None) != (pw is None):
-            raise _bad(path, "give both 'username' and 'password' (or neither)")
-        if user is not None and any(c in user for c in "\n\r"):
-            raise _bad(f"{path}.username", "must be a single line")
-        if pw is not None and any(c in pw for c in "\n\r"):
-            raise _bad(f"{path}.password", "must be a single line")  # never echo it
-        cert = _pkg_path(d, "certificate_path", path, required=False)
-        if cert is not None and not https:
-            raise _bad(f"{path}.certificate_path", "a CA certificate needs connection_type 1 (HTTPS); "
-                                                   "connection_type 0 is plain HTTP")
-        hosts_entry = None
-        hs = _str(d, "hosts_string", path, required=False)
-        if hs is not None:
-            parts = hs.split()
-            if len(parts) != 2:
-                raise _bad(f"{path}.hosts_string", f"{hs!r} must be '<IP address> <FQDN>'")
-            try:
-                ipaddress.ip_address(parts[0])
-            except ValueError:
-                raise _bad(f"{path}.hosts_string", f"{parts[0]!r} is not an IP address "
-                                                   "(expected '<IP address> <FQDN>')") from None
-            if not _HOSTNAME.match(parts[1]):
-                raise _bad(f"{path}.hosts_string", f"{parts[1]!r} is not a host name")
-            hosts_entry = (parts[0], parts[1])
-        out.append(RegistryConnection(path, https, server, user, pw, cert, hosts_entry))
-    return tuple(out)
-
-
-# ============================================================================= seed 001: storage
-def _abs_dir(d: dict[str, Any], key: str, path: str) -> str:
-    v = _req(d, key, path)
-    if not re.match(r"^/[A-Za-z0-9_./@:+-]*$", v) or "/../" in v + "/" or "//" in v or v == "/":
-        raise _bad(f"{path}.{key}", f"{v!r} must be a plain absolute directory path (not /)")
-    return v.rstrip("/")
-
-
-def _storage_server(root: dict[str, Any]) -> StorageServerParams | None:
-    if root.get("storage_server") is None:
-        return None
-    path = f"{ROOT}.storage_server"
-    d = _obj(root["storage_server"], path)
-    cp = _req(d, "ssh_cp_name", path)
-    if not _CP_NAME.match(cp):
-        raise _bad(f"{path}.ssh_cp_name", f"{cp!r} contains characters not allowed in a VNFD id")
-    node = _node({**d, "nic_cp_name": cp}, path)
-    vols: list[VolumeSetup] = []
-    vpath = f"{path}.cinder_volume_setup_params"
-    raw_vols = _list(d, "cinder_volume_setup_params", vpath)
-    if not raw_vols:
-        raise _bad(vpath, "is required (at least one volume to mount)")
-    mounts: dict[str, str] = {}
-    for i, raw in enumerate(raw_vols):
-        p = f"{vpath}[{i}]"
-        v = _obj(raw, p)
-        rid = _req(v, "volume_resource_id", p)
-        if not _CP_NAME.match(rid):
-            raise _bad(f"{p}.volume_resource_id", f"{rid!r} contains characters not allowed in a VNFD id")
-        mount_to = _abs_dir(v, "mount_to", p)
-        if mount_to in mounts:
-            raise _bad(f"{p}.mount_to", f"{mount_to!r} is also {mounts[mount_to]}.mount_to")
-        mounts[mount_to] = p
-        dev = _str(v, "device", p, required=False)
-        if dev is not None and not re.match(r"^/dev/[A-Za-z0-9_./:-]+$", dev):
-            raise _bad(f"{p}.device", f"{dev!r} must be a path under /dev")
-        vols.append(VolumeSetup(rid, mount_to, dev))
-    exports: list[NfsSetup] = []
-    epath = f"{path}.nfs_server_setup_params"
-    raw_exports = _list(d, "nfs_server_setup_params", epath)
-    if not raw_exports:
-        raise _bad(epath, "is required (at least one directory to export over NFS)")
-    seen: dict[str, str] = {}
-    for i, raw in enumerate(raw_exports):
-        p = f"{epath}[{i}]"
-        e = _obj(raw, p)
-        export_dir = _abs_dir(e, "export_dir", p)
-        if export_dir in seen:
-            raise _bad(f"{p}.export_dir", f"{export_dir!r} is also {seen[export_dir]}.export_dir")
-        seen[export_dir] = p
-        export_to = _req(e, "export_to", p)
-        if export_to != "*":
-            try:
-                ipaddress.ip_network(export_to, strict=False)
-            except ValueError:
-                raise _bad(f"{p}.export_to", f"{export_to!r} is not an address or network "
-                                             "(e.g. 10.10.0.0/24)") from None
-        exports.append(NfsSetup(export_dir, export_to))
-    return StorageServerParams(cp, node["username"], node["password"], node["ssh_private_key"],
-                               tuple(vols), tuple(exports))
-
-
-def _pv_registrations(root: dict[str, Any]) -> tuple[PvRegistration, ...]:
-    base = f"{ROOT}.pv_registration_params"
-    out: list[PvRegistration] = []
-    for i, raw in enumerate(_list(root, "pv_registration_params", base)):
-        p = f"{base}[{i}]"
-        d = _obj(raw, p)
-        manifest = _pkg_path(d, "pv_manifest_file_path", p, required=True)
-        assert manifest is not None
-        cp = _req(d, "nfs_server_cp", p)
-        if not _CP_NAME.match(cp):
-            raise _bad(f"{p}.nfs_server_cp", f"{cp!r} contains characters not allowed in a VNFD id")
-        out.append(PvRegistration(p, manifest, cp))
-    if out and root.get("storage_server") is None:
-        raise _bad(f"{ROOT}.storage_server", "is required when pv_registration_params is given (the NFS "
-                                             "server the PersistentVolumes point at)")
-    return tuple(out)
+    """The cluster parameters (normalised); BadRequest naming the key path otherwise."""
+    return DECLARED.parse(additional_params).cluster
 
 
 def override(base: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
-    """A scale/heal request's additionalParams over the stored ones: like the engine, one level deep
-    per key, and one level deeper inside k8s_cluster_installation_param (master_node, worker_node,
-    proxy), so a request may give just e.g. a new worker password."""
-    out = dict(base)
-    for k, v in (extra or {}).items():
-        if k == KEY and isinstance(v, dict) and isinstance(out.get(k), dict):
-            merged = dict(out[k])
-            for sk, sv in v.items():
-                if isinstance(sv, dict) and isinstance(merged.get(sk), dict):
-                    merged[sk] = {**merged[sk], **sv}
-                else:
-                    merged[sk] = sv
-            out[k] = merged
-        elif isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = {**out[k], **v}
-        else:
-            out[k] = v
-    return out
+    """The stored parameters with a scale/heal request's over them (DECLARED's merge rule)."""
+    return {**base, **DECLARED.merged(base, extra)}

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vnfm.adapters.mgmt.cluster import params as P
-from vnfm.domain.errors import BadRequest, OperationFailed
-from vnfm.domain.model import LcmOperation
+from vnfm.domain.errors import OperationFailed
 from vnfm.domain.resources import Vnfc
 from vnfm.domain.vnfd import Flavour
 from vnfm.nodesteps.base import StepExecutor
@@ -144,19 +143,14 @@ def storage_node(ctx: LcmContext, cp: P.ClusterParams, vnfcs: Sequence[Vnfc]) ->
 
 # ============================================================================= opening the cluster
 def params(ctx: LcmContext) -> P.ClusterParams:
-    """The cluster parameters of this operation: instantiate's, or the stored ones overridden by a
-    scale/heal request's (already validated when the request arrived)."""
-    if ctx.operation == LcmOperation.INSTANTIATE:
-        raw = ctx.additional_params
-    else:
-        raw = P.override(ctx.instance.additional_params, (ctx.request or {}).get("additionalParams") or {})
-    try:
-        cp = P.parse(raw)
-    except BadRequest as e:
-        raise OperationFailed(e.detail) from None
-    for w in cp.warnings:
+    """The cluster parameters of this operation, as the engine parsed them for the hooks (the
+    driver's declared merge rule; validated when the request arrived)."""
+    root = ctx.params
+    if not isinstance(root, P.KubeadmParams):
+        raise OperationFailed(f"{P.ROOT}: the engine handed this hook no cluster parameters")
+    for w in root.cluster.warnings:
         ctx.progress(w)
-    return cp
+    return root.cluster
 
 
 def login(cp: P.ClusterParams, n: Node) -> NodeLogin:

@@ -85,6 +85,7 @@ def _node_ports(api: client.ApiClient, services: list[k8s_manifests.Manifest],
 
 class CnfNodePortDriver(MgmtDriver):
     name = "cnf-nodeport"
+    declared = lbparams.DECLARED
 
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:
@@ -102,7 +103,7 @@ class CnfNodePortDriver(MgmtDriver):
         return vim
 
     async def _apply(self, ctx: LcmContext, frontends: tuple[Frontend, ...]) -> None:
-        lb = lbparams.parse(ctx.instance.additional_params or ctx.additional_params)
+        lb = ctx.params.lb if isinstance(ctx.params, lbparams.CnfNodePortRoot) else None
         if lb is None:
             ctx.progress(f"no {lbparams.KEY}: no load balancer to configure")
             return

@@ -5,52 +5,68 @@ package (as the reference requires), but nothing of the package is run."""
 
 from __future__ import annotations
 
-import ipaddress
-from dataclasses import dataclass, field
 from typing import Any
 
-from vnfm.domain.errors import BadRequest
+from pydantic import model_validator
+
+from vnfm.domain.params import Declared, IpAddress, Login, PackagePath, Params, PrivateKey, Secret, doc
 
 KEY = "lcm-kubernetes-external-lb"
 
 
-@dataclass(frozen=True)
-class ExternalLb:
-    ssh_ip: str
-    username: str
-    password: str | None = field(default=None, repr=False)
-    private_key: str | None = field(default=None, repr=False)
-    script_path: str | None = None
+class LbLogin(Params):
+    ssh_ip: IpAddress = doc("address of the load balancer VM (alias `sshIp`)", "002", default=..., alias="ssh_ip",
+                            aliases=("sshIp",))
+    username: Login = doc("SSH login (alias `sshUsername`)", "002", default=..., alias="ssh_username",
+                          aliases=("sshUsername",))
+    password: Secret | None = doc("SSH password (alias `sshPassword`)", "002", alias="ssh_password",
+                                  aliases=("sshPassword",), required="one of ssh_password, ssh_private_key")
+    private_key: PrivateKey | None = doc("private key text instead of the password (alias `sshPrivateKey`)",
+                                         alias="ssh_private_key", aliases=("sshPrivateKey",),
+                                         required="one of ssh_password, ssh_private_key")
+
+    @model_validator(mode="after")
+    def _login(self) -> LbLogin:
+        if self.password is None and self.private_key is None:
+            raise ValueError("ssh_password or ssh_private_key is required")
+        return self
 
 
-def _get(d: dict[str, Any], snake: str) -> Any:
-    camel = "".join(w.capitalize() if i else w for i, w in enumerate(snake.split("_")))
-    return d.get(snake, d.get(camel))
+class ExternalLb(Params):
+    script_path: PackagePath | None = doc("the reference's LB script in the package (alias `scriptPath`)", "002",
+                                          alias="script_path", aliases=("scriptPath",),
+                                          inert="vnfm configures the load balancer's HAProxy itself and never runs "
+                                                "package code; the file must exist in the package")
+    login: LbLogin = doc("the load balancer VM (alias `externalLbParam`)", "002", default=...,
+                         alias="external_lb_param", aliases=("externalLbParam",))
+
+    @property
+    def ssh_ip(self) -> str:
+        return self.login.ssh_ip
+
+    @property
+    def username(self) -> str:
+        return self.login.username
+
+    @property
+    def password(self) -> str | None:
+        return self.login.password
+
+    @property
+    def private_key(self) -> str | None:
+        return self.login.private_key
+
+
+class CnfNodePortRoot(Params):
+    """The NodePort driver's additionalParams keys."""
+
+    lb: ExternalLb | None = doc("the external load balancer that gets the CNF's NodePorts", "002", alias=KEY)
+
+
+# only instantiate carries it; a later request's replaces it whole
+DECLARED = Declared("cnf-nodeport", CnfNodePortRoot, merge_depth=1)
 
 
 def parse(params: dict[str, Any]) -> ExternalLb | None:
     """The external LB of the request, None when the request names none; BadRequest naming the key."""
-    root = params.get(KEY)
-    if root is None:
-        return None
-    if not isinstance(root, dict):
-        raise BadRequest(f"additionalParams.{KEY} must be an object")
-    script = _get(root, "script_path")
-    if script is not None and not (isinstance(script, str) and script):
-        raise BadRequest(f"additionalParams.{KEY}.script_path must be a file path in the package")
-    lb = _get(root, "external_lb_param")
-    path = f"additionalParams.{KEY}.external_lb_param"
-    if not isinstance(lb, dict):
-        raise BadRequest(f"{path} is required (ssh_ip, ssh_username, ssh_password)")
-    ip, user = _get(lb, "ssh_ip"), _get(lb, "ssh_username")
-    pw, key = _get(lb, "ssh_password"), _get(lb, "ssh_private_key")
-    try:
-        ipaddress.ip_address(str(ip))
-    except ValueError:
-        raise BadRequest(f"{path}.ssh_ip must be an IP address") from None
-    if not isinstance(user, str) or not user:
-        raise BadRequest(f"{path}.ssh_username is required")
-    if not (isinstance(pw, str) and pw) and not (isinstance(key, str) and key):
-        raise BadRequest(f"{path}: ssh_password or ssh_private_key is required")
-    return ExternalLb(str(ip), user, pw if isinstance(pw, str) and pw else None,
-                      key if isinstance(key, str) and key else None, script)
+    return DECLARED.parse(params).lb

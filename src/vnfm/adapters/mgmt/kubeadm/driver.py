@@ -16,7 +16,7 @@ from vnfm.adapters.mgmt.cluster.checks import check_cluster
 from vnfm.adapters.mgmt.cluster.topology import gather, open_cluster, pin
 from vnfm.adapters.mgmt.kubeadm import heal
 from vnfm.adapters.mgmt.kubeadm.install import add_workers, install
-from vnfm.domain.errors import BadRequest, OperationFailed
+from vnfm.domain.errors import OperationFailed, UnprocessableEntity
 from vnfm.domain.model import LcmOperation, VnfInstance
 from vnfm.domain.vnfd import Flavour
 from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
@@ -24,24 +24,29 @@ from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
 
 class KubeadmDriver(MgmtDriver):
     name = "kubeadm"
+    declared = P.DECLARED
 
     # ------------------------------------------------------------------ request-time validation
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:
         op = str(operation)
         extra = request.get("additionalParams") or {}
-        if op == LcmOperation.INSTANTIATE:
-            check_cluster(P.parse(extra), flavour, package)
+        if op not in (LcmOperation.INSTANTIATE, LcmOperation.SCALE, LcmOperation.HEAL):
             return
-        if op not in (LcmOperation.SCALE, LcmOperation.HEAL):
-            return
-        cp = P.parse(P.override(instance.additional_params, extra))
+        cp = P.DECLARED.for_operation(op, instance.additional_params, extra).cluster
         check_cluster(cp, flavour, package)
+        if op == LcmOperation.INSTANTIATE:
+            return
+        running = P.parse(instance.additional_params).kubernetes_version
+        if cp.kubernetes_version != running:
+            raise UnprocessableEntity(f"{P.ROOT}.kubernetes_version: the cluster runs Kubernetes {running} (fixed by "
+                                      f"its control plane); a {op.lower()} cannot bring {cp.kubernetes_version} "
+                                      "nodes into it (leave the key out, or give the cluster's version)")
         if op == LcmOperation.SCALE:
             if cp.master.aspect_id is not None and request.get("aspectId") == cp.master.aspect_id:
-                raise BadRequest(f"aspectId '{cp.master.aspect_id}' is the master_node aspect: scaling control "
-                                 "planes is not supported (it would change etcd membership); scale the worker "
-                                 "aspect, or heal a master to replace it")
+                raise UnprocessableEntity(f"aspectId '{cp.master.aspect_id}' is the master_node aspect: scaling "
+                                          "control planes is not supported (it would change etcd membership); "
+                                          "scale the worker aspect, or heal a master to replace it")
             return
         ids = request.get("vnfcInstanceId")
         if not ids:

@@ -17,7 +17,7 @@ from vnfm.adapters.mgmt.cluster.topology import pin
 from vnfm.adapters.mgmt.kubespray import lb
 from vnfm.adapters.mgmt.kubespray.install import install
 from vnfm.adapters.mgmt.kubespray.nodes import add_workers, remove_workers, workers_only
-from vnfm.adapters.mgmt.kubespray.params import ROOT
+from vnfm.adapters.mgmt.kubespray.params import DECLARED, ROOT
 from vnfm.adapters.mgmt.kubespray.site import ansible_session, forget_vnfc_pins, open_site, params
 from vnfm.adapters.mgmt.kubespray.validate import validate
 from vnfm.domain.errors import OperationFailed
@@ -34,6 +34,7 @@ class KubesprayDriver(MgmtDriver):
     # the Ansible server and the inventory path are checked before instantiate creates any VM,
     # although seed 002's VNFD binds instantiate_end only
     implicit_hooks = frozenset({"instantiate_start"})
+    declared = DECLARED
 
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:

@@ -1,165 +1,137 @@
-"""The Kubespray driver's parameters: the shared `k8s_cluster_installation_param` (master_node,
-worker_node, proxy, vim_name: adapters/mgmt/cluster/params.py) plus seed 002's `ansible` and
-`external_lb_param`.
+"""The Kubespray driver's `additionalParams.k8s_cluster_installation_param`, declared (seed 002):
+master_node, worker_node, proxy, vim_name as the shared cluster model has them (without what only
+the kubeadm driver acts on: Kubespray configures that itself through its inventory, so those keys
+are unknown here and refused), plus `ansible` and `external_lb_param`.
 
-Extensions, all optional: `ansible.ssh_private_key` (instead of the password), `ansible.mtu` (the
-cluster network's MTU: Kubespray's calico_mtu), `ansible.playbook_timeout` (seconds per run),
-`external_lb_param.ssh_private_key`.
+Extensions, all optional: `*.ssh_private_key` (instead of the password), `ansible.mtu` (Kubespray's
+calico_mtu), `ansible.playbook_timeout` (seconds per run), `drain_timeout`.
 
-Scale and heal requests may carry `master_node`, `worker_node`, `ansible` and `external_lb_param`
-as whole dicts (seed 002: "you need to set values for all keys"): each replaces the stored one, and
-a dict that lacks a required key is refused naming the missing keys.
+Scale and heal requests may carry `master_node`, `worker_node`, `proxy`, `ansible` and
+`external_lb_param` as whole dicts (seed 002: "you need to set values for all keys"): each replaces
+the stored one (`DECLARED.merge_depth` 2), so a dict that lacks a required key is refused (400).
 """
 
 from __future__ import annotations
 
-import ipaddress
-from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from pydantic import PrivateAttr, ValidationInfo, model_validator
+
 from vnfm.adapters.mgmt.cluster import params as P
-from vnfm.domain.errors import BadRequest
+from vnfm.domain.params import (
+    AbsPath,
+    CpName,
+    Declared,
+    IpAddress,
+    Login,
+    Mtu,
+    PackagePath,
+    Params,
+    PrivateKey,
+    Seconds,
+    Secret,
+    Text,
+    doc,
+)
 
 KEY = P.KEY
 ROOT = P.ROOT
-_USER = P._USER
-_CP_NAME = P._CP_NAME
-
-# the keys a whole dict of a scale/heal request must have (one of each tuple)
-REQUIRED: dict[str, tuple[tuple[str, ...], ...]] = {
-    "master_node": (("ssh_cp_name",), ("username",), ("password", "ssh_private_key")),
-    "worker_node": (("ssh_cp_name",), ("username",), ("password", "ssh_private_key")),
-    "ansible": (("ip_address",), ("username",), ("password", "ssh_private_key"), ("kubespray_root_path",),
-                ("transferring_inventory_path",)),
-    "external_lb_param": (("ssh_cp_name",), ("ssh_username",), ("ssh_password", "ssh_private_key"),
-                          ("script_path",)),
-}
+LB_SCRIPT_NOT_RUN = ("vnfm configures HAProxy and kubectl on the load balancer itself and never runs package "
+                     "code; the file must exist in the package")
 
 
-@dataclass(frozen=True)
-class AnsibleParams:
-    ip_address: str
-    username: str
-    kubespray_root_path: str
-    transferring_inventory_path: str
-    password: str | None = field(default=None, repr=False)
-    ssh_private_key: str | None = field(default=None, repr=False)
-    mtu: int | None = None
-    playbook_timeout: float = 3600.0
+class AnsibleParams(Params):
+    ip_address: IpAddress = doc("its address", "002", default=...)
+    username: Login = doc("SSH login", "002", default=...)
+    password: Secret | None = doc("SSH password", "002", required="one of password, ssh_private_key")
+    ssh_private_key: PrivateKey | None = doc("private key text instead of the password",
+                                             required="one of password, ssh_private_key")
+    kubespray_root_path: AbsPath = doc("the Kubespray checkout (v2.16 or later: the playbooks at the root up to "
+                                       "v2.21, in `playbooks/` since v2.22)", "002", default=...)
+    transferring_inventory_path: AbsPath = doc("this cluster's inventory directory (its own, not "
+                                               "inventory/sample)", "002", default=...)
+    mtu: Mtu | None = doc("the cluster network's MTU (calico_mtu)", shown="Kubespray's")
+    playbook_timeout: Seconds = doc("time allowed per playbook run", default=3600.0)
+
+    @model_validator(mode="after")
+    def _check(self) -> AnsibleParams:
+        P._login_given(self.password, self.ssh_private_key)
+        root, inv = self.kubespray_root_path, self.transferring_inventory_path
+        if inv in (root, f"{root}/inventory", f"{root}/inventory/sample") or root.startswith(inv + "/"):
+            raise ValueError(f"transferring_inventory_path: {inv!r} must be a directory of its own for this "
+                             "cluster's inventory (e.g. <kubespray_root_path>/inventory/mycluster), not the "
+                             "Kubespray tree, its inventory/ or inventory/sample")
+        return self
 
 
-@dataclass(frozen=True)
-class ExternalLbParams:
-    ssh_cp_name: str
-    ssh_username: str
-    script_path: str
-    ssh_password: str | None = field(default=None, repr=False)
-    ssh_private_key: str | None = field(default=None, repr=False)
+class ExternalLbParams(Params):
+    ssh_cp_name: CpName = doc("its CP (or `<VDU>_FloatingIP`)", "002", default=...)
+    ssh_username: Login = doc("SSH login", "002", default=...)
+    ssh_password: Secret | None = doc("SSH password", "002", required="one of ssh_password, ssh_private_key")
+    ssh_private_key: PrivateKey | None = doc("private key text instead of the password",
+                                             required="one of ssh_password, ssh_private_key")
+    script_path: PackagePath = doc("the load balancer's configuration script in the package", "002", default=...,
+                                   inert=LB_SCRIPT_NOT_RUN)
+
+    @model_validator(mode="after")
+    def _check(self) -> ExternalLbParams:
+        P._login_given(self.ssh_password, self.ssh_private_key, "ssh_password")
+        return self
 
 
-@dataclass(frozen=True)
-class KubesprayParams:
-    cluster: P.ClusterParams
-    ansible: AnsibleParams
-    lb: ExternalLbParams
+class KubesprayClusterParams(Params):
+    vim_name: Text | None = doc("name of the Kubernetes VIM registered for the new cluster", "002",
+                                shown="`kubernetes-<instance id>`")
+    master: P.MasterBase = doc("the control-plane node (one: Kubespray's single control plane)", "002",
+                               default=..., alias="master_node")
+    worker: P.NodeParams = doc("the worker nodes", "002", default=..., alias="worker_node")
+    proxy: P.ProxyBase = doc("HTTP proxy (Kubespray's http_proxy, https_proxy, additional_no_proxy)", "002",
+                             default=P.ProxyBase())
+    drain_timeout: Seconds = doc("how long a drain before removal or heal may take", default=300.0)
+    ansible: AnsibleParams = doc("the Ansible server that runs Kubespray", "002", default=...)
+    lb: ExternalLbParams = doc("the external load balancer VM", "002", default=..., alias="external_lb_param")
+
+    @model_validator(mode="after")
+    def _aspects(self, info: ValidationInfo) -> KubesprayClusterParams:
+        self._warnings = P.cidr_warnings(info)
+        if self.master.aspect_id is not None and self.master.aspect_id == self.worker.aspect_id:
+            raise ValueError(f"worker_node.aspect_id: '{self.worker.aspect_id}' is also master_node.aspect_id; "
+                             "masters and workers must scale through different aspects")
+        return self
+
+    @cached_property
+    def cluster(self) -> P.ClusterParams:
+        """The same cluster seen through the shared model (what the cluster code reads)."""
+        m = self.master
+        master = P.MasterParams.model_construct(**dict(m), cluster_cp_name=m.nic_cp_name, cluster_vip=None)
+        proxy = P.ProxyParams.model_construct(**dict(self.proxy), k8s_node_cidr=None)
+        out = P.ClusterParams.model_construct(script_path=None, vim_name=self.vim_name, master=master,
+                                              worker=self.worker, proxy=proxy, drain_timeout=self.drain_timeout)
+        out._warnings = self._warnings
+        return out
+
+    _warnings: tuple[str, ...] = PrivateAttr(())
 
 
-def _bad(path: str, why: str) -> BadRequest:
-    return BadRequest(f"{path}: {why}")
+class KubesprayRoot(Params):
+    """The Kubespray driver's additionalParams keys."""
+
+    params: KubesprayClusterParams = doc("the cluster's installation parameters", "002", default=..., alias=KEY)
 
 
-def _secret(d: dict[str, Any], pw_key: str, path: str) -> tuple[str | None, str | None]:
-    pw = d.get(pw_key)
-    if pw is not None and (not isinstance(pw, str) or not pw or "\n" in pw):
-        raise _bad(f"{path}.{pw_key}", "must be a non-empty single-line string")  # never echo it
-    key = d.get("ssh_private_key")
-    if key is not None and (not isinstance(key, str) or "PRIVATE KEY" not in key):
-        raise _bad(f"{path}.ssh_private_key", "must be an OpenSSH or PEM private key text")
-    if pw is None and key is None:
-        raise _bad(path, f"give '{pw_key}' or 'ssh_private_key' for SSH access")
-    return pw, key
+DECLARED = Declared("kubespray", KubesprayRoot, merge_depth=2)
 
 
-def _ansible(root: dict[str, Any]) -> AnsibleParams:
-    path = f"{ROOT}.ansible"
-    d = root.get("ansible")
-    if not isinstance(d, dict):
-        raise _bad(path, "is required (an object: ip_address, username, password, kubespray_root_path, "
-                         "transferring_inventory_path)")
-    ip = P._req(d, "ip_address", path)
-    try:
-        ipaddress.ip_address(ip)
-    except ValueError:
-        raise _bad(f"{path}.ip_address", f"{ip!r} is not an IP address") from None
-    user = P._req(d, "username", path)
-    if not _USER.match(user):
-        raise _bad(f"{path}.username", f"{user!r} is not a valid login name")
-    pw, key = _secret(d, "password", path)
-    root_path = P._abs_dir(d, "kubespray_root_path", path)
-    inv = P._abs_dir(d, "transferring_inventory_path", path)
-    if inv in (root_path, f"{root_path}/inventory", f"{root_path}/inventory/sample") \
-            or root_path.startswith(inv + "/"):
-        raise _bad(f"{path}.transferring_inventory_path", f"{inv!r} must be a directory of its own for this "
-                   "cluster's inventory (e.g. <kubespray_root_path>/inventory/mycluster), not the Kubespray "
-                   "tree, its inventory/ or inventory/sample")
-    mtu = d.get("mtu")
-    if mtu is not None and (isinstance(mtu, bool) or not isinstance(mtu, int) or not 576 <= mtu <= 9216):
-        raise _bad(f"{path}.mtu", f"{mtu!r} must be an integer within 576..9216")
-    timeout = P._number(d, "playbook_timeout", path, 3600.0)
-    return AnsibleParams(ip, user, root_path, inv, pw, key, mtu, timeout)
-
-
-def _external_lb(root: dict[str, Any]) -> ExternalLbParams:
-    path = f"{ROOT}.external_lb_param"
-    d = root.get("external_lb_param")
-    if not isinstance(d, dict):
-        raise _bad(path, "is required (an object: ssh_cp_name, ssh_username, ssh_password, script_path)")
-    cp = P._req(d, "ssh_cp_name", path)
-    if not _CP_NAME.match(cp):
-        raise _bad(f"{path}.ssh_cp_name", f"{cp!r} contains characters not allowed in a VNFD id")
-    user = P._req(d, "ssh_username", path)
-    if not _USER.match(user):
-        raise _bad(f"{path}.ssh_username", f"{user!r} is not a valid login name")
-    pw, key = _secret(d, "ssh_password", path)
-    script = P._pkg_path(d, "script_path", path, required=True)
-    assert script is not None
-    return ExternalLbParams(cp, user, script, pw, key)
+# what the hooks read: the shared cluster view (`.cluster`), the Ansible server and the load balancer
+KubesprayParams = KubesprayClusterParams
 
 
 def parse(additional_params: dict[str, Any] | None) -> KubesprayParams:
     """The cluster parameters plus `ansible` and `external_lb_param`; BadRequest naming the key."""
-    cluster = P.parse(additional_params)
-    assert isinstance(additional_params, dict)
-    root = additional_params[KEY]
-    return KubesprayParams(cluster, _ansible(root), _external_lb(root))
-
-
-def check_whole(extra: dict[str, Any] | None) -> None:
-    """A scale/heal request's dicts must be whole: refuse one that lacks a required key."""
-    root = (extra or {}).get(KEY)
-    if root is None:
-        return
-    if not isinstance(root, dict):
-        raise _bad(ROOT, f"must be an object, got {type(root).__name__}")
-    for name, required in REQUIRED.items():
-        if name not in root:
-            continue
-        d = root[name]
-        if not isinstance(d, dict):
-            raise _bad(f"{ROOT}.{name}", f"must be an object, got {type(d).__name__}")
-        missing = [" or ".join(alts) for alts in required if not any(d.get(k) is not None for k in alts)]
-        if missing:
-            raise _bad(f"{ROOT}.{name}", f"a scale or heal request gives the whole dict (seed 002: every key "
-                                         f"set even to change one value); missing: {', '.join(missing)}")
+    return DECLARED.parse(additional_params).params
 
 
 def override(base: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
-    """The stored additionalParams with a scale/heal request's: every dict the request gives inside
-    k8s_cluster_installation_param replaces the stored one whole; other top-level keys replace."""
-    out = dict(base)
-    for k, v in (extra or {}).items():
-        if k == KEY and isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = {**out[k], **v}
-        else:
-            out[k] = v
-    return out
+    """The stored parameters with a scale/heal request's whole dicts over them (DECLARED's rule)."""
+    return {**base, **DECLARED.merged(base, extra)}

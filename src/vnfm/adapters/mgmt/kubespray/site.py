@@ -21,8 +21,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from vnfm.adapters.mgmt.cluster.topology import Cluster, Node, address, gather, login, open_cluster, role_vdus
 from vnfm.adapters.mgmt.kubespray import params as K
-from vnfm.domain.errors import BadRequest, OperationFailed
-from vnfm.domain.model import LcmOperation
+from vnfm.domain.errors import OperationFailed
 from vnfm.nodesteps.base import StepExecutor, StepFailed
 from vnfm.nodesteps.kubernetes import node_name
 from vnfm.nodesteps.kubespray import (
@@ -190,19 +189,14 @@ class Site:
 
 # ============================================================================= opening
 def params(ctx: LcmContext) -> K.KubesprayParams:
-    """This operation's parameters: instantiate's, or the stored ones with a scale/heal request's
-    whole dicts (validated when the request arrived)."""
-    if ctx.operation == LcmOperation.INSTANTIATE:
-        raw = ctx.additional_params
-    else:
-        raw = K.override(ctx.instance.additional_params, (ctx.request or {}).get("additionalParams") or {})
-    try:
-        kp = K.parse(raw)
-    except BadRequest as e:
-        raise OperationFailed(e.detail) from None
-    for w in kp.cluster.warnings:
+    """This operation's parameters as the engine parsed them for the hooks (instantiate's, or the
+    stored ones with a scale/heal request's whole dicts; validated when the request arrived)."""
+    root = ctx.params
+    if not isinstance(root, K.KubesprayRoot):
+        raise OperationFailed(f"{K.ROOT}: the engine handed this hook no Kubespray parameters")
+    for w in root.params.cluster.warnings:
         ctx.progress(w)
-    return kp
+    return root.params
 
 
 def lb_vdu(ctx: LcmContext, kp: K.KubesprayParams) -> str | None:

@@ -4,12 +4,9 @@ script path, the whole-dict rule of scale/heal overrides, scaling of workers onl
 control plane.
 
 Of the shared checks (cluster/checks.py) only those of keys this driver acts on run here: the
-aspects and the CP names. The keys of the shared model this driver never acts on (UNSUPPORTED: a
-storage server and NFS PVs, private registries, a cluster VIP, the kubeadm install script, ...)
-are refused with a 422 naming each, so a request never ends COMPLETED having ignored them: Kubespray
-configures those itself through its inventory. `lcm-operation-user-data(-class)` lie outside
-k8s_cluster_installation_param and are accepted as everywhere in vnfm (the infra driver never runs
-package Python: adapters/infra/openstack/hot.py)."""
+aspects and the CP names. Keys of the kubeadm driver that Kubespray configures itself (a storage
+server, private registries, a cluster VIP, ...) are not in this driver's schema (params.py): they
+are refused with 400 as unknown keys before this runs."""
 
 from __future__ import annotations
 
@@ -22,30 +19,6 @@ from vnfm.domain.errors import OperationFailed, UnprocessableEntity
 from vnfm.domain.model import LcmOperation, VnfInstance
 from vnfm.domain.vnfd import Flavour
 from vnfm.service.ports import PackageFiles
-
-# the shared model's keys (adapters/mgmt/cluster/params.py) that the Kubespray driver never acts on
-UNSUPPORTED: dict[str, tuple[str, ...]] = {
-    "": ("script_path", "kubernetes_version", "node_ready_timeout", "storage_server", "pv_registration_params",
-         "private_registry_connection_info"),
-    "master_node": ("cluster_cp_name", "cluster_vip"),
-    "proxy": ("k8s_node_cidr",),
-}
-
-
-def check_unsupported(extra: dict[str, Any] | None) -> None:
-    """UnprocessableEntity naming every key of UNSUPPORTED the request's additionalParams give."""
-    root = (extra or {}).get(K.KEY)
-    if not isinstance(root, dict):
-        return  # parse() names a missing or malformed root
-    found: list[str] = []
-    for parent, keys in UNSUPPORTED.items():
-        d = root.get(parent) if parent else root
-        if isinstance(d, dict):
-            found += [f"{K.ROOT}.{parent + '.' if parent else ''}{k}" for k in keys if d.get(k) is not None]
-    if found:
-        raise UnprocessableEntity(f"{', '.join(found)}: not supported by the Kubespray driver (Kubespray "
-                                  "configures the cluster itself through its inventory); remove "
-                                  f"{'it' if len(found) == 1 else 'them'} from the request")
 
 
 def check_flavour(kp: K.KubesprayParams, flavour: Flavour, package: PackageFiles | None) -> tuple[set[str], set[str]]:
@@ -75,14 +48,11 @@ def validate(operation: str, request: dict[str, Any], instance: VnfInstance, fla
              package: PackageFiles | None) -> None:
     op = str(operation)
     extra = request.get("additionalParams") or {}
-    if op in (LcmOperation.INSTANTIATE, LcmOperation.SCALE, LcmOperation.HEAL):
-        check_unsupported(extra)
     if op == LcmOperation.INSTANTIATE:
         check_flavour(K.parse(extra), flavour, package)
         return
     if op not in (LcmOperation.SCALE, LcmOperation.HEAL):
         return
-    K.check_whole(extra)
     kp = K.parse(K.override(instance.additional_params, extra))
     masters, _ = check_flavour(kp, flavour, package)
     if op == LcmOperation.SCALE:

@@ -16,19 +16,18 @@ from typing import Any
 
 from vnfm.adapters.mgmt.private_registry import params as R
 from vnfm.adapters.mgmt.private_registry.install import Outcome, setup
-from vnfm.domain.errors import BadRequest, OperationFailed
-from vnfm.domain.model import LcmOperation, VnfInstance
+from vnfm.domain.errors import OperationFailed
+from vnfm.domain.model import VnfInstance
 from vnfm.domain.resources import Vnfc
 from vnfm.domain.vnfd import Flavour
 from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
 
 
 def _params(ctx: LcmContext) -> R.RegistryParams:
-    stored = ctx.additional_params if ctx.operation == LcmOperation.INSTANTIATE else ctx.instance.additional_params
-    try:
-        return R.for_operation(ctx.operation, stored, ctx.request)
-    except BadRequest as e:
-        raise OperationFailed(e.detail) from None
+    """This operation's parameters as the engine parsed them (the stored ones with a heal's keys)."""
+    if not isinstance(ctx.params, R.PrivateRegistryRoot):
+        raise OperationFailed(f"{R.ROOT}: the engine handed this hook no registry parameters")
+    return ctx.params.registry
 
 
 def _registry_vnfcs(ctx: LcmContext, rp: R.RegistryParams, vnfcs: Sequence[Vnfc]) -> list[Vnfc]:
@@ -45,6 +44,7 @@ def _record(ctx: LcmContext, v: Vnfc, out: Outcome) -> None:
 
 class PrivateRegistryDriver(MgmtDriver):
     name = "private-registry"
+    declared = R.DECLARED
 
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:

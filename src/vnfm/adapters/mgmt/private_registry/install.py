@@ -102,7 +102,7 @@ async def setup(ctx: LcmContext, rp: R.RegistryParams, v: Vnfc) -> Outcome:
     try:
         await ex.verify_host_keys([ssh])
         px = rp.proxy
-        res = await ex.run(ssh, InstallDocker(px.http_proxy, px.https_proxy, px.no_proxy))
+        res = await ex.run(ssh, InstallDocker(px.http_proxy, px.https_proxy, ",".join(px.no_proxy)))
         ctx.progress(f"private registry {v.name or v.id}: Docker "
                      f"{'installed' if res.data.get('installed') else 'running'}")
         fresh = False

@@ -12,7 +12,7 @@ from vnfm.entrypoints.cli.client import ApiError, VnfmClient
 from vnfm.entrypoints.cli.context import CliContext, filter_option, json_option, pass_cc
 from vnfm.entrypoints.cli.files import load_json_object, required_json_object
 from vnfm.entrypoints.cli.lcm_task import lcm_task
-from vnfm.entrypoints.cli.render import VNF_COLUMNS, render_cluster_nodes, render_vnf
+from vnfm.entrypoints.cli.render import VNF_COLUMNS, op_warnings, render_cluster_nodes, render_vnf, render_warnings
 
 additional_params_option = click.option(
     "--additional-params-file",
@@ -88,8 +88,26 @@ def vnf_show(cc: CliContext, vnf_id: str) -> None:
       vnfm vnf show VNF_ID
     """
     inst = cc.client.get_vnf(vnf_id)
-    nodes = _cluster(cc, inst) if cc.format == "table" and not cc.columns else None
-    cc.emit(inst, lambda i: render_vnf(i) + (f"\n\n{render_cluster_nodes(nodes, i)}" if nodes else ""))
+    table = cc.format == "table" and not cc.columns
+    nodes = _cluster(cc, inst) if table else None
+    warnings = _latest_warnings(cc, vnf_id) if table else []
+    cc.emit(inst, lambda i: render_vnf(i) + (f"\n\n{render_cluster_nodes(nodes, i)}" if nodes else "")
+            + (f"\n\n{render_warnings(warnings)}" if warnings else ""))
+
+
+def _latest_warnings(cc: CliContext, vnf_id: str) -> list[str]:
+    """The warnings of the instance's latest operation (keys it accepted but does not act on)."""
+    try:
+        ops = cc.client.list_ops(f"(eq,vnfInstanceId,{vnf_id})")
+    except ApiError:
+        return []
+    latest = max(ops, key=lambda o: str(o.get("startTime") or ""), default=None)
+    if latest is None:
+        return []
+    try:  # warnings are on the occurrence itself, not in the list
+        return op_warnings(cc.client.get_op(str(latest.get("id"))))
+    except ApiError:
+        return []
 
 
 def _cluster(cc: CliContext, inst: dict[str, Any]) -> dict[str, Any] | None:

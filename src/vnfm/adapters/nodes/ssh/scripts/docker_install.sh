@@ -33,7 +33,9 @@ report() {
 }
 dropin=/etc/systemd/system/docker.service.d/http-proxy.conf
 dropin_text() {
-  printf '[Service]\nEnvironment="HTTP_PROXY=%s" "HTTPS_PROXY=%s" "NO_PROXY=%s"' "$http_url" "$https_url" "$NO_PROXY_LIST"
+  # checked values (no quote, backslash, blank, control character); systemd's % specifiers escaped
+  printf '[Service]\nEnvironment="HTTP_PROXY=%s" "HTTPS_PROXY=%s" "NO_PROXY=%s"' \
+    "${http_url//%/%%}" "${https_url//%/%%}" "${NO_PROXY_LIST//%/%%}"
 }
 dropin_stale() {  # the daemon's pulls must go through the proxy (systemd drop-in)
   [ -n "$http_url$https_url" ] && systemd_up && { [ ! -f "$dropin" ] || [ "$(cat "$dropin")" != "$(dropin_text)" ]; }

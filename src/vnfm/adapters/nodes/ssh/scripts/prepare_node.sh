@@ -33,8 +33,11 @@ sysctl --system >/dev/null
 if [ -n "$HTTP_PROXY_URL$HTTPS_PROXY_URL" ]; then
   (umask 077
    mkdir -p /etc/systemd/system/containerd.service.d
+   # the values are checked (nodesteps: no quote, backslash, blank or control character); systemd
+   # expands % specifiers, so a %-encoded credential is written as %%
    printf '[Service]\nEnvironment="HTTP_PROXY=%s" "HTTPS_PROXY=%s" "NO_PROXY=%s"\n' \
-     "$HTTP_PROXY_URL" "$HTTPS_PROXY_URL" "$NO_PROXY_LIST" > /etc/systemd/system/containerd.service.d/http-proxy.conf
+     "${HTTP_PROXY_URL//%/%%}" "${HTTPS_PROXY_URL//%/%%}" "${NO_PROXY_LIST//%/%%}" \
+     > /etc/systemd/system/containerd.service.d/http-proxy.conf
    printf 'Acquire::http::Proxy "%s";\nAcquire::https::Proxy "%s";\n' "$HTTP_PROXY_URL" "$HTTPS_PROXY_URL" \
      > /etc/apt/apt.conf.d/95vnfm-proxy)
   export http_proxy=$HTTP_PROXY_URL https_proxy=$HTTPS_PROXY_URL no_proxy=$NO_PROXY_LIST
