@@ -10,8 +10,13 @@ and a ServiceAccount token. No simulated cloud, no engine: the test creates the 
 through the API itself (as the Kubernetes infra driver would), so their NodePorts are allocated by
 the API (one fixed, one random), and re-creates the random one before the heal.
 
-Another owner's parts on the same LB (the Kubespray cluster's `cluster` file, another CNF's file)
-are written with `LbFrontends` directly and must stay byte-identical and keep serving."""
+Another owner's parts on the same LB (the Kubespray cluster's `cluster` file with its NodePort
+pool, another CNF's file) are written with `LbFrontends` directly and must stay byte-identical and
+keep serving. The cluster's VIM names that pool (`extra.nodeport_pool`, as the Kubespray driver
+registers it): the CNF's frontends route to it, so when the cluster's part changes its pool (a
+scale) they follow, and after the LB is rebuilt (a heal of its VM) the CNF's part is re-applied
+from the CNF's recorded state. The driver logs in to the LB as a non-root user (`ops`, the seeds'
+`ubuntu`) and becomes root with `sudo -n`, as on every VNFC."""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ import uuid
 from pathlib import Path
 from typing import Any, TypeVar
 
+import asyncssh
 import pytest
 import yaml
 from kubernetes import client
@@ -31,9 +37,11 @@ from tests.integration.harness import TestHost
 from tests.integration.kubernetes.kubeapi import ClusterStore
 from tests.integration.test_kubespray_standin_driver import Vims
 from tests.integration.test_lb_frontends import CONF_DIR, converged, refused, start_servers
+from tests.integration.test_ssh_become import ADD_USERS
 from vnfm.adapters.infra.simulator.k8sapi.server import KubeApiServer
 from vnfm.adapters.infra.simulator.twin.base import KEY, empty, sha
 from vnfm.adapters.kube.client import api_client
+from vnfm.adapters.mgmt.cnf_nodeport import part
 from vnfm.adapters.mgmt.cnf_nodeport.driver import CnfNodePortDriver, owner_of
 from vnfm.adapters.nodes.ssh import SshAccess, SshStepExecutor
 from vnfm.adapters.remote.ssh import SshExecutor
@@ -41,6 +49,7 @@ from vnfm.domain.model import LcmOperation, Vim, VnfInstance
 from vnfm.nodesteps.lb import Backend, Frontend, LbFrontends, ServerPool
 from vnfm.packaging.csar import read_csar
 from vnfm.packaging.csar_files import ExtractedPackage, build_csar
+from vnfm.packaging.k8s_manifests import OWNER_LABEL
 from vnfm.packaging.tosca import parse_vnfd
 from vnfm.service.ports import LcmContext
 
@@ -75,7 +84,7 @@ class Cnf:
         self.params: dict[str, Any] = {
             "lcm-kubernetes-def-files": [FIXED, RANDOM],
             "lcm-kubernetes-external-lb": {"script_path": "Scripts/configure_lb.sh", "external_lb_param": {
-                "ssh_ip": lb.address, "ssh_username": "root", "ssh_private_key": lb.bed.client_key_pem}},
+                "ssh_ip": lb.address, "ssh_username": "ops", "ssh_private_key": lb.bed.client_key_pem}},
         }
         self.instance = VnfInstance(id=str(uuid.uuid4()), vnfd_id=self.vnfd.id, flavour_id="simple",
                                     additional_params=copy.deepcopy(self.params), vim_id=vim.id)
@@ -93,9 +102,11 @@ class Cnf:
         await self.driver.handle(hook, ctx)
 
 
-def create_service(vim: Vim, path: str) -> int:
-    """Creates the package's Service through the API; its (first) NodePort as allocated."""
+def create_service(vim: Vim, path: str, owner: str) -> int:
+    """Creates the package's Service through the API, labelled as `owner`'s (as the Kubernetes infra
+    driver applies it); its (first) NodePort as allocated."""
     body = yaml.safe_load((PACKAGE / path).read_text())
+    body["metadata"].setdefault("labels", {})[OWNER_LABEL] = owner
     with api_client(vim) as api:
         svc = client.CoreV1Api(api).create_namespaced_service("default", body)
     return int(svc.spec.ports[0].node_port)
@@ -108,9 +119,11 @@ def delete_service(vim: Vim, name: str) -> None:
 
 async def test_cnf_nodeport_driver_hooks_over_ssh_with_real_haproxy(make_hosts, ssh: SshExecutor,
                                                                      tmp_path: Path) -> None:
-    require("haproxy", "flock", "python3")
+    require("haproxy", "flock", "python3", "sudo", "useradd")
     lb, n1, n2 = make_hosts(3)
     nodes = [n1, n2]
+    pub = asyncssh.import_private_key(lb.bed.client_key_pem).export_public_key().decode().strip()
+    await ssh.run_script(lb.target(), ADD_USERS, env_secrets={"PUB": pub}, check=True, name="add users")
 
     # ---- the cluster's Kubernetes API (the simulator's server over an in-memory store)
     cluster_id, token = str(uuid.uuid4()), secrets.token_urlsafe(24)
@@ -122,7 +135,8 @@ async def test_cnf_nodeport_driver_hooks_over_ssh_with_real_haproxy(make_hosts, 
         ep = server.endpoint(store, cluster_id)
         vim = Vim(vim_type="kubernetes", name="itest-cluster",
                   access_info={"authUrl": ep.url, "bearer_token": token, "ssl_ca_cert": ep.ca_pem},
-                  extra={"vnf_instance_id": cluster_id})
+                  extra={"vnf_instance_id": cluster_id,
+                         "nodeport_pool": {"addresses": [lb.address], "owner": "cluster", "name": "nodeport"}})
         await _lifecycle(ssh, vim, lb, nodes)
     finally:
         server.stop()
@@ -141,13 +155,17 @@ async def _lifecycle(ssh: SshExecutor, vim: Vim, lb: TestHost, nodes: list[TestH
         return {f"{n.name}:{port}" for n in nodes}
 
     # ---- the other owners already on the LB: the Kubespray cluster's part and another CNF's
-    fixed = await asyncio.to_thread(create_service, vim, FIXED)
-    first_random = await asyncio.to_thread(create_service, vim, RANDOM)
+    cnf = Cnf(vim, lb)
+    fixed = await asyncio.to_thread(create_service, vim, FIXED, cnf.instance.id)
+    first_random = await asyncio.to_thread(create_service, vim, RANDOM, cnf.instance.id)
     assert fixed == 30422 and 30000 <= first_random <= 32767 and first_random != fixed
     await asyncio.gather(*(start_servers(ssh, n, [API, OTHER_CNF_PORT, fixed, first_random]) for n in nodes))
-    cluster = LbFrontends("cluster", (Frontend("k8s-api", LB_API, tuple(Backend(n.name, n.address, API)
-                                                                        for n in nodes)),),
-                          pools=(ServerPool("nodeport", tuple((n.name, n.address) for n in nodes)),))
+    def cluster_part(pool: list[TestHost]) -> LbFrontends:
+        return LbFrontends("cluster", (Frontend("k8s-api", LB_API, tuple(Backend(n.name, n.address, API)
+                                                                         for n in nodes)),),
+                           pools=(ServerPool("nodeport", tuple((n.name, n.address) for n in pool)),))
+
+    cluster = cluster_part(nodes)
     other = LbFrontends("cnf-other", (Frontend("svc", OTHER_CNF_PORT, tuple(Backend(n.name, n.address,
                                                                                     OTHER_CNF_PORT)
                                                                             for n in nodes)),))
@@ -162,7 +180,6 @@ async def _lifecycle(ssh: SshExecutor, vim: Vim, lb: TestHost, nodes: list[TestH
         await converged(lb.address, OTHER_CNF_PORT, backends(OTHER_CNF_PORT))
 
     # ---- instantiate_end: a frontend per NodePort as the API reports it, to every node
-    cnf = Cnf(vim, lb)
     mine = f"{owner_of(cnf.instance.id)}.cfg"
     await cnf.hook("instantiate_end", LcmOperation.INSTANTIATE)
     for port in (fixed, first_random):
@@ -170,7 +187,16 @@ async def _lifecycle(ssh: SshExecutor, vim: Vim, lb: TestHost, nodes: list[TestH
     assert sorted(f["port"] for f in cnf.state["frontends"]) == sorted([fixed, first_random])
     assert await listing() == sorted([".active", ".lock", "cluster.cfg", "cnf-other.cfg", mine])
     assert any(f"default/nginx-service 80:{first_random}" in p for p in cnf.progress)
+    assert "routed to the cluster's NodePort pool" in cnf.progress[-1]
+    assert "default_backend vnfm_cluster_pool_nodeport" in (await read(f"{CONF_DIR}/{mine}")).decode()
+    st = await ssh.run(lb.target(), ["stat", "-c", "%U", f"{CONF_DIR}/{mine}"], check=True)
+    assert st.stdout.strip() == "root"  # written through sudo by the `ops` login
     await others_intact()
+    # ---- the cluster scales in (n2 leaves its pool) and out again: the CNF's frontends follow
+    assert (await steps.run(lb.address, cluster_part(nodes[:1]))).changed
+    await converged(lb.address, fixed, {f"{nodes[0].name}:{fixed}"})
+    assert (await steps.run(lb.address, cluster_part(nodes))).changed
+    await converged(lb.address, fixed, backends(fixed))
     # a re-run changes nothing
     mine_file = await read(f"{CONF_DIR}/{mine}")
     await cnf.hook("instantiate_end", LcmOperation.INSTANTIATE)
@@ -180,7 +206,7 @@ async def _lifecycle(ssh: SshExecutor, vim: Vim, lb: TestHost, nodes: list[TestH
     healed = first_random
     for _ in range(5):  # a fresh uid draws a fresh port; the freed old one may come back
         await asyncio.to_thread(delete_service, vim, "nginx-service")
-        healed = await asyncio.to_thread(create_service, vim, RANDOM)
+        healed = await asyncio.to_thread(create_service, vim, RANDOM, cnf.instance.id)
         if healed != first_random:
             break
     assert healed != first_random
@@ -195,6 +221,20 @@ async def _lifecycle(ssh: SshExecutor, vim: Vim, lb: TestHost, nodes: list[TestH
     mine_file = await read(f"{CONF_DIR}/{mine}")
     await cnf.hook("heal_end", LcmOperation.HEAL)
     assert await read(f"{CONF_DIR}/{mine}") == mine_file
+
+    # ---- the LB's VM is replaced (an empty LB): the cluster's part, then every CNF's part from its
+    # recorded state (what the Kubespray driver's heal of the LB VNFC does)
+    await ssh.run(lb.target(), f"pid=$(cat /run/haproxy.pid); kill $pid; for i in $(seq 200); do kill -0 $pid "
+                  f"2>/dev/null || break; sleep 0.05; done; rm -rf {CONF_DIR} /etc/haproxy/vnfm.cfg", check=True)
+    await refused(lb.address, fixed)
+    assert (await steps.run(lb.address, cluster)).changed
+    again = part.restore(cnf.instance.id, cnf.state, [lb.address])
+    assert again is not None and (await steps.run(lb.address, again)).changed
+    await converged(lb.address, fixed, backends(fixed))
+    await converged(lb.address, healed, backends(healed))
+    assert await read(f"{CONF_DIR}/{mine}") == mine_file
+    for step in (other,):  # the other CNF's part (it routes to its own backends) comes back the same way
+        assert (await steps.run(lb.address, step)).changed
 
     # ---- terminate_end: only this CNF's part goes
     await cnf.hook("terminate_end", LcmOperation.TERMINATE)

@@ -66,6 +66,9 @@ class Vims:
     def delete(self, vim_id: str) -> None:
         self.vims.pop(vim_id, None)
 
+    def dependents(self, instance_id: str) -> list[Any]:
+        return []  # no CNF runs on this test's cluster
+
 
 def _vnfc(vdu: str, cp: str, seq: int, h: TestHost) -> Vnfc:
     return Vnfc(id=f"vnfc-{vdu}-{seq}", vdu_id=vdu, server_id=f"server-{vdu}-{seq}", name=f"{vdu}-{seq}", seq=seq,

@@ -45,6 +45,7 @@ from vnfm.nodesteps.lb import (
     HaproxySetBackends,
     KeepalivedVip,
     LbFrontends,
+    PoolRef,
     ServerPool,
 )
 from vnfm.nodesteps.registry import (
@@ -67,6 +68,7 @@ __all__ = [
     "KubesprayRemoveHost",
     "KubesprayRemoveInventory",
     "ReadKubeconfig",
+    "PoolRef",
     "ServerPool",
     "ApplyPersistentVolume",
     "Backend",

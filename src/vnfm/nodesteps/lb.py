@@ -94,19 +94,35 @@ class KeepalivedVip(NodeStep):
             raise ValueError("router_id must be within 1..255")
 
 
+class PoolRef(NamedTuple):
+    """A server pool of an owner of the load balancer (see ServerPool), by owner and name."""
+
+    owner: str
+    name: str
+
+
 @dataclass(frozen=True)
 class Frontend:
-    """One TCP frontend: `port` on every address of the load balancer, round-robin over `backends`."""
+    """One TCP frontend: `port` on every address of the load balancer, round-robin over `backends`,
+    or over the servers of `pool` (another owner's, e.g. the cluster's NodePort pool, which that
+    owner keeps current) at the port the client connected to."""
 
     name: str
     port: int
     backends: tuple[Backend, ...]
+    pool: PoolRef | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "backends", tuple(Backend(*b) for b in self.backends))
         _check_name("frontend name", self.name)
         _check_port("frontend port", self.port)
         _check_backends(self.backends)
+        if self.pool is not None:
+            object.__setattr__(self, "pool", PoolRef(*self.pool))
+            _check_name("pool owner", self.pool.owner)
+            _check_name("pool name", self.pool.name)
+            if self.backends:
+                raise ValueError(f"frontend {self.name}: backends or a pool, not both")
 
 
 @dataclass(frozen=True)
@@ -136,7 +152,9 @@ class LbFrontends(NodeStep):
     CNF's NodePorts). The parts of other owners stay byte-identical. The whole configuration is
     checked (`haproxy -c`) before it is activated with a hitless reload; a broken one is never
     activated. No frontends: the owner's part is removed. A port may belong to one owner only.
-    `pools`: the owner's server pools (see ServerPool). data: ports = the ports now served for
+    `pools`: the owner's server pools (see ServerPool); a frontend may route to a pool of any owner,
+    which must exist (`haproxy -c` refuses a configuration naming a missing one, so an owner's pool
+    cannot go while another owner's frontend routes to it). data: ports = the ports now served for
     this owner."""
 
     kind: ClassVar[str] = "lb-frontends"

@@ -4,6 +4,7 @@ names the file and the object (`Files/kubernetes/deployment.yaml: Deployment 'vd
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -12,7 +13,10 @@ from vnfm.domain.errors import UnprocessableEntity
 from vnfm.packaging.tosca.yaml_safe import load_yaml_documents
 
 DEF_FILES = "lcm-kubernetes-def-files"
+NAMESPACE_PARAM = "namespace"  # Tacker's: where the CNF's namespaced objects go unless a manifest says
 NAMESPACE_DEFAULT = "default"
+# Every object a CNF applies (and its workloads' pods) carries the id of the VNF instance that owns it
+OWNER_LABEL = "vnfm/vnf-instance-id"
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,42 @@ class Manifest:
     def label(self) -> str:
         ns = f"{self.namespace}/" if self.namespace else ""
         return f"{self.kind} '{ns}{self.name}'"
+
+
+def namespace_param(params: dict[str, Any]) -> str | None:
+    """`additionalParams.namespace`, checked (None when not given)."""
+    ns = params.get(NAMESPACE_PARAM)
+    if ns is None:
+        return None
+    if not isinstance(ns, str) or not _NAME.match(ns) or len(ns) > 63:
+        raise UnprocessableEntity(f"additionalParams.{NAMESPACE_PARAM} must be a lowercase RFC 1123 name "
+                                  "(a Kubernetes namespace)")
+    return ns
+
+
+def owner_of(obj: dict[str, Any]) -> str | None:
+    """The VNF instance an object (as the API returns it) belongs to; None when it has no owner label."""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return str(labels[OWNER_LABEL]) if labels.get(OWNER_LABEL) else None
+
+
+def for_instance(files: Files | None, params: dict[str, Any], instance_id: str) -> list[Manifest]:
+    """The CNF's manifests as they are applied for `instance_id`: namespaced objects that name no
+    namespace go into `additionalParams.namespace` (else "default"); every object, and the pod
+    template of every workload, is labelled with the owner (OWNER_LABEL)."""
+    ns = namespace_param(params)
+    out = []
+    for m in load(files, def_files(params)):
+        obj = copy.deepcopy(m.obj)
+        md = obj["metadata"]
+        if ns and SUPPORTED[m.kind].namespaced and not md.get("namespace"):
+            md["namespace"] = ns
+        md.setdefault("labels", {})[OWNER_LABEL] = instance_id
+        if m.kind in WORKLOAD_KINDS:
+            tmpl = obj["spec"]["template"].setdefault("metadata", {})
+            tmpl.setdefault("labels", {})[OWNER_LABEL] = instance_id
+        out.append(Manifest(m.file, obj))
+    return out
 
 
 def def_files(params: dict[str, Any]) -> list[str]:

@@ -24,8 +24,11 @@ from vnfm.service import requests as rq
 from vnfm.service import views
 from vnfm.service.notifications import Notifications
 from vnfm.service.packages import PackageService
-from vnfm.service.ports import Condition, InfraDriver, MgmtDriver, Notifier, PackageFiles, UowFactory
+from vnfm.service.ports import Condition, InfraContext, InfraDriver, MgmtDriver, Notifier, PackageFiles, UowFactory
 from vnfm.service.vims import VimService
+
+# additionalParams of a terminate: go ahead although CNF instances run on the cluster's VIM
+IGNORE_DEPENDENTS = "ignore_dependent_cnfs"
 
 
 class InstanceService:
@@ -172,8 +175,14 @@ class InstanceService:
                 paths = k8s_manifests.def_files(inst.additional_params)
                 if not paths:
                     raise UnprocessableEntity(f"a Kubernetes VIM needs additionalParams.{k8s_manifests.DEF_FILES}")
-                k8s_manifests.load(self.packages.files(inst.vnf_pkg_id), paths)
+                k8s_manifests.for_instance(self.packages.files(inst.vnf_pkg_id), inst.additional_params, inst.id)
             self._validate_with_drivers(flavour, "INSTANTIATE", params, inst, occ, vim.vim_type)
+            infra = self.infra.get(vim.vim_type) if self.infra is not None else None
+            if infra is not None:
+                infra.check_instantiate(InfraContext(
+                    instance_id=inst.id, op_id=occ.id, vnfd=vnfd, flavour=flavour,
+                    package=self._files(inst), vim=vim, ext_virtual_links=inst.ext_virtual_links,
+                    additional_params=inst.additional_params))
             # Computes the counts now so that an impossible level fails the request, not the operation.
             from vnfm.domain.scaling import initial_scale_levels
 
@@ -237,6 +246,11 @@ class InstanceService:
                     keep_storage=not bool(extra.get("all", False)),
                 )
             else:
+                deps = self.vims.dependents(inst.id)
+                if deps:
+                    self._note(occ, f"warning: CNF instance(s) {', '.join(d.label for d in deps)} run on this "
+                                    "cluster's Kubernetes VIM: heal entire rebuilds the cluster without their "
+                                    "workloads and does not re-apply them; heal each of them (entire) afterwards")
                 occ.plan.update(
                     entire=True,
                     old=[dataclasses.asdict(v) for v in inst.resources.vnfcs],
@@ -251,8 +265,22 @@ class InstanceService:
 
         def prepare(inst: VnfInstance, occ: OpOcc) -> None:
             flavour = self._flavour(inst)
+            ignore = (req.additionalParams or {}).get(IGNORE_DEPENDENTS, False)
+            if not isinstance(ignore, bool):
+                raise BadRequest(f"additionalParams.{IGNORE_DEPENDENTS} must be true or false")
+            deps = self.vims.dependents(inst.id)
+            if deps and not ignore:
+                raise Conflict(f"VNF instance {inst.id} is the cluster of Kubernetes VIM "
+                               f"{', '.join(sorted({d.vim_id for d in deps}))}, used by CNF instance(s) "
+                               f"{', '.join(d.label for d in deps)}: terminate them first, or set "
+                               f"additionalParams.{IGNORE_DEPENDENTS}: true (they can then only be terminated "
+                               "and deleted)")
             self._validate_with_drivers(flavour, "TERMINATE", params, inst, occ)
             occ.plan["old"] = [dataclasses.asdict(v) for v in inst.resources.vnfcs]
+            if deps:
+                self._note(occ, f"{IGNORE_DEPENDENTS}: terminating the cluster under CNF instance(s) "
+                                f"{', '.join(d.label for d in deps)}; their resources go with it (terminate and "
+                                "delete them: they are told their resources are already gone)")
 
         return self._start(inst_id, LcmOperation.TERMINATE, params, prepare)
 
@@ -333,6 +361,11 @@ class InstanceService:
         return occ
 
     # =============================================================== internals
+    @staticmethod
+    def _note(occ: OpOcc, message: str) -> None:
+        """A line of the occurrence's progress log, written when the request is accepted."""
+        occ.events.append({"time": views.ts(utcnow()), "stage": "", "message": message})
+
     def _flavour(self, inst: VnfInstance) -> Flavour:
         if not inst.flavour_id:
             raise Conflict(f"VNF instance {inst.id} is NOT_INSTANTIATED")

@@ -70,6 +70,10 @@ class InstanceRepository(Repository[VnfInstance], Protocol):
 
     def unlock(self, instance_id: str, op_id: str) -> None: ...
 
+    def on_vims(self, vim_ids: Sequence[str]) -> builtins.list[VnfInstance]:
+        """The instances whose VIM is one of `vim_ids` (an indexed column)."""
+        ...
+
 
 class OpOccRepository(Repository[OpOcc], Protocol):
     def for_instance(self, instance_id: str) -> list[OpOcc]: ...
@@ -274,6 +278,12 @@ class InfraDriver(abc.ABC):
         """Is the VNFC's server up and reachable? None when it is, else the reason."""
         return None
 
+    def check_instantiate(self, ctx: InfraContext) -> None:
+        """Called (in a worker thread, synchronously) when an instantiate request arrives, before
+        anything exists: what the VIM can tell now (e.g. an object the VNF would create already
+        belongs to another instance) is refused here, raising UnprocessableEntity naming it."""
+        return None
+
     async def reserve_address(self, ctx: InfraContext, cp_name: str, purpose: str) -> str:
         """An address on the network of the VNF's connection point `cp_name` that no port uses, kept
         for `purpose` (e.g. "control-plane-vip") until `release_address` or `undeploy`: a
@@ -309,6 +319,9 @@ class NodeHost:
     login: NodeLogin
     vnfc_id: str | None = None
     pin: str = ""
+    # node steps run as root (`sudo -n` for a non-root login): None = when it is a VNFC (vnfc_id);
+    # True for a host of another VNF that needs root too (a cluster's load balancer a CNF configures)
+    become: bool | None = None
 
     @property
     def pin_key(self) -> str:
@@ -365,6 +378,22 @@ class LcmContext:
     params: Any = None
 
 
+@dataclass(frozen=True)
+class DependentCnf:
+    """A VNF instance (a CNF) on a Kubernetes VIM that another instance, its cluster, registered
+    (the VIM's `extra.vnf_instance_id`). `driver_state`: a copy of its management drivers' state."""
+
+    instance_id: str
+    name: str
+    vim_id: str
+    instantiation_state: str
+    driver_state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.instance_id})" if self.name and self.name != self.instance_id else self.instance_id
+
+
 class VimRegistry(Protocol):
     """What drivers may do with the VIM registry (register the Kubernetes cluster they built)."""
 
@@ -373,6 +402,10 @@ class VimRegistry(Protocol):
     def update(self, vim: Vim) -> Vim: ...
     def get(self, vim_id: str) -> Vim | None: ...
     def delete(self, vim_id: str) -> None: ...
+
+    def dependents(self, instance_id: str) -> builtins.list[DependentCnf]:
+        """The CNF instances on the Kubernetes VIMs `instance_id` registered (none: [])."""
+        ...
 
 
 class MgmtDriver:

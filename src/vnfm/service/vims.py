@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import builtins
+import copy
 import dataclasses
 from collections.abc import Callable
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 from vnfm.domain.access import CALLER, caller_tenant, is_caller_confined, unscoped
 from vnfm.domain.errors import BadRequest, Forbidden, NotFound, UnprocessableEntity
 from vnfm.domain.model import Vim
-from vnfm.service.ports import UowFactory
+from vnfm.service.ports import DependentCnf, UowFactory
 from vnfm.service.secrets import SecretBox
 
 # The seeds (Tacker's requests and output) write "openstack" and "kubernetes"; SOL003 v2.6.1 names
@@ -20,6 +21,7 @@ from vnfm.service.secrets import SecretBox
 OPENSTACK_TYPES = {"openstack", "etsinfv.openstack_keystone.v_2", "etsinfv.openstack_keystone.v_3"}
 KUBERNETES_TYPES = {"kubernetes", "etsinfv.kubernetes.v_1"}
 SIMULATOR = "simulator"
+OWNER_KEY = "vnf_instance_id"  # extra of a Kubernetes VIM a cluster driver registered: the cluster's instance
 _LABELS = {"openstack": "OpenStack", "kubernetes": "Kubernetes", SIMULATOR: "simulator"}
 # Probes a VIM before it is registered: None when it answers and accepts its credentials, else why not.
 VimProbe = Callable[[Vim], "str | None"]
@@ -233,6 +235,18 @@ class VimService:
                 raise BadRequest("the default VIM cannot be deleted")
             uow.vims.delete(vim_id)
             uow.commit()
+
+    def dependents(self, instance_id: str) -> builtins.list[DependentCnf]:
+        """The instances deployed on a Kubernetes VIM that VNF instance `instance_id` registered
+        (its cluster's CNFs): every instance whose VIM it is, instantiated or on its way."""
+        with self.uow() as uow:
+            owned = {v.id for v in uow.vims.of_type("kubernetes")
+                     if ((self._open(v) or v).extra or {}).get(OWNER_KEY) == instance_id}
+            if not owned:
+                return []
+            found = [i for i in uow.instances.on_vims(sorted(owned)) if i.id != instance_id]
+        return [DependentCnf(i.id, i.vnf_instance_name or i.id, str(i.vim_id), i.instantiation_state.value,
+                             copy.deepcopy(i.driver_state)) for i in sorted(found, key=lambda i: i.id)]
 
     def resolve(self, conns: builtins.list[dict[str, Any]]) -> VimChoice:
         """Which VIM an instantiate request runs on (Tacker's rules, see docs/vims.md): the

@@ -62,6 +62,9 @@ class Vims:
     def delete(self, vim_id: str) -> None:
         self.vims.pop(vim_id, None)
 
+    def dependents(self, instance_id: str) -> list[Any]:
+        return []  # no CNF runs on this test's cluster
+
 
 class Cluster:
     """One VNF instance whose three masterNode VNFCs are the test hosts; `state` is the driver's

@@ -16,7 +16,7 @@ from vnfm.adapters.nodes.ssh.base import parse_output, script_text
 from vnfm.adapters.nodes.ssh.render import lb_main_config_path, render_lb_main, render_lb_owner
 from vnfm.adapters.remote.ssh import SshTarget, script_payload
 from vnfm.nodesteps import NodeStep
-from vnfm.nodesteps.lb import Backend, Frontend, LbFrontends, ServerPool
+from vnfm.nodesteps.lb import Backend, Frontend, LbFrontends, PoolRef, ServerPool
 
 
 def cluster(conf_dir: str = "/etc/haproxy/vnfm.d", pidfile: str = "/run/haproxy.pid") -> LbFrontends:
@@ -76,6 +76,42 @@ def test_nothing_unvalidated_reaches_the_files_or_the_shell(bad: dict[str, objec
         LbFrontends(**args)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         Frontend("web", 80, (("n1", "10.0.0.1;rm -rf /", 80),))
+
+
+def pooled(owner: str, port: int, conf_dir: str = "/etc/haproxy/vnfm.d", pool: str = "nodeport") -> LbFrontends:
+    """A CNF's part routed to the cluster's NodePort pool (which the cluster keeps current)."""
+    return LbFrontends(owner, (Frontend("web", port, (), pool=PoolRef("cluster", pool)),), conf_dir=conf_dir)
+
+
+def test_a_frontend_routed_to_another_owners_pool_has_no_backend_of_its_own() -> None:
+    text = render_lb_owner(pooled("cnf-b", 30090))
+    assert ("frontend vnfm_cnf-b_fe_web\n  mode tcp\n  bind :30090\n  default_backend vnfm_cluster_pool_nodeport\n"
+            in text)
+    assert "\nbackend" not in text and "server" not in text
+    with pytest.raises(ValueError, match="backends or a pool"):
+        Frontend("web", 80, (("n1", "10.0.0.1", 80),), pool=PoolRef("cluster", "nodeport"))
+    with pytest.raises(ValueError):
+        Frontend("web", 80, (), pool=PoolRef("cluster", "no de;port"))
+
+
+def _haproxy_check(conf_dir: Path, parts: list[LbFrontends]) -> subprocess.CompletedProcess[str]:
+    Path(lb_main_config_path(str(conf_dir))).write_text(render_lb_main(parts[0]))
+    for p in parts:
+        (conf_dir / f"{p.owner}.cfg").write_text(render_lb_owner(p))
+    return subprocess.run(["haproxy", "-c", "-f", lb_main_config_path(str(conf_dir)), "-f", str(conf_dir)],
+                          capture_output=True, text=True, timeout=20)
+
+
+def test_haproxy_accepts_a_pool_route_and_refuses_one_to_a_missing_pool(tmp_path: Path) -> None:
+    if shutil.which("haproxy") is None:
+        pytest.skip("haproxy is not installed (apt-get install haproxy)")
+    ok, bad = tmp_path / "ok", tmp_path / "bad"
+    ok.mkdir()
+    bad.mkdir()
+    r = _haproxy_check(ok, [cluster(str(ok)), pooled("cnf-b", 30090, str(ok))])
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = _haproxy_check(bad, [cluster(str(bad)), pooled("cnf-b", 30090, str(bad), pool="gone")])
+    assert r.returncode != 0 and "vnfm_cluster_pool_gone" in r.stdout + r.stderr
 
 
 def test_rendered_configuration_passes_haproxy_check(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.unit.service.conftest import SEED_PARAMS, Harness
+from tests.unit.service.conftest import SEED_PARAMS, Harness, Recorder
 from vnfm.adapters.infra.simulator import MemoryStateStore, SimCloud, SimConfig
 from vnfm.adapters.mgmt.bindings import MgmtDrivers
 from vnfm.adapters.nodes.ssh import SshStepExecutor
@@ -48,6 +48,7 @@ class CommandLines(SshExecutor):
 
 class Leaker(MgmtDriver):
     name = "leaker"
+    declared = Recorder.declared  # it reads the seeds' cluster parameters, as the Recorder does
 
     def __init__(self) -> None:
         self.ssh = CommandLines()

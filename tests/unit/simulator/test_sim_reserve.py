@@ -95,6 +95,6 @@ async def test_unknown_cp_or_deployment_is_an_error_naming_it(driver, make_ctx):
     with pytest.raises(NotFound, match=ctx.instance_id):
         await driver.reserve_address(ctx, "masterNode_CP1", "control-plane-vip")
     await driver.deploy(ctx, SMALL)
-    with pytest.raises(UnprocessableEntity, match="'nosuch_CP' is not a CP of a VDU of flavour 'simple'") as e:
+    with pytest.raises(UnprocessableEntity, match="'nosuch_CP' is neither a CP of a VDU of flavour 'simple'") as e:
         await driver.reserve_address(ctx, "nosuch_CP", "control-plane-vip")
-    assert "masterNode_CP1" in str(e.value)  # the known CPs are listed
+    assert "masterNode_CP1" in str(e.value) and "nor a port of its own in its BaseHOT" in str(e.value)

@@ -243,6 +243,9 @@ class SqlInstanceRepository(_TableRepository[VnfInstance]):
         super().delete(entity_id)
         self._seen_lock.pop(entity_id, None)
 
+    def on_vims(self, vim_ids: Sequence[str]) -> builtins.list[VnfInstance]:
+        return self._select(self.table.c.vim_id.in_(list(vim_ids))) if vim_ids else []
+
     def try_lock(self, instance_id: str, op_id: str) -> bool:
         """Take the instance for `op_id` if it is free (or already held by `op_id`)."""
         t = self.table

@@ -78,6 +78,11 @@ class Job:
     def rb_done(self, stage: str) -> bool:
         return stage in self.plan.setdefault("rb_done", [])
 
+    @property
+    def vim_gone(self) -> bool:
+        """The instance names a VIM that is no longer registered (a CNF whose cluster was terminated)."""
+        return self.vim is None and bool(self.inst.vim_id)
+
     def require_infra(self) -> InfraDriver:
         if self.infra is None:
             vt = self.vim.vim_type if self.vim else "none"

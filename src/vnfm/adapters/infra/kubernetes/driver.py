@@ -37,7 +37,7 @@ from vnfm.adapters.infra.kubernetes.pods import (
     workload_ready,
 )
 from vnfm.adapters.kube import client as kube
-from vnfm.domain.errors import OperationFailed
+from vnfm.domain.errors import OperationFailed, UnprocessableEntity
 from vnfm.domain.resources import Vnfc, VnfResources
 from vnfm.packaging import k8s_manifests
 from vnfm.packaging.k8s_manifests import Manifest
@@ -60,7 +60,8 @@ class KubernetesInfraDriver(InfraDriver):
 
     @staticmethod
     def manifests(ctx: InfraContext) -> list[Manifest]:
-        return k8s_manifests.load(ctx.package, k8s_manifests.def_files(ctx.additional_params))
+        """The CNF's objects as this instance applies them (its namespace, its owner labels)."""
+        return k8s_manifests.for_instance(ctx.package, ctx.additional_params, ctx.instance_id)
 
     def _units(self, ctx: InfraContext) -> list[Unit]:
         return units(ctx.flavour, self.manifests(ctx))
@@ -95,7 +96,7 @@ class KubernetesInfraDriver(InfraDriver):
                 body = copy.deepcopy(m.obj)
                 if m.label in replicas and m.kind in ("Deployment", "StatefulSet"):
                     body["spec"]["replicas"] = replicas[m.label]
-                objects.apply(api, m, body)
+                objects.apply(api, m, body, ctx.instance_id)
                 ctx.progress(f"applied {m.label} ({m.file})")
 
         await self._run(ctx, work)
@@ -122,7 +123,7 @@ class KubernetesInfraDriver(InfraDriver):
                     if p["metadata"]["name"] in gone:  # these go first when the replicas shrink
                         core.patch_namespaced_pod(p["metadata"]["name"], u.manifest.namespace or "default",
                                                   {"metadata": {"annotations": {DELETION_COST: "-1000"}}})
-                objects.scale(api, u.manifest, want)
+                objects.scale(api, u.manifest, want, ctx.instance_id)
                 ctx.progress(f"{u.manifest.label}: {want} replica(s)")
 
         await self._run(ctx, work)
@@ -141,7 +142,7 @@ class KubernetesInfraDriver(InfraDriver):
             if unit is None:
                 raise OperationFailed(f"VNFC {v.id}: no manifest object is VDU {v.vdu_id}")
             ns = unit.manifest.namespace or "default"
-            await self._run(ctx, functools.partial(_delete_pod, name=v.server_id, namespace=ns))
+            await self._run(ctx, functools.partial(_delete_pod, name=v.server_id, namespace=ns, owner=ctx.instance_id))
             if unit.manifest.kind == "Pod":  # nothing re-creates a bare Pod: we do
                 await self._recreate_pod(ctx, unit.manifest)
             inherit.setdefault(v.vdu_id, []).append(v.id)
@@ -160,7 +161,7 @@ class KubernetesInfraDriver(InfraDriver):
 
         if not await _until(gone, self.poll, self.ready_timeout):
             raise OperationFailed(f"{m.label}: still terminating after {self.ready_timeout:.0f}s")
-        await self._run(ctx, lambda api: objects.apply(api, m, copy.deepcopy(m.obj)))
+        await self._run(ctx, lambda api: objects.apply(api, m, copy.deepcopy(m.obj), ctx.instance_id))
 
     async def undeploy(self, ctx: InfraContext) -> None:
         forceful = str((ctx.operation_params or {}).get("terminationType") or "").upper() == "FORCEFUL"
@@ -169,7 +170,10 @@ class KubernetesInfraDriver(InfraDriver):
 
         def work(api: client.ApiClient) -> None:
             for m in reversed(ms):
-                if objects.delete(api, m, grace=0 if forceful else None):
+                done = objects.delete(api, m, ctx.instance_id, grace=0 if forceful else None)
+                if isinstance(done, str):
+                    ctx.progress(f"{done}: not deleted")
+                elif done:
                     ctx.progress(f"deleted {m.label}")
 
         await self._run(ctx, work)
@@ -181,6 +185,22 @@ class KubernetesInfraDriver(InfraDriver):
 
         if not await _until(gone, self.poll, self.ready_timeout):
             raise OperationFailed(f"terminate: pods still there after {self.ready_timeout:.0f}s")
+
+    def check_instantiate(self, ctx: InfraContext) -> None:
+        """At request time: no object of the CNF exists as another instance's (or nobody's) on the VIM."""
+        ms = self.manifests(ctx)
+
+        def work(api: client.ApiClient) -> list[str]:
+            return [why for m in ms if (why := objects.check_owner(api, m, ctx.instance_id))]
+
+        try:
+            taken = kube.call(ctx.vim, work)
+        except OperationFailed:  # the VIM does not answer now: the operation's apply checks each object again
+            return
+        if taken:
+            raise UnprocessableEntity("; ".join(taken) + " (nothing was applied; another namespace avoids the clash: "
+                                      f"additionalParams.{k8s_manifests.NAMESPACE_PARAM}, for objects whose manifest "
+                                      "names none)")
 
     async def current(self, ctx: InfraContext) -> VnfResources:
         us = self._units(ctx)
@@ -220,9 +240,21 @@ async def _until(done: Callable[[], Awaitable[bool]], poll: float, timeout: floa
     return True
 
 
-def _delete_pod(api: client.ApiClient, name: str, namespace: str) -> None:
+def _delete_pod(api: client.ApiClient, name: str, namespace: str, owner: str) -> None:
+    """Delete pod `namespace/name` when it is `owner`'s (gone already: nothing to do)."""
+    core = client.CoreV1Api(api)
     try:
-        client.CoreV1Api(api).delete_namespaced_pod(name, namespace)
+        pod = api.sanitize_for_serialization(core.read_namespaced_pod(name, namespace))
+    except ApiException as e:
+        if e.status == 404:
+            return
+        raise
+    has = k8s_manifests.owner_of(pod)
+    if has != owner:
+        raise OperationFailed(f"pod {namespace}/{name} belongs to {f'VNF instance {has}' if has else 'no VNF instance'}"
+                              ": not deleted")
+    try:
+        core.delete_namespaced_pod(name, namespace)
     except ApiException as e:
         if e.status != 404:
             raise

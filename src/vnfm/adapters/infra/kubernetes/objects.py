@@ -11,6 +11,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from vnfm.domain.errors import OperationFailed
+from vnfm.packaging import k8s_manifests
 from vnfm.packaging.k8s_manifests import Manifest
 
 # kind -> (API class, the name the client's methods use for it)
@@ -58,19 +59,40 @@ def read(api: client.ApiClient, m: Manifest) -> dict[str, Any] | None:
     return dict(api.sanitize_for_serialization(obj))
 
 
-def apply(api: client.ApiClient, m: Manifest, body: dict[str, Any]) -> None:
-    """Create the object; when it exists (a retry), replace it with `body` (the fields the API
-    allocated, a Service's cluster IP and node ports, are kept unless the manifest names them);
-    a Pod or claim that exists is left as it is."""
+def foreign(m: Manifest, obj: dict[str, Any], owner: str) -> str | None:
+    """Why `obj` (as read) is not this VNF instance's to change: None when it is `owner`'s."""
+    has = k8s_manifests.owner_of(obj)
+    if has == owner:
+        return None
+    if has:
+        return f"{m.file}: {m.label} belongs to VNF instance {has}"
+    return f"{m.file}: {m.label} exists and is no VNF instance's (not created by vnfm)"
+
+
+def _shared(m: Manifest) -> bool:
+    return m.kind == "Namespace" and m.name in PROTECTED_NAMESPACES
+
+
+def apply(api: client.ApiClient, m: Manifest, body: dict[str, Any], owner: str) -> None:
+    """Create the object; when it exists and is `owner`'s (a retry), replace it with `body` (the
+    fields the API allocated, a Service's cluster IP and node ports, are kept unless the manifest
+    names them); a Pod or claim that exists is left as it is. An object of another instance (or of
+    nobody) is not touched: OperationFailed naming its owner. Namespaces every cluster has are used."""
     try:
         _call(api, m, "create", body=body)
         return
     except ApiException as e:
         if e.status != 409:
             raise failed(m, "create", e) from None
+    if _shared(m):
+        return
     old = read(api, m)
     if old is None:
         raise OperationFailed(f"{m.file}: {m.label}: exists and does not")
+    why = foreign(m, old, owner)
+    if why:
+        raise OperationFailed(f"{why}: not changed (another namespace avoids the clash: additionalParams."
+                              f"{k8s_manifests.NAMESPACE_PARAM}, for objects whose manifest names none)")
     if m.kind in IMMUTABLE_SPEC:  # a retry finds it as it was made (its spec cannot be replaced)
         return
     new = copy.deepcopy(body)
@@ -90,10 +112,22 @@ def apply(api: client.ApiClient, m: Manifest, body: dict[str, Any]) -> None:
         raise failed(m, "update", e) from None
 
 
-def delete(api: client.ApiClient, m: Manifest, *, grace: int | None = None) -> bool:
-    """Delete the object (False when it was already gone). Namespaces every cluster has stay."""
-    if m.kind == "Namespace" and m.name in PROTECTED_NAMESPACES:
+def check_owner(api: client.ApiClient, m: Manifest, owner: str) -> str | None:
+    """None when the object is absent or `owner`'s; else why it is not to be changed."""
+    if _shared(m):
+        return None
+    obj = read(api, m)
+    return None if obj is None else foreign(m, obj, owner)
+
+
+def delete(api: client.ApiClient, m: Manifest, owner: str, *, grace: int | None = None) -> bool | str:
+    """Delete the object when it is `owner`'s: True; False when it was already gone (Namespaces
+    every cluster has stay); the reason when it belongs to another instance (it stays)."""
+    if _shared(m):
         return False
+    why = check_owner(api, m, owner)
+    if why:
+        return why
     kw: dict[str, Any] = {"propagation_policy": "Background" if grace == 0 else "Foreground"}
     if grace is not None:
         kw["grace_period_seconds"] = grace
@@ -106,8 +140,11 @@ def delete(api: client.ApiClient, m: Manifest, *, grace: int | None = None) -> b
     return True
 
 
-def scale(api: client.ApiClient, m: Manifest, replicas: int) -> None:
-    """Set a Deployment's or StatefulSet's replicas through its scale subresource."""
+def scale(api: client.ApiClient, m: Manifest, replicas: int, owner: str) -> None:
+    """Set a Deployment's or StatefulSet's replicas through its scale subresource (`owner`'s only)."""
+    why = check_owner(api, m, owner)
+    if why:
+        raise OperationFailed(f"{why}: not scaled")
     cls, suffix = METHODS[m.kind]
     try:
         getattr(cls(api), f"patch_{suffix}_scale")(m.name, m.namespace, {"spec": {"replicas": replicas}})

@@ -11,7 +11,7 @@ from kubernetes import client
 
 from vnfm.domain.resources import Vnfc, VnfResources
 from vnfm.domain.vnfd import Flavour
-from vnfm.packaging.k8s_manifests import WORKLOAD_KINDS, Manifest
+from vnfm.packaging.k8s_manifests import OWNER_LABEL, WORKLOAD_KINDS, Manifest
 
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 
@@ -36,7 +36,12 @@ def units(flavour: Flavour, manifests: list[Manifest]) -> list[Unit]:
 
 
 def selector(m: Manifest) -> str:
-    labels = ((m.obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    """The workload's pods: its selector, narrowed to its owner's pods (the template's owner label)."""
+    labels = dict(((m.obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {})
+    owner = ((((m.obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}).get(
+        OWNER_LABEL)
+    if owner:
+        labels[OWNER_LABEL] = owner
     return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
 
 
@@ -51,11 +56,13 @@ def read_pods(api: client.ApiClient, u: Unit) -> list[dict[str, Any]]:
     ns = u.manifest.namespace or "default"
     if u.manifest.kind == "Pod":
         try:
-            return [api.sanitize_for_serialization(core.read_namespaced_pod(u.manifest.name, ns))]
+            pod = api.sanitize_for_serialization(core.read_namespaced_pod(u.manifest.name, ns))
         except client.ApiException as e:
             if e.status == 404:
                 return []
             raise
+        mine = ((u.manifest.obj.get("metadata") or {}).get("labels") or {}).get(OWNER_LABEL)
+        return [pod] if not mine or ((pod.get("metadata") or {}).get("labels") or {}).get(OWNER_LABEL) == mine else []
     found = core.list_namespaced_pod(ns, label_selector=selector(u.manifest)).items
     return sorted((api.sanitize_for_serialization(p) for p in found), key=lambda p: p["metadata"]["name"])
 

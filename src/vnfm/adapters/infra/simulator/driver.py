@@ -13,6 +13,7 @@ import time
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
+from vnfm.adapters.infra.simulator import hot_ports
 from vnfm.adapters.infra.simulator.cloud import SimCloud
 from vnfm.adapters.infra.simulator.model import (
     MGMT_NETWORK_ID,
@@ -102,19 +103,38 @@ class SimulatorInfraDriver(InfraDriver):
         """An address of the network of CP `cp_name` (found as its ports' is) that the simulated
         cloud records as taken by the deployment: no port ever gets it."""
         cp = ctx.flavour.cps.get(cp_name)
-        if cp is None or cp.vdu_id not in ctx.flavour.vdus:
+        own = None if cp is not None and cp.vdu_id in ctx.flavour.vdus else \
+            hot_ports.own_port_network(ctx.package, ctx.flavour, cp_name)
+        if (cp is None or cp.vdu_id not in ctx.flavour.vdus) and own is None:
             known = ", ".join(sorted(c.id for c in ctx.flavour.cps.values() if c.vdu_id in ctx.flavour.vdus))
             raise UnprocessableEntity(
-                f"cannot reserve an address for {purpose}: '{cp_name}' is not a CP of a VDU of flavour "
-                f"'{ctx.flavour.id}' (known: {known or 'none'})"
+                f"cannot reserve an address for {purpose}: '{cp_name}' is neither a CP of a VDU of flavour "
+                f"'{ctx.flavour.id}' (known: {known or 'none'}) nor a port of its own in its BaseHOT"
             )
         if self.cloud.deployment(ctx.instance_id) is None:
             raise NotFound(f"the simulated cloud has no deployment for VNF instance {ctx.instance_id}")
-        network_id = await self._cp_network(ctx, cp, ext_cp_map(ctx.ext_virtual_links))
+        if own is None:
+            network_id = await self._cp_network(ctx, ctx.flavour.cps[cp_name], ext_cp_map(ctx.ext_virtual_links))
+        else:
+            network_id = await self._own_port_network(ctx, cp_name, *own)
         await self._api()
         address = self.cloud.reserve_address(ctx.instance_id, network_id, purpose, cp_name)
         ctx.progress(f"address {address} of network {network_id} reserved for {purpose}")
         return address
+
+    async def _own_port_network(self, ctx: InfraContext, cp_name: str, with_cp: str | None, named: str | None) -> str:
+        """The network of the BaseHOT's own port `cp_name` (see hot_ports)."""
+        net = self.cloud.find_network(named) if named else None
+        if net is not None:
+            return str(net["id"])
+        if with_cp is None:
+            raise UnprocessableEntity(f"BaseHOT port {cp_name}: network '{named}' does not exist on the "
+                                      "simulated cloud")
+        network_id = await self._cp_network(ctx, ctx.flavour.cps[with_cp], ext_cp_map(ctx.ext_virtual_links))
+        if named:
+            ctx.progress(f"BaseHOT port {cp_name}: network '{named}' is not one of the simulated cloud's; its address "
+                         f"goes on the network of {with_cp} (the CP whose servers the template gives it to)")
+        return network_id
 
     async def release_address(self, ctx: InfraContext, purpose: str) -> None:
         await self._api()

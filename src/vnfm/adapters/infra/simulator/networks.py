@@ -61,6 +61,14 @@ class NetworkOps(CloudBase):
                 net = _add_network(tx, network_id, name, cidr, "external", None)
             return copy.deepcopy(net)
 
+    def find_network(self, ref: str) -> dict[str, Any] | None:
+        """The network whose id, else whose name, is `ref` (as Heat resolves a template's `network`)."""
+        with self._read() as tx:
+            net = tx.network(ref)
+            if net is None:
+                net = next((n for n in tx.networks().values() if n.get("name") == ref), None)
+            return copy.deepcopy(net) if net is not None else None
+
     def ensure_internal_network(
         self, instance_id: str, vld_id: str, cidr: str | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from typing import Any
 
 from vnfm.adapters.mgmt.cluster.topology import Cluster, Node
 from vnfm.domain.errors import OperationFailed
@@ -36,10 +37,11 @@ def registered_by(vims: VimRegistry, instance_id: str) -> Vim | None:
     return None
 
 
-async def register(c: Cluster, admin: Node, api_url: str) -> None:
+async def register(c: Cluster, admin: Node, api_url: str, extra: dict[str, Any] | None = None) -> None:
     """Register (or update in place) the cluster's VIM: API URL, CA, a ServiceAccount token from `admin`.
     A node session may name the URL the VNFM reaches the API at (`api_url` in the token step's data,
-    when it is not the cluster's own endpoint); TLS is verified against the cluster CA either way."""
+    when it is not the cluster's own endpoint); TLS is verified against the cluster CA either way.
+    `extra`: what else the VIM tells the drivers of CNFs on it (e.g. the LB's NodePort pool)."""
     ctx = c.ctx
     if ctx.vims is None:
         raise OperationFailed("no VIM registry available to register the cluster")
@@ -49,7 +51,7 @@ async def register(c: Cluster, admin: Node, api_url: str) -> None:
     vim_id = ctx.state.get("vim_id") or vim_id_for(ctx.instance.id)
     existing = ctx.vims.get(vim_id)
     vim_name = c.p.vim_name or f"kubernetes-{ctx.instance.id}"
-    extra = {OWNER_KEY: ctx.instance.id, "infra_vim_id": ctx.instance.vim_id}
+    extra = {**(extra or {}), OWNER_KEY: ctx.instance.id, "infra_vim_id": ctx.instance.vim_id}
     if existing is not None:
         existing.access_info = access
         existing.interface_info = {"endpoint": api_url}

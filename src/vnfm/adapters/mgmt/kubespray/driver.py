@@ -161,6 +161,7 @@ class KubesprayDriver(MgmtDriver):
             if lb_healed:
                 await lb.configure(s)
                 ctx.progress(f"external LB {s.lb_node.ssh} configured again after its VM was replaced")
+                await lb.reapply_cnf_parts(s)
         finally:
             await s.close()
 

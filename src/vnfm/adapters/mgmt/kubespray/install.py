@@ -22,4 +22,4 @@ async def install(s: Site) -> None:
     async with s.authorized(c.nodes):
         await s.playbook("cluster.yml", hosts=[n.name for n in c.nodes])
     await lb.configure(s)
-    await vim.register(c, c.admin(), s.api_url)
+    await vim.register(c, c.admin(), s.api_url, extra=lb.vim_extra(s))

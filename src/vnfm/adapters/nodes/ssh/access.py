@@ -27,8 +27,8 @@ class SshAccess(NodeAccess):
                 raise OperationFailed(f"{address} is not a host of this VNF")
             # A VNFC's node steps need root: a non-root login (a cloud image's default user)
             # runs them through `sudo -n`. A host outside the VNF (the operator's Ansible server)
-            # is used as the login user it is.
-            become = h.vnfc_id is not None and h.login.username != "root"
+            # is used as the login user it is, unless the driver says its steps need root too.
+            become = (h.vnfc_id is not None if h.become is None else h.become) and h.login.username != "root"
             return SshTarget(address, username=h.login.username, password=h.login.password,
                              private_key=h.login.private_key, known_host_key=pins.get(h.pin_key),
                              become=become)

@@ -216,9 +216,12 @@ def render_lb_owner(step: LbFrontends) -> str:
     lines = [f"# managed by vnfm: the part of owner {step.owner} (ports {ports}); the other owners' parts "
              "are the other files of this directory"]
     for f in step.frontends:
+        fe = ["", f"frontend {lb_proxy_name(step.owner, 'fe', f.name)}", "  mode tcp", f"  bind :{f.port}"]
+        if f.pool is not None:  # another owner's pool (haproxy -c fails while it does not exist)
+            lines += [*fe, f"  default_backend {lb_proxy_name(f.pool.owner, 'pool', f.pool.name)}"]
+            continue
         be = lb_proxy_name(step.owner, "be", f.name)
-        lines += ["", f"frontend {lb_proxy_name(step.owner, 'fe', f.name)}", "  mode tcp", f"  bind :{f.port}",
-                  f"  default_backend {be}", "", f"backend {be}", "  mode tcp", "  balance roundrobin",
+        lines += [*fe, f"  default_backend {be}", "", f"backend {be}", "  mode tcp", "  balance roundrobin",
                   "  default-server inter 2s fall 2 rise 1"]
         lines += [f"  server {b.name} {_server_addr(b.addr, b.port)} check" for b in f.backends]
     for p in step.pools:

@@ -16,6 +16,9 @@ from vnfm.service.ports import InfraDriver
 
 async def rollback(st: Stages, job: Job) -> None:
     op = job.occ.operation
+    if op == LcmOperation.INSTANTIATE and job.vim_gone:
+        await _rollback_instantiate(st, job, None)
+        return
     infra = job.require_infra()
     if op == LcmOperation.INSTANTIATE:
         await _rollback_instantiate(st, job, infra)
@@ -34,14 +37,18 @@ def finish_rollback(job: Job) -> None:
         job.occ.resource_changes = {}
 
 
-async def _rollback_instantiate(st: Stages, job: Job, infra: InfraDriver) -> None:
+async def _rollback_instantiate(st: Stages, job: Job, infra: InfraDriver | None) -> None:
     await st.rollback_stage(job, "terminate_start",
                             lambda: st.hook(job, "terminate_start", rollback=True,
                                             removed=list(job.inst.resources.vnfcs)))
 
     async def undeploy() -> None:
-        st.progress(job, "rolling back: deleting the VNF's resources")
-        await infra.undeploy(st.infra_ctx(job))
+        if infra is None:
+            st.progress(job, f"rolling back: VIM {job.inst.vim_id} is no longer registered (its cluster was "
+                             "terminated): the VNF's resources are already gone")
+        else:
+            st.progress(job, "rolling back: deleting the VNF's resources")
+            await infra.undeploy(st.infra_ctx(job))
         job.inst.resources = VnfResources()
 
     await st.rollback_stage(job, "infra_undeploy", undeploy)

@@ -11,13 +11,17 @@ from vnfm.service.lcm.stages import Stages
 
 
 async def terminate(st: Stages, job: Job) -> None:
-    infra = job.require_infra()
+    infra = None if job.vim_gone else job.require_infra()
     old = plan_vnfcs(job.plan.get("old", []))
     await st.stage(job, "terminate_start", lambda: st.hook(job, "terminate_start", removed=old))
 
     async def undeploy() -> None:
-        st.progress(job, "deleting every resource of the VNF")
-        await infra.undeploy(st.infra_ctx(job))
+        if infra is None:
+            st.progress(job, f"VIM {job.inst.vim_id} is no longer registered (its cluster was terminated): "
+                             "the VNF's resources are already gone")
+        else:
+            st.progress(job, "deleting every resource of the VNF")
+            await infra.undeploy(st.infra_ctx(job))
         job.inst.resources = VnfResources()
         job.occ.resource_changes = {}
         affected(job, old, "REMOVED")

@@ -11,9 +11,19 @@ from vnfm.nodesteps.lb import LbFrontends
 
 
 def part(step: LbFrontends) -> dict[str, Any]:
-    return {"frontends": [{"name": f.name, "port": f.port, "backends": [[b.name, b.addr, b.port] for b in f.backends]}
+    return {"frontends": [{"name": f.name, "port": f.port, "backends": [[b.name, b.addr, b.port] for b in f.backends],
+                           **({"pool": list(f.pool)} if f.pool is not None else {})}
                           for f in step.frontends],
             "pools": [{"name": p.name, "servers": [list(s) for s in p.servers]} for p in step.pools]}
+
+
+def _missing_pools(owners: dict[str, Any]) -> list[str]:
+    """Frontends routing to a pool no owner has, as `haproxy -c` names them (it refuses them)."""
+    have = {(o, p["name"]) for o, part_ in owners.items() for p in part_.get("pools") or []}
+    return [f"frontend vnfm_{o}_fe_{f['name']}: unable to find required default_backend "
+            f"'vnfm_{f['pool'][0]}_pool_{f['pool'][1]}'"
+            for o, part_ in sorted(owners.items()) for f in part_.get("frontends") or []
+            if f.get("pool") and tuple(f["pool"]) not in have]
 
 
 def lb_frontends(tw: TwinHost, host: str, sid: str, step: LbFrontends) -> StepResult:
@@ -32,6 +42,12 @@ def lb_frontends(tw: TwinHost, host: str, sid: str, step: LbFrontends) -> StepRe
         ports = [f.port for f in step.frontends]
         if owners.get(step.owner) == want or (not step.frontends and not step.pools and step.owner not in owners):
             return False, ports
+        after = {o: p for o, p in owners.items() if o != step.owner}
+        if step.frontends or step.pools:
+            after[step.owner] = want
+        missing = _missing_pools(after)
+        if missing:  # the real script's `haproxy -c` of the whole configuration fails the same way
+            raise StepFailed(host, step, f"haproxy -c: {'; '.join(missing)}; the running configuration is unchanged")
         if step.frontends or step.pools:
             owners[step.owner] = want
         else:

@@ -92,9 +92,12 @@ def external_lb_view(extras: dict[str, Any], live_servers: set[str] | None = Non
         if not lb or (live_servers is not None and sid not in live_servers):
             continue
         owners = lb.get("owners") or {}
-        frontends = {str(f["port"]): [f"{b[1]}:{b[2]}" for b in f["backends"]]
-                     for part in owners.values() for f in part.get("frontends") or []}
         pools = {p["name"]: [s[1] for s in p["servers"]] for part in owners.values() for p in part.get("pools") or []}
+        by_ref = {(o, p["name"]): [s[1] for s in p["servers"]] for o, part in owners.items()
+                  for p in part.get("pools") or []}
+        frontends = {str(f["port"]): ([f"{a}:{f['port']}" for a in by_ref.get(tuple(f["pool"]), [])] if f.get("pool")
+                                      else [f"{b[1]}:{b[2]}" for b in f["backends"]])
+                     for part in owners.values() for f in part.get("frontends") or []}
         kubeconfig = h.get("kubeconfig") or {}
         return {"address": lb.get("address"), "frontends": dict(sorted(frontends.items(), key=lambda kv: int(kv[0]))),
                 "pools": pools, "owners": sorted(owners), "reloads": lb.get("reloads", 0),
