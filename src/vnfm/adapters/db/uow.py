@@ -87,9 +87,8 @@ class _TableRepository(Generic[E]):
         return tenancy.scope_of(self.table)
 
     def _select(self, *where: ColumnElement[bool]) -> builtins.list[E]:
-        stmt = select(self.table).where(*where, *self._scope()).order_by(*self._order)
-        rows = self._exec(stmt).mappings().all()
-        return [self._from_row(dict(r)) for r in rows]
+        rows = self._exec(select(self.table).where(*where, *self._scope()).order_by(*self._order)).mappings()
+        return [self._from_row(dict(r)) for r in rows.all()]
 
     def _patch_body(self, entity_id: str, changes: Mapping[str, Any]) -> None:
         """Keep the JSON body in sync after a column-only conditional update (row already locked)."""
@@ -107,8 +106,7 @@ class _TableRepository(Generic[E]):
         self._exec(insert(self.table), self._to_row(entity))
 
     def get(self, entity_id: str) -> E | None:
-        stmt = select(self.table).where(self.table.c.id == entity_id, *self._scope())
-        row = self._exec(stmt).mappings().first()
+        row = self._exec(select(self.table).where(self.table.c.id == entity_id, *self._scope())).mappings().first()
         return None if row is None else self._from_row(dict(row))
 
     def list(self) -> builtins.list[E]:
