@@ -77,6 +77,7 @@ def test_containerfile_parses_and_fits_the_project() -> None:
     env = " ".join(rest for w, rest in ins if w == "ENV")
     port = dict(ins)["EXPOSE"]
     assert f"VNFM_PORT={port}" in env and "VNFM_HOST=0.0.0.0" in env
+    assert "INSECURE" not in env and "VNFM_AUTH_TOKEN" not in env  # the image needs real authentication
     health = dict(ins)["HEALTHCHECK"]
     assert "://127.0.0.1:' + os.environ.get('VNFM_PORT', '9890') + '/healthz'" in health and port == "9890"
     assert "VNFM_TLS_CERT" in health  # https when the server serves TLS
@@ -103,6 +104,30 @@ def test_sample_settings_file_loads(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(k)
     s = load_settings(ROOT / "deploy" / "vnfm.toml")
     assert (s.host, s.port, s.data_dir, s.log_format) == ("0.0.0.0", 9890, Path("/var/lib/vnfm"), "json")
+
+
+def test_the_shipped_settings_require_authentication(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """As shipped (no client uncommented) the server does not start; with the sample client it does."""
+    from vnfm.config import SettingsError, check_runtime, load_settings
+    from vnfm.domain.secret_hash import hash_secret
+
+    for k in list(os.environ):
+        if k.startswith("VNFM_"):
+            monkeypatch.delenv(k)
+    text = (ROOT / "deploy" / "vnfm.toml").read_text().replace("/var/lib/vnfm", str(tmp_path))
+    conf = tmp_path / "vnfm.toml"
+    conf.write_text(text)
+    with pytest.raises(SettingsError) as err:
+        check_runtime(load_settings(conf))
+    assert err.value.lines[0].startswith("setting host (env VNFM_HOST): listening on 0.0.0.0 needs authentication")
+    sample = [line.removeprefix("# ") for line in text.splitlines()
+              if line.startswith(("# [[oauth2_clients]]", "# client_id", "# secret_hash", "# roles", "# tenant"))]
+    assert len(sample) == 5
+    enabled = "\n".join(sample).replace("scrypt$16384$8$1$...", hash_secret("s3cret-of-the-nfvo"))
+    conf.write_text(text + "\n" + enabled + "\n")
+    s = load_settings(conf)
+    check_runtime(s)
+    assert [(c.client_id, c.roles, c.tenant) for c in s.oauth2_clients] == [("nfvo", ["operator"], "tenant-a")]
 
 
 def test_containerfile_healthcheck_command_runs(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ The API server, the CLI's embedded demo and the tests all start vnfm through `bu
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from typing import Any
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, fleet_counts, make_session_factory, migrate, ping
 from vnfm.adapters.db.engine import DbLimits, is_memory_url
 from vnfm.adapters.db.liveness import SqlLiveness, liveness_engine
-from vnfm.adapters.db.reseal import seal_stored
+from vnfm.adapters.db.reseal import rotate_stored, seal_stored
 from vnfm.adapters.infra.bindings import InfraDrivers
 from vnfm.adapters.infra.kubernetes import KubernetesInfraDriver
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
@@ -30,8 +31,9 @@ from vnfm.adapters.mgmt.kubeadm import KubeadmDriver
 from vnfm.adapters.mgmt.kubespray import KubesprayDriver
 from vnfm.adapters.mgmt.private_registry import PrivateRegistryDriver
 from vnfm.adapters.nodes.ssh import SshAccess
-from vnfm.adapters.notify.auth import probe_callback
+from vnfm.adapters.notify.auth import notify_tls, probe_callback
 from vnfm.adapters.notify.http import HttpNotifier
+from vnfm.adapters.remote.egress import EgressPolicy
 from vnfm.adapters.remote.http_fetch import fetch_package
 from vnfm.config import Settings
 from vnfm.domain.model import utcnow
@@ -125,18 +127,22 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     migrate(settings.database_url)
     session_factory = make_session_factory(settings.database_url, db_limits(settings))
-    box = SecretBox.from_settings(settings.data_dir)
+    box = SecretBox.from_settings(settings.data_dir, settings.secret_key or None)
 
     def uow() -> SqlAlchemyUnitOfWork:
         return SqlAlchemyUnitOfWork(session_factory, box)
 
     seal_stored(uow(), box)
+    _rotate_secrets(uow(), box)
     metrics = Metrics()
-    subscriptions = SubscriptionService(uow, probe=probe_callback if settings.probe_callbacks else None, box=box)
+    egress = EgressPolicy.of(settings.egress_allow_networks, settings.egress_deny_networks)
+    tls = notify_tls(settings.notify_client_cert, settings.notify_client_key)
+    probe = functools.partial(probe_callback, policy=egress, verify=tls) if settings.probe_callbacks else None
+    subscriptions = SubscriptionService(uow, probe=probe, box=box, tls_cert=settings.notify_client_cert is not None)
     if notifier is None:
-        notifier = _default_notifier(uow, subscriptions, settings, metrics)
+        notifier = _default_notifier(uow, subscriptions, settings, metrics, egress)
     packages = PackageService(uow, settings.package_cache, notifier=notifier, worker_id=settings.worker_id,
-                              fetch=fetch_package)
+                              fetch=functools.partial(fetch_package, policy=egress))
     vims = VimService(uow, box, simulator=settings.simulator, probes={"openstack": probe_keystone})
     vims.ensure_default()
     if sim is None:
@@ -230,8 +236,15 @@ class _OutboxSource:
             u.commit()
 
 
+def _rotate_secrets(uow: SqlAlchemyUnitOfWork, box: SecretBox) -> None:
+    rotated = rotate_stored(uow, box)
+    if rotated:
+        log.warning("secret key rotation: %d stored rows re-encrypted with the newest key of secret_key; "
+                    "the older keys can go once every process runs with the new list", rotated)
+
+
 def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Settings,
-                      metrics: Metrics) -> Notifier:
+                      metrics: Metrics, egress: EgressPolicy) -> Notifier:
     def subs() -> list[Any]:
         return subscriptions.for_delivery()
 
@@ -247,4 +260,5 @@ def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Se
 
     return HttpNotifier(subs, _OutboxSource(uow, settings.worker_id, settings.notify_reclaim_after),
                         instance_info=instance_info, package_info=package_info,
-                        on_delivery=metrics.notification_delivered)
+                        on_delivery=metrics.notification_delivered, egress=egress,
+                        verify=notify_tls(settings.notify_client_cert, settings.notify_client_key))

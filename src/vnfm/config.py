@@ -17,13 +17,14 @@ be written and a database that does not answer.
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import os
 import tomllib
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -31,7 +32,10 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from vnfm.domain.access import Role
+from vnfm.domain.secret_hash import hash_problem
 from vnfm.domain.secrets import mask_url_credentials, scrub
+from vnfm.service.secrets import parse_keys
 
 ENV_PREFIX = "VNFM_"
 _CONFIG_FILE: ContextVar[Path | None] = ContextVar("vnfm_config_file", default=None)
@@ -49,6 +53,37 @@ def _worker_id() -> str:
     return f"{os.uname().nodename}-{os.getpid()}"
 
 
+class OAuthClient(BaseModel):
+    """A client of the built-in OAuth 2.0 authorization server (`[[oauth2_clients]]` in the config file)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    client_id: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._~-]+$")
+    secret_hash: str = Field(repr=False)  # `vnfm auth hash-secret`: never the secret itself
+    roles: list[Role] = Field(min_length=1)
+    tenant: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._~-]+$")
+
+    @field_validator("secret_hash")
+    @classmethod
+    def _hashed(cls, value: str) -> str:
+        problem = hash_problem(value)
+        if problem is not None:
+            raise ValueError(f"secret_hash {problem}")
+        return value
+
+
+class MtlsClient(BaseModel):
+    """A client known by its certificate (`[[mtls_clients]]`): the subject common name of a
+    certificate `tls_client_ca` verified."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    common_name: str = Field(min_length=1, max_length=128)
+    roles: list[Role] = Field(min_length=1)
+    tenant: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._~-]+$")
+
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", validate_default=True)
 
@@ -59,6 +94,10 @@ class Settings(BaseSettings):
     # TLS for the API server: both or neither (PEM files)
     tls_cert: Path | None = None
     tls_key: Path | None = None
+    # Mutual TLS: client certificates verified against this CA bundle (PEM); `mtls_clients` maps
+    # their common names to roles and a tenant.
+    tls_client_ca: Path | None = None
+    mtls_clients: list[MtlsClient] = Field(default_factory=list)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_format: Literal["human", "json"] = "human"
     # Simulated cloud latencies (seconds).
@@ -115,10 +154,41 @@ class Settings(BaseSettings):
     # Extra hook bindings: implementation/artifact name -> driver name ("a=b,c=d").
     driver_bindings: str = ""
     max_package_size: int = Field(default=512 * 1024 * 1024, gt=0)
+    # Where the server connects for a caller (callbacks, token endpoints, package URIs): never to
+    # loopback, link-local, metadata (adapters/remote/egress) or these networks, unless allowed here.
+    egress_allow_networks: list[str] = Field(default_factory=list)
+    egress_deny_networks: list[str] = Field(default_factory=list)
+    # The client certificate (PEM) notifications present to subscribers whose authentication is
+    # TLS_CERT (SOL013 8.3.4); without it such subscriptions are refused.
+    notify_client_cert: Path | None = None
+    notify_client_key: Path | None = None
     # SOL003: test a subscription's callback URI (GET, expect 204) before accepting it.
     probe_callbacks: bool = True
-    # When set, every request must carry it in X-Auth-Token (the stock client sends one).
+    # Fernet keys encrypting stored secrets, comma-separated, newest first (rotation: "NEW,OLD");
+    # default: <data_dir>/secret.key, generated once.
+    secret_key: str = Field(default="", repr=False)
+    # When set, every request may authenticate with it (X-Auth-Token or Bearer) as an admin of the
+    # default tenant: for development only (OAuth 2.0 clients below are what production uses).
     auth_token: str = Field(default="", repr=False)
+    # Listen beyond loopback without any authentication (VNFM_ALLOW_INSECURE_NO_AUTH=1 and
+    # `vnfm server --insecure-no-auth`): anyone who reaches the port is an admin. Never in production.
+    allow_insecure_no_auth: bool = False
+    # The built-in OAuth 2.0 authorization server (POST /oauth2/token, client credentials).
+    oauth2_clients: list[OAuthClient] = Field(default_factory=list, repr=False)
+    oauth2_issuer: str = "vnfm"  # the `iss` of the tokens it signs
+    oauth2_audience: str = "vnfm"  # the `aud` every accepted JWT must carry
+    oauth2_token_lifetime: int = Field(default=300, ge=30, le=3600)
+    # An external authorization server: JWTs checked against its JWKS, or opaque tokens by introspection.
+    oauth2_external_issuer: str = ""
+    oauth2_jwks_url: str = ""
+    # A token naming a key the cached JWKS lacks refetches it, at most once per this many seconds.
+    oauth2_jwks_refetch_after: float = Field(default=30.0, ge=0)
+    oauth2_introspection_url: str = ""
+    oauth2_introspection_client_id: str = ""
+    oauth2_introspection_client_secret: str = Field(default="", repr=False)
+    # The claims that carry a caller's roles (a list, or words of `scope`) and tenant.
+    oauth2_roles_claim: str = "roles"
+    oauth2_tenant_claim: str = "tenant"
 
     @classmethod
     def settings_customise_sources(
@@ -135,15 +205,53 @@ class Settings(BaseSettings):
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=config))
         return tuple(sources)
 
+    @field_validator("egress_allow_networks", "egress_deny_networks")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        for net in value:
+            try:
+                ipaddress.ip_network(net, strict=False)
+            except ValueError:
+                raise ValueError(f"{net!r} is no network (CIDR such as 10.0.0.0/8 or fd00::/8)") from None
+        return value
+
+    @field_validator("secret_key")
+    @classmethod
+    def _fernet_keys(cls, value: str) -> str:
+        if value:
+            parse_keys(value)
+        return value
+
     @model_validator(mode="after")
     def _derived(self) -> Settings:
         if not self.database_url:
             self.database_url = f"sqlite:///{self.data_dir / 'vnfm.db'}"
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ValueError("tls_cert and tls_key go together: set both (or neither)")
+        if (self.notify_client_cert is None) != (self.notify_client_key is None):
+            raise ValueError("notify_client_cert and notify_client_key go together: set both (or neither)")
+        if self.tls_client_ca is not None and not self.tls:
+            raise ValueError("tls_client_ca needs tls_cert and tls_key (client certificates come with TLS)")
+        if self.mtls_clients and self.tls_client_ca is None:
+            raise ValueError("mtls_clients need tls_client_ca (the CA their certificates are checked against)")
+        if bool(self.oauth2_external_issuer) != bool(self.oauth2_jwks_url):
+            raise ValueError("oauth2_external_issuer and oauth2_jwks_url go together: set both (or neither)")
+        ids = [c.client_id for c in self.oauth2_clients]
+        if len(ids) != len(set(ids)):
+            raise ValueError("oauth2_clients: a client_id appears twice")
         if self.fault_injection and not self.simulator:
             raise ValueError("fault_injection needs the simulator (simulator = true): it injects simulated faults")
         return self
+
+    @property
+    def auth_configured(self) -> bool:
+        """Some way for callers to authenticate is set up (else every caller is an anonymous admin)."""
+        return bool(self.auth_token or self.oauth2_clients or self.oauth2_jwks_url or self.oauth2_introspection_url
+                    or self.mtls_clients)
+
+    @property
+    def loopback_only(self) -> bool:
+        return self.host in LOOPBACK_HOSTS or self.host.startswith("127.")
 
     @property
     def sim_state_file(self) -> Path:
@@ -174,7 +282,8 @@ def _describe(err: dict[str, Any]) -> str:
     if not name:
         return f"settings: {msg}"
     value = err.get("input")
-    shown = "" if name in ("auth_token", "database_url") or isinstance(value, dict) else f" (got {value!r})"
+    hidden = ("auth_token", "database_url", "oauth2_clients", "oauth2_introspection_client_secret", "secret_key")
+    shown = "" if name in hidden or isinstance(value, dict | list) else f" (got {value!r})"
     return f"setting {name} (env {ENV_PREFIX}{name.upper()}): {msg}{shown}"
 
 
@@ -226,7 +335,7 @@ def check_runtime(settings: Settings, ping: Any = None) -> None:
     except OSError as exc:
         why = exc.strerror or str(exc)
         problems.append(f"setting data_dir (env {ENV_PREFIX}DATA_DIR): {data} cannot be written ({why})")
-    for name in ("tls_cert", "tls_key"):
+    for name in ("tls_cert", "tls_key", "tls_client_ca", "notify_client_cert", "notify_client_key"):
         path = getattr(settings, name)
         if path is not None and not os.access(path, os.R_OK):
             problems.append(f"setting {name} (env {ENV_PREFIX}{name.upper()}): {path} cannot be read")
@@ -239,5 +348,11 @@ def check_runtime(settings: Settings, ping: Any = None) -> None:
             where = mask_url_credentials(settings.database_url)
             problems.append(f"setting database_url (env {ENV_PREFIX}DATABASE_URL): {where} does not answer "
                             f"({type(exc).__name__}{': ' + reason if reason else ''})")
+    if not settings.auth_configured and not settings.loopback_only and not settings.allow_insecure_no_auth:
+        problems.append(
+            f"setting host (env {ENV_PREFIX}HOST): listening on {settings.host} needs authentication: configure "
+            "oauth2_clients (built-in OAuth 2.0 server), oauth2_jwks_url or oauth2_introspection_url (an external "
+            "one) or, for development, auth_token; or accept that anyone who reaches the port is an admin with "
+            f"--insecure-no-auth ({ENV_PREFIX}ALLOW_INSECURE_NO_AUTH=1)")
     if problems:
         raise SettingsError(problems)

@@ -112,7 +112,9 @@ def tacker_sample_csar(name: str) -> bytes:
 
 def settings_for(tmp_path: Path, **overrides: Any) -> Settings:
     kw: dict[str, Any] = {"data_dir": tmp_path, "probe_callbacks": False, "sim_boot_time": 0, "sim_step_time": 0,
-                          "auth_token": "", "fault_injection": True}
+                          "auth_token": "", "fault_injection": True,
+                          # the test callbacks, token endpoints and package servers run on loopback
+                          "egress_allow_networks": ["127.0.0.0/8"]}
     kw.update(overrides)
     return Settings(**kw)
 

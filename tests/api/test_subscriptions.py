@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import MASTER_PW, Api, LocalHttpServer, seed_body
+from .conftest import MASTER_PW, Api, ApiFactory, LocalHttpServer, seed_body
 from .test_packages import assert_problem
 
 SUBS = "/vnflcm/v1/subscriptions"
@@ -165,3 +165,39 @@ async def test_probe_tests_the_callback(api_factory: Any, receiver: Receiver) ->
     r = await api.c.post(SUBS, json={"callbackUri": "http://127.0.0.1:9/nothing-here"})
     assert_problem(r, 400, "127.0.0.1:9")
     assert len((await api.c.get(SUBS)).json()) == 1
+
+
+async def test_callbacks_and_package_uris_on_internal_addresses_are_refused(api_factory: ApiFactory,
+                                                                           receiver: Receiver) -> None:
+    """Without egress_allow_networks, loopback, link-local and metadata targets are refused and
+    the error does not tell what (or whether something) answers there."""
+    api = await api_factory(probe_callbacks=True, egress_allow_networks=[])
+    for uri in (receiver.url, "http://169.254.169.254/latest/meta-data/", "http://[::1]:9/x",
+                "http://localhost:1/x"):
+        r = await api.c.post(SUBS, json={"callbackUri": uri})
+        assert_problem(r, 400, "does not connect to")
+    assert receiver.gets == 0  # nothing reached the receiver
+    oauth = {"authType": ["OAUTH2_CLIENT_CREDENTIALS"], "paramsOauth2ClientCredentials": {
+        "clientId": "c", "clientPassword": "p-s3cret", "tokenEndpoint": "http://169.254.169.254/token"}}
+    r = await api.c.post(SUBS, json={"callbackUri": "http://192.0.2.1:9/cb", "authentication": oauth})
+    assert r.status_code == 400 and "p-s3cret" not in r.text
+    pkg = (await api.c.post("/vnfpkgm/v1/vnf_packages", json={})).json()["id"]
+    r = await api.c.post(f"/vnfpkgm/v1/vnf_packages/{pkg}/package_content/upload_from_uri",
+                         json={"addressInformation": "http://169.254.169.254/latest/pkg.zip"})
+    assert_problem(r, 422, "does not connect to")
+
+
+async def test_tls_cert_authentication_needs_the_notification_client_certificate(
+        api_factory: ApiFactory, tmp_path: Any) -> None:
+    from .test_mtls import make_pki
+
+    tls_only = {"authType": ["TLS_CERT"]}
+    api = await api_factory()
+    r = await api.c.post(SUBS, json={"callbackUri": "https://nfvo.example/cb", "authentication": tls_only})
+    assert_problem(r, 400, "authentication.authType TLS_CERT", "notify_client_cert")
+    pki = make_pki(tmp_path)
+    api = await api_factory(notify_client_cert=pki.good[0], notify_client_key=pki.good[1])
+    r = await api.c.post(SUBS, json={"callbackUri": "http://nfvo.example/cb", "authentication": tls_only})
+    assert_problem(r, 400, "https callbackUri")
+    r = await api.c.post(SUBS, json={"callbackUri": "https://nfvo.example/cb", "authentication": tls_only})
+    assert r.status_code == 201, r.text

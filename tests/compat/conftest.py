@@ -85,7 +85,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
     data = tmp_path_factory.mktemp("vnfm-compat")
     # page_size=2: the client's lists (5 occurrences, several packages) come in pages it must follow
     handle = start_in_thread(Settings(data_dir=data, port=0, probe_callbacks=False, sim_boot_time=0,
-                                      sim_step_time=0, auth_token="", page_size=2))
+                                      sim_step_time=0, auth_token="", page_size=2,
+                                      egress_allow_networks=["127.0.0.0/8"]))  # its package server is local
     try:
         yield handle
     finally:

@@ -75,3 +75,10 @@ class OperationFailed(VnfmError):
 
     status = 500
     title = "LCM operation failed"
+
+
+class Forbidden(VnfmError):
+    """The caller is authenticated but its roles do not allow the request (SOL013: 403)."""
+
+    status = 403
+    title = "Forbidden"

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from vnfm.domain.access import DEFAULT_TENANT
 from vnfm.domain.resources import VnfResources
 
 
@@ -95,6 +96,7 @@ class VnfPackage:
     additional_artifacts: list[dict[str, Any]] = field(default_factory=list)
     onboarding_failure_details: dict[str, Any] | None = None
     created_at: datetime = field(default_factory=utcnow)
+    tenant: str = DEFAULT_TENANT  # who owns it (a column, never in the API body)
 
 
 @dataclass
@@ -129,6 +131,7 @@ class VnfInstance:
     # The occurrence that currently holds this instance (one operation at a time).
     lock_op_id: str | None = None
     created_at: datetime = field(default_factory=utcnow)
+    tenant: str = DEFAULT_TENANT  # who owns it (a column, never in the API body)
 
 
     @property
@@ -169,6 +172,7 @@ class OpOcc:
     events: list[dict[str, Any]] = field(default_factory=list)  # progress log (no secrets)
     # What the request asked that was not done as asked (e.g. an unregistered vimId not used): kept, shown
     warnings: list[str] = field(default_factory=list)
+    tenant: str = DEFAULT_TENANT  # the instance's
 
     @property
     def is_final(self) -> bool:
@@ -183,6 +187,7 @@ class Subscription:
     id: str = field(default_factory=new_id)
     kind: str = "vnflcm"  # "vnflcm" (SOL003) or "vnfpkgm" (SOL005)
     created_at: datetime = field(default_factory=utcnow)
+    tenant: str = DEFAULT_TENANT  # who owns it (a column, never in the API body)
 
 
 @dataclass
@@ -197,3 +202,4 @@ class Vim:
     is_default: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
     created_at: datetime = field(default_factory=utcnow)
+    tenant: str = DEFAULT_TENANT  # who owns it (a column, never in the API body)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from vnfm.domain import lcm
+from vnfm.domain.access import caller_tenant
 from vnfm.domain.errors import BadRequest, Conflict, NotFound, UnprocessableEntity, VnfmError
 from vnfm.domain.model import InstantiationState, LcmOperation, OpOcc, OpState, VnfInstance, utcnow
 from vnfm.domain.scaling import scaled_levels, target_counts
@@ -60,6 +61,7 @@ class InstanceService:
         req = rq.parse(rq.CreateVnfRequest, body)
         pkg = self.packages.find_enabled(req.vnfdId)
         inst = VnfInstance(
+            tenant=caller_tenant(),
             vnfd_id=req.vnfdId,
             vnf_pkg_id=pkg.id,
             vnf_provider=pkg.vnf_provider or "",
@@ -74,7 +76,8 @@ class InstanceService:
             inst.vnf_instance_name = f"vnf-{inst.id}"
         with self.uow() as uow:
             uow.instances.add(inst)
-            self.notes.stage(uow, views.identifier_notification("VnfIdentifierCreationNotification", inst.id))
+            self.notes.stage(uow, views.identifier_notification("VnfIdentifierCreationNotification", inst.id),
+                             tenant=inst.tenant)
             uow.commit()
         self.packages.set_usage(pkg.id, True)
         self.notes.wake()
@@ -108,7 +111,7 @@ class InstanceService:
             same_pkg = uow.instances.page([Condition("vnfPkgId", "eq", (inst.vnf_pkg_id,))], None, 2)
             others = [i for i in same_pkg if i.vnf_pkg_id == inst.vnf_pkg_id and i.id != inst_id]
             self.notes.stage(uow, views.identifier_notification("VnfIdentifierDeletionNotification", inst_id),
-                             views.instance_info(inst))  # the instance is gone: filters read this
+                             views.instance_info(inst), tenant=inst.tenant)  # the instance is gone: filters read this
             uow.commit()
         if not others:
             self.packages.set_usage(inst.vnf_pkg_id, False)
@@ -349,7 +352,8 @@ class InstanceService:
                     occ.plan.setdefault("retries", 0)
                     occ.plan["retries"] += 1
             uow.op_occs.save(occ)
-            self.notes.stage(uow, views.lcm_notification(occ, "RESULT" if task == "fail" else "START"))
+            self.notes.stage(uow, views.lcm_notification(occ, "RESULT" if task == "fail" else "START"),
+                             tenant=occ.tenant)
             uow.commit()
         self.notes.wake()
         if task != "fail" and self.submit is not None:
@@ -445,7 +449,7 @@ class InstanceService:
         if check:
             lcm.check_can_start(inst, operation)
         seen = _fingerprint(inst)
-        occ = OpOcc(vnf_instance_id=inst_id, operation=operation, operation_params=params)
+        occ = OpOcc(vnf_instance_id=inst_id, operation=operation, operation_params=params, tenant=inst.tenant)
         prepare(inst, occ)
         if self.submit is not None:
             occ.owner = self.worker_id
@@ -465,7 +469,7 @@ class InstanceService:
             uow.op_occs.add(occ)
             inst.lock_op_id = occ.id
             uow.instances.save(inst)
-            self.notes.stage(uow, views.lcm_notification(occ, "START"))
+            self.notes.stage(uow, views.lcm_notification(occ, "START"), tenant=occ.tenant)
             uow.commit()
         self.notes.wake()
         if self.submit is not None:

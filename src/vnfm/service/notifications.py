@@ -14,9 +14,11 @@ class Notifications:
         self.notifier = notifier  # None: nobody delivers, so nothing is stored
         self.owner = owner or ""
 
-    def stage(self, uow: AbstractUnitOfWork, notification: dict[str, Any], info: dict[str, Any] | None = None) -> None:
+    def stage(self, uow: AbstractUnitOfWork, notification: dict[str, Any], info: dict[str, Any] | None = None,
+              *, tenant: str) -> None:
+        """`tenant`: whose resource changed; only that tenant's subscriptions are notified."""
         if self.notifier is not None:
-            uow.outbox.add(notification, info, owner=self.owner)
+            uow.outbox.add(notification, info, owner=self.owner, tenant=tenant)
 
     def wake(self) -> None:
         if self.notifier is not None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from vnfm.domain.access import caller_tenant
 from vnfm.domain.errors import BadRequest, Conflict, NotAcceptable, NotFound, UnprocessableEntity, VnfmError
 from vnfm.domain.model import OnboardingState, OperationalState, UsageState, VnfPackage
 from vnfm.domain.patch import merge_patch
@@ -48,7 +49,7 @@ class PackageService:
 
     # --------------------------------------------------------------- create / read / delete
     def create(self, user_defined_data: dict[str, Any] | None = None) -> VnfPackage:
-        pkg = VnfPackage(user_defined_data=dict(user_defined_data or {}))
+        pkg = VnfPackage(user_defined_data=dict(user_defined_data or {}), tenant=caller_tenant())
         with self.uow() as uow:
             uow.packages.add(pkg)
             uow.commit()
@@ -81,7 +82,8 @@ class PackageService:
             uow.packages.delete(pkg_id)
             if pkg.onboarding_state == OnboardingState.ONBOARDED:
                 # the package is gone: filters on its provider/product read the last state given here
-                self.notes.stage(uow, views.package_notification(pkg, "PKG_DELETE"), views.package_info(pkg))
+                self.notes.stage(uow, views.package_notification(pkg, "PKG_DELETE"), views.package_info(pkg),
+                                 tenant=pkg.tenant)
             uow.commit()
         self._vnfd_cache.pop(pkg_id, None)
         shutil.rmtree(self.cache_dir / pkg_id, ignore_errors=True)
@@ -115,7 +117,7 @@ class PackageService:
                 if pkg.operational_state == new:
                     raise Conflict(f"VNF package {pkg_id} is already {new.value}")
                 pkg.operational_state = new
-                self.notes.stage(uow, views.package_notification(pkg, "OP_STATE_CHANGE"))
+                self.notes.stage(uow, views.package_notification(pkg, "OP_STATE_CHANGE"), tenant=pkg.tenant)
             if "userDefinedData" in changes:
                 udd = changes["userDefinedData"]
                 if not isinstance(udd, dict):
@@ -170,7 +172,7 @@ class PackageService:
             pkg.onboarding_failure_details = None
             uow.packages.put_content(pkg_id, data)
             uow.packages.save(pkg)
-            self.notes.stage(uow, views.package_notification(pkg))
+            self.notes.stage(uow, views.package_notification(pkg), tenant=pkg.tenant)
             uow.commit()
         self._vnfd_cache[pkg_id] = vnfd
         self.notes.wake()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
+from vnfm.domain.access import DEFAULT_TENANT
 from vnfm.domain.model import OpOcc, Subscription, Vim, VnfInstance, VnfPackage
 from vnfm.domain.params import Declared
 from vnfm.domain.resources import Vnfc, VnfResources
@@ -125,12 +126,14 @@ class OutboxEntry:
     notification: dict[str, Any]
     info: dict[str, Any] | None
     published_at: str
+    tenant: str = DEFAULT_TENANT  # only that tenant's subscriptions get it
 
 
 class Outbox(Protocol):
     """Notifications stored in the transaction of the change they report (transactional outbox)."""
 
-    def add(self, notification: dict[str, Any], info: dict[str, Any] | None = None, *, owner: str = "") -> None:
+    def add(self, notification: dict[str, Any], info: dict[str, Any] | None = None, *, owner: str = "",
+            tenant: str = DEFAULT_TENANT) -> None:
         """Store one, to be delivered by `owner`'s notifier (or any, once it is overdue)."""
 
     def claim(self, owner: str, reclaim_before: Any, limit: int = 100) -> list[OutboxEntry]:
@@ -147,6 +150,14 @@ class Sealer(Protocol):
 
     def seal(self, value: Any, scope: str = "") -> Any: ...
     def unseal(self, value: Any) -> Any: ...
+
+
+class RotatingSealer(Sealer, Protocol):
+    """A Sealer with several keys (the newest encrypts): `rotate` re-encrypts with the newest."""
+
+    rotating: bool
+
+    def rotate(self, value: Any) -> Any: ...
 
 
 class AbstractUnitOfWork(abc.ABC):

@@ -1,8 +1,11 @@
 """Secrets at rest: values under secret-looking keys (passwords, tokens, keys) are encrypted
 before they reach the database, with a key kept outside it.
 
-The key comes from VNFM_SECRET_KEY (a Fernet key), else from `<data_dir>/secret.key`, created
-with mode 0600 on first use. Several server processes sharing one database must share the key.
+The keys come from the `secret_key` setting (VNFM_SECRET_KEY: Fernet keys, comma-separated,
+newest first), else from `<data_dir>/secret.key`, created with mode 0600 on first use. The first
+key encrypts; every key decrypts (MultiFernet), so a key can be rotated without losing what is
+stored: `rotate` re-encrypts a stored value with the newest key. Several server processes sharing
+one database must share the keys.
 
 A value is encrypted once per entity (`seal(value, scope=<entity id>)`): saving an occurrence or
 an instance again reuses the ciphertext of a secret that did not change (the engine saves after
@@ -18,7 +21,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from cryptography.fernet import Fernet, InvalidToken
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from vnfm.domain.errors import OperationFailed
 from vnfm.domain.secrets import URL_USERINFO, is_secret_key
@@ -26,19 +29,34 @@ from vnfm.domain.secrets import URL_USERINFO, is_secret_key
 PREFIX = "enc:v1:"
 
 
+def parse_keys(text: str) -> list[bytes]:
+    """Comma-separated Fernet keys, newest first; ValueError naming the bad one's position."""
+    keys = [k.strip().encode() for k in text.split(",") if k.strip()]
+    for n, key in enumerate(keys, 1):
+        try:
+            Fernet(key)
+        except (ValueError, TypeError):
+            raise ValueError(f"key {n} of {len(keys)} is no Fernet key (32 url-safe base64-encoded bytes; "
+                             "make one with `vnfm auth new-secret-key`)") from None
+    return keys
+
+
 class SecretBox:
     CACHED = 20000  # values per cache
 
-    def __init__(self, key: bytes) -> None:
-        self._fernet = Fernet(key)
+    def __init__(self, key: bytes | list[bytes]) -> None:
+        keys = key if isinstance(key, list) else [key]
+        self._primary = Fernet(keys[0])
+        self._fernet = MultiFernet([Fernet(k) for k in keys])  # encrypts with the first, decrypts with any
+        self.rotating = len(keys) > 1
         self._sealed: OrderedDict[tuple[str, str], str] = OrderedDict()  # (scope, clear) -> sealed
         self._clear: OrderedDict[str, str] = OrderedDict()  # sealed -> clear
 
     @classmethod
-    def from_settings(cls, data_dir: Path, env_key: str | None = None) -> SecretBox:
-        key = env_key if env_key is not None else os.environ.get("VNFM_SECRET_KEY")
+    def from_settings(cls, data_dir: Path, keys: str | None = None) -> SecretBox:
+        key = keys if keys is not None else os.environ.get("VNFM_SECRET_KEY")
         if key:
-            return cls(key.encode())
+            return cls(parse_keys(key))
         path = Path(data_dir) / "secret.key"
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -68,6 +86,28 @@ class SecretBox:
         if isinstance(v, dict | list):
             return self.seal(v, scope)
         return v
+
+    def rotate(self, value: Any) -> Any:
+        """A copy of `value` whose encrypted strings are all encrypted with the newest key."""
+        if isinstance(value, dict):
+            return {k: self.rotate(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.rotate(v) for v in value]
+        if isinstance(value, str) and value.startswith(PREFIX):
+            token = value[len(PREFIX):].encode()
+            try:
+                self._primary.decrypt(token)
+                return value  # already under the newest key
+            except InvalidToken:
+                pass
+            try:
+                return PREFIX + self._fernet.rotate(token).decode()
+            except InvalidToken:
+                raise OperationFailed(
+                    "a stored secret cannot be decrypted with any key of VNFM_SECRET_KEY: keep the old key "
+                    "in the list (NEW,OLD) until the rotation is done"
+                ) from None
+        return value
 
     def _encrypt(self, clear: str, scope: str) -> str:
         if not scope:

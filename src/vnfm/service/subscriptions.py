@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
+from vnfm.domain.access import caller_tenant
 from vnfm.domain.errors import BadRequest, NotFound
 from vnfm.domain.model import Subscription
 from vnfm.domain.notifications import (
@@ -58,7 +59,7 @@ def _check_pkgm_filter(flt: dict[str, Any]) -> None:
         raise BadRequest("filter.vnfProductsFromProviders must be a list of objects, each with vnfProvider")
 
 
-def _check_auth(auth: dict[str, Any] | None) -> None:
+def _check_auth(auth: dict[str, Any] | None, callback: str, tls_cert: bool) -> None:
     if not auth:
         return
     types = auth.get("authType")
@@ -75,7 +76,11 @@ def _check_auth(auth: dict[str, Any] | None) -> None:
                 if not p.get(k):
                     raise BadRequest(f"authentication.paramsOauth2ClientCredentials.{k} is required")
         elif t == "TLS_CERT":
-            continue
+            if not tls_cert:
+                raise BadRequest("authentication.authType TLS_CERT: this VNFM has no client certificate for "
+                                 "notifications (settings notify_client_cert / notify_client_key)")
+            if not callback.startswith("https://"):
+                raise BadRequest("authentication.authType TLS_CERT needs an https callbackUri")
         else:
             raise BadRequest(f"authentication.authType: unknown value {t!r}")
 
@@ -86,8 +91,10 @@ class SubscriptionService:
         uow: UowFactory,
         probe: Callable[[str, dict[str, Any] | None], Awaitable[None]] | None = None,
         box: SecretBox | None = None,
+        tls_cert: bool = False,
     ) -> None:
         self.uow = uow
+        self.tls_cert = tls_cert  # notifications can present a client certificate (TLS_CERT)
         self.box = box  # encrypts authentication secrets at rest
         self.probe = probe  # SOL003: test the callback URI (GET, expect 204) before accepting
 
@@ -99,7 +106,7 @@ class SubscriptionService:
             raise BadRequest(f"callbackUri {req.callbackUri!r} is not an http(s) URL")
         flt = req.filter or {}
         (_check_pkgm_filter if kind == "vnfpkgm" else _check_filter)(flt)
-        _check_auth(req.authentication)
+        _check_auth(req.authentication, req.callbackUri, self.tls_cert)
         with self.uow() as uow:
             for existing in uow.subscriptions.list():
                 if existing.kind == kind and existing.callback_uri == req.callbackUri and existing.filter == flt:
@@ -107,7 +114,8 @@ class SubscriptionService:
         if self.probe is not None:
             await self.probe(req.callbackUri, req.authentication)
         auth = self.box.seal(req.authentication) if self.box and req.authentication else req.authentication
-        sub = Subscription(callback_uri=req.callbackUri, filter=flt, authentication=auth, kind=kind)
+        sub = Subscription(callback_uri=req.callbackUri, filter=flt, authentication=auth, kind=kind,
+                           tenant=caller_tenant())
         with self.uow() as uow:
             uow.subscriptions.add(sub)
             uow.commit()

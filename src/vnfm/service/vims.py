@@ -9,7 +9,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from vnfm.domain.errors import BadRequest, NotFound, UnprocessableEntity
+from vnfm.domain.access import CALLER, caller_tenant, is_caller_confined, unscoped
+from vnfm.domain.errors import BadRequest, Forbidden, NotFound, UnprocessableEntity
 from vnfm.domain.model import Vim
 from vnfm.service.ports import DependentCnf, UowFactory
 from vnfm.service.secrets import SecretBox
@@ -70,8 +71,9 @@ class VimService:
 
     def ensure_default(self) -> Vim | None:
         """The default VIM. While the simulator is on, its VIM exists and is the default when no
-        other VIM is; while it is off, a simulator VIM is never the default (None: no default)."""
-        with self.uow() as uow:
+        other VIM is; while it is off, a simulator VIM is never the default (None: no default).
+        The default and the simulator's VIM serve every tenant: looked up past the caller's."""
+        with self.uow() as uow, unscoped():
             found = uow.vims.default()
             sims = uow.vims.of_type(SIMULATOR)
             if not self.simulator:
@@ -97,7 +99,7 @@ class VimService:
         if not self.simulator:
             return None
         self.ensure_default()
-        with self.uow() as uow:
+        with self.uow() as uow, unscoped():
             sims = uow.vims.of_type(SIMULATOR)
         return sims[0] if sims else None
 
@@ -148,8 +150,14 @@ class VimService:
     def register(self, vim: Vim) -> Vim:
         """Store a new VIM. A new default replaces the previous one (one default VIM at a time)."""
         self._refuse_simulator_when_off(vim)
+        if CALLER.get() is not None:  # a caller's VIM is its tenant's; a driver's is its instance's
+            vim.tenant = caller_tenant()
+        if vim.is_default and is_caller_confined():
+            raise Forbidden("only an admin registers the default VIM (it serves every tenant)")
         with self.uow() as uow:
-            if uow.vims.get(vim.id) is not None:
+            with unscoped():  # ids are unique across tenants
+                taken = uow.vims.get(vim.id) is not None
+            if taken:
                 raise BadRequest(f"VIM {vim.id} is already registered")
             if vim.is_default:
                 self._clear_defaults(uow, keep=vim.id)
@@ -210,6 +218,8 @@ class VimService:
             if uow.vims.get(vim.id) is None:
                 raise NotFound(f"VIM {vim.id} is not registered")
             if vim.is_default:
+                if is_caller_confined():
+                    raise Forbidden("only an admin makes a VIM the default (it serves every tenant)")
                 self._refuse_simulator_when_off(vim)
                 self._clear_defaults(uow, keep=vim.id)
             uow.vims.save(self._sealed(vim))

@@ -13,6 +13,8 @@ PACKAGE = "vnfm.entrypoints.cli"
 
 # (module, imported module): why it is imported inside a function
 LAZY_IMPORTS = {
+    ("commands.auth", "vnfm.adapters.auth.keys"): "cryptography and PyJWT: `vnfm auth rotate-key` only",
+    ("commands.auth", "cryptography.fernet"): "cryptography: `vnfm auth new-secret-key` only",
     ("commands.server", "vnfm.config"): "the server's settings: only `vnfm server` needs them",
     ("commands.server", "vnfm.entrypoints.api.server"): "FastAPI, SQLAlchemy, the engine: `vnfm server` only",
     ("commands.dev", "vnfm.entrypoints.cli"): "every driver's schema: `vnfm dev params-doc` only",

@@ -44,7 +44,8 @@ def _start(monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[str, str]
 
     seen: list[Any] = []
     monkeypatch.setattr(real, "serve", seen.append)
-    for k in ("VNFM_DATABASE_URL", "VNFM_CONFIG", "VNFM_PORT", "VNFM_LOG_FORMAT"):
+    for k in ("VNFM_DATABASE_URL", "VNFM_CONFIG", "VNFM_PORT", "VNFM_LOG_FORMAT", "VNFM_HOST", "VNFM_AUTH_TOKEN",
+              "VNFM_ALLOW_INSECURE_NO_AUTH", "VNFM_OAUTH2_CLIENTS"):
         monkeypatch.delenv(k, raising=False)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
@@ -92,7 +93,8 @@ def test_unreachable_postgresql_names_the_setting_not_the_password(
 
 def test_config_file_then_env_then_options(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     conf = tmp_path / "vnfm.toml"
-    conf.write_text(f'port = 9100\nhost = "0.0.0.0"\nlog_format = "json"\ndata_dir = "{tmp_path / "d"}"\n')
+    conf.write_text(f'port = 9100\nhost = "0.0.0.0"\nlog_format = "json"\ndata_dir = "{tmp_path / "d"}"\n'
+                    'auth_token = "dev-t0ken"\n')
     res, seen = _start(monkeypatch, ["--config", str(conf)], {})
     assert res.exit_code == 0, res.output
     got = seen[0]
@@ -124,3 +126,30 @@ def test_unknown_key_in_the_config_file_is_named_not_ignored(monkeypatch: pytest
     res, seen = _start(monkeypatch, ["--config", str(conf)], {})
     assert res.exit_code == 2 and not seen
     assert res.stderr.strip() == f"Error: config file {conf}: unknown setting 'prot' (did you mean 'port'?)"
+
+
+def test_beyond_loopback_without_authentication_the_server_refuses_to_start(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    res, seen = _start(monkeypatch, ["--data-dir", str(tmp_path), "--host", "0.0.0.0"], {})
+    assert res.exit_code == 2 and not seen
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith("Error: setting host (env VNFM_HOST): listening on 0.0.0.0 needs authentication")
+    assert "oauth2_clients" in line and "--insecure-no-auth" in line
+    # loopback needs nothing (the embedded default); the loud opt-outs: the flag, the variable
+    for args, env in ((["--host", "127.0.0.1"], {}), (["--host", "::1"], {}),
+                      (["--host", "0.0.0.0", "--insecure-no-auth"], {}),
+                      (["--host", "0.0.0.0"], {"VNFM_ALLOW_INSECURE_NO_AUTH": "1"}),
+                      (["--host", "0.0.0.0"], {"VNFM_AUTH_TOKEN": "dev-t0ken"})):
+        res, seen = _start(monkeypatch, ["--data-dir", str(tmp_path), *args], env)
+        assert res.exit_code == 0 and len(seen) == 1, (args, env, res.output)
+
+
+def test_the_opt_out_is_loud(caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
+    from vnfm.config import Settings
+    from vnfm.entrypoints.api.server import warn_exposure
+
+    warn_exposure(Settings(data_dir=tmp_path, host="0.0.0.0", allow_insecure_no_auth=True))
+    assert sum("AUTHENTICATION IS OFF" in r.getMessage() for r in caplog.records) == 3
+    caplog.clear()
+    warn_exposure(Settings(data_dir=tmp_path, host="127.0.0.1"))
+    assert not caplog.records

@@ -20,8 +20,10 @@ from vnfm.adapters.db import (
     head_revision,
     make_engine,
     make_session_factory,
+    mappers,
     metadata,
     migrate,
+    tables,
 )
 
 
@@ -50,9 +52,9 @@ def test_migrate_empty_database_matches_models(backend: str, tmp_path: Path,
     migrate(url)
     assert _tables(url) == set(metadata.tables) | {"alembic_version"}
     assert _diffs(url) == []
-    assert current_revision(url) == head_revision() == "0006"
+    assert current_revision(url) == head_revision() == "0007"
     migrate(url)  # idempotent
-    assert current_revision(url) == "0006"
+    assert current_revision(url) == "0007"
 
 
 def test_upgrade_from_the_first_schema(backend: str, tmp_path: Path, pg_cluster: PgCluster | None) -> None:
@@ -61,7 +63,7 @@ def test_upgrade_from_the_first_schema(backend: str, tmp_path: Path, pg_cluster:
     migrate(url, "0001")
     assert "notification_outbox" not in _tables(url)
     migrate(url)
-    assert current_revision(url) == "0006"
+    assert current_revision(url) == "0007"
     assert _diffs(url) == []
 
 
@@ -98,12 +100,13 @@ def test_kubeadm_driver_state_is_carried_over(backend: str, tmp_path: Path, pg_c
     migrate(url, "0002")
     inst = factories.instance(driver_state={"kubernetes": {"host_keys": {"vnfc-1": "ssh-ed25519 AAAA"}}})
     factory = make_session_factory(url)
-    with SqlAlchemyUnitOfWork(factory) as uow:
-        uow.instances.add(inst)
-        uow.commit()
+    with factory() as session:  # the row as 0002 had it (no tenant column yet)
+        session.execute(sa.insert(tables.vnf_instances), mappers.instance_to_row(inst))
+        session.commit()
     migrate(url)
     with SqlAlchemyUnitOfWork(factory) as uow:
         got = uow.instances.get(inst.id)
+    assert got is not None and got.tenant == "default"  # 0007: what existed belongs to the default tenant
     factory.kw["bind"].dispose()
     assert got is not None
     assert got.driver_state == {"kubeadm": {"host_keys": {"vnfc-1": "ssh-ed25519 AAAA"}}}

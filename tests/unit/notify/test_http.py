@@ -348,10 +348,15 @@ async def test_probe_accepts_204_and_sends_auth(receiver: Receiver) -> None:
     assert get.headers["Authorization"].startswith("Basic ")
 
 
-async def test_probe_rejects_non_204(receiver: Receiver) -> None:
+async def test_probe_rejects_non_204_without_saying_what_came(receiver: Receiver) -> None:
     receiver.get_status = 200
-    with pytest.raises(BadRequest, match="answered HTTP 200 to the test GET"):
+    with pytest.raises(BadRequest, match="did not answer the test GET with 204") as answered:
         await probe_callback(f"{receiver.base}/notify", None)
+    assert "200" not in answered.value.detail
+    # nobody listening gets the same words: the caller cannot scan ports through the VNFM
+    with pytest.raises(BadRequest) as closed:
+        await probe_callback(f"http://127.0.0.1:{_free_port()}/notify", None, timeout=2)
+    assert closed.value.detail.split(" did not", 1)[1] == answered.value.detail.split(" did not", 1)[1]
 
 
 async def test_probe_unreachable_has_clear_message_without_secrets() -> None:

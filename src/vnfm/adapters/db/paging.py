@@ -159,11 +159,13 @@ def keyset_page(table: Table, order_col: str, where: Sequence[ColumnElement[bool
     return stmt.limit(limit) if limit > 0 else stmt
 
 
-def after_key_of(conn: Any, table: Table, order_col: str, after_id: str | None) -> tuple[Any, str] | None:
-    """The sort key of the row `after_id` (None for the first page); NotFound when it is gone."""
+def after_key_of(conn: Any, table: Table, order_col: str, after_id: str | None,
+                 scope: Sequence[ColumnElement[bool]] = ()) -> tuple[Any, str] | None:
+    """The sort key of the row `after_id` (None for the first page); NotFound when it is gone (or
+    outside `scope`: another tenant's)."""
     if after_id is None:
         return None
-    key = conn.execute(select(table.c[order_col]).where(table.c.id == after_id)).first()
+    key = conn.execute(select(table.c[order_col]).where(table.c.id == after_id, *scope)).first()
     if key is None:
         raise NotFound(f"no {table.name} row {after_id}")
     return key[0], after_id

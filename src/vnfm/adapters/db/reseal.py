@@ -8,7 +8,7 @@ from sqlalchemy import select, update
 
 from vnfm.adapters.db import tables
 from vnfm.adapters.db.uow import SqlAlchemyUnitOfWork
-from vnfm.service.ports import Sealer
+from vnfm.service.ports import RotatingSealer, Sealer
 
 FLAG = ("vnfm", "request_secrets_sealed")
 
@@ -32,5 +32,27 @@ def seal_stored(uow: SqlAlchemyUnitOfWork, box: Sealer) -> int:
                     conn.execute(update(table).where(table.c.id == row_id).values(body=sealed))
                     rewritten += 1
         uow.kv.put(*FLAG, True)
+        uow.commit()
+    return rewritten
+
+
+def rotate_stored(uow: SqlAlchemyUnitOfWork, box: RotatingSealer) -> int:
+    """Re-encrypt every stored secret (VIM credentials, subscription credentials, instance and
+    occurrence secrets) with the newest key of `box`; returns how many rows were rewritten. Rows
+    whose secrets already are under the newest key are left alone, so it can run at every start."""
+    if not box.rotating:
+        return 0
+    rewritten = 0
+    with uow:
+        conn = uow.session.connection()
+        for table in (tables.vims, tables.subscriptions, tables.vnf_instances, tables.vnf_lcm_op_occs):
+            stmt = select(table.c.id, table.c.body)
+            if conn.dialect.name == "postgresql":
+                stmt = stmt.with_for_update()
+            for row_id, body in conn.execute(stmt).all():
+                rotated = box.rotate(body)
+                if rotated != body:
+                    conn.execute(update(table).where(table.c.id == row_id).values(body=rotated))
+                    rewritten += 1
         uow.commit()
     return rewritten

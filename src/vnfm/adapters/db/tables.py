@@ -29,6 +29,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.types import TypeDecorator
 
+from vnfm.domain.access import DEFAULT_TENANT
+
 NAMING_CONVENTION: dict[str, str] = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -40,6 +42,7 @@ NAMING_CONVENTION: dict[str, str] = {
 metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 ID = 255  # ids are UUIDs, but VIM ids and the like may be chosen by users
+TENANT = 64  # the owner of packages, instances, occurrences, subscriptions and VIMs (migration 0007)
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -78,6 +81,7 @@ vnf_packages = Table(
     Column("usage_state", String(32), nullable=False, index=True),
     Column("vnfd_id", String(ID), nullable=True, index=True),
     Column("created_at", UtcDateTime(), nullable=False, index=True),
+    Column("tenant", String(TENANT), nullable=False, server_default=DEFAULT_TENANT, index=True),
     Column("body", JSON(), nullable=False),
 )
 
@@ -101,6 +105,7 @@ vnf_instances = Table(
     Column("vim_id", String(ID), nullable=True, index=True),
     Column("lock_op_id", String(ID), nullable=True, index=True),
     Column("created_at", UtcDateTime(), nullable=False, index=True),
+    Column("tenant", String(TENANT), nullable=False, server_default=DEFAULT_TENANT, index=True),
     Column("body", JSON(), nullable=False),
 )
 
@@ -120,6 +125,7 @@ vnf_lcm_op_occs = Table(
     Column("heartbeat", UtcDateTime(), nullable=True, index=True),
     # The mode of a pending cancel (NULL: none): read by the heartbeat with no body decoding.
     Column("cancel_mode", String(16), nullable=True),
+    Column("tenant", String(TENANT), nullable=False, server_default=DEFAULT_TENANT, index=True),
     Column("body", JSON(), nullable=False),
 )
 
@@ -130,6 +136,7 @@ subscriptions = Table(
     Column("kind", String(32), nullable=False, index=True),
     Column("callback_uri", String(4096), nullable=False),
     Column("created_at", UtcDateTime(), nullable=False, index=True),
+    Column("tenant", String(TENANT), nullable=False, server_default=DEFAULT_TENANT, index=True),
     Column("body", JSON(), nullable=False),
 )
 
@@ -141,6 +148,7 @@ vims = Table(
     Column("name", String(ID), nullable=False, index=True),
     Column("is_default", Boolean(), nullable=False, index=True),
     Column("created_at", UtcDateTime(), nullable=False, index=True),
+    Column("tenant", String(TENANT), nullable=False, server_default=DEFAULT_TENANT, index=True),
     Column("body", JSON(), nullable=False),
 )
 

@@ -37,9 +37,10 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
-from vnfm.adapters.db import mappers, paging, tables
+from vnfm.adapters.db import mappers, paging, tables, tenancy
 from vnfm.adapters.db.kv import SqlKvStore
 from vnfm.adapters.db.paging import Col
+from vnfm.domain.access import DEFAULT_TENANT
 from vnfm.domain.errors import Conflict, NotFound
 from vnfm.domain.model import OpOcc, OpState, Subscription, Vim, VnfInstance, VnfPackage, new_id, utcnow
 from vnfm.service.ports import AbstractUnitOfWork, Condition, OutboxEntry, Sealer
@@ -65,8 +66,8 @@ class _TableRepository(Generic[E]):
         order_by: str = "created_at",
     ) -> None:
         self.session = session
-        self._to_row = to_row
-        self._from_row = from_row
+        self._to_row, self._from_row = (tenancy.with_tenant_column(to_row, from_row) if "tenant" in self.table.c
+                                        else (to_row, from_row))
         self._order = (self.table.c[order_by], self.table.c.id)
         self._order_by = order_by
 
@@ -81,9 +82,13 @@ class _TableRepository(Generic[E]):
     def dialect(self) -> str:
         return self._conn().dialect.name
 
+    def _scope(self) -> builtins.list[ColumnElement[bool]]:
+        """Every read, change and deletion sees the confined caller's tenant's rows only."""
+        return tenancy.scope_of(self.table)
+
     def _select(self, *where: ColumnElement[bool]) -> builtins.list[E]:
-        rows = self._exec(select(self.table).where(*where).order_by(*self._order)).mappings().all()
-        return [self._from_row(dict(r)) for r in rows]
+        rows = self._exec(select(self.table).where(*where, *self._scope()).order_by(*self._order)).mappings()
+        return [self._from_row(dict(r)) for r in rows.all()]
 
     def _patch_body(self, entity_id: str, changes: Mapping[str, Any]) -> None:
         """Keep the JSON body in sync after a column-only conditional update (row already locked)."""
@@ -101,7 +106,7 @@ class _TableRepository(Generic[E]):
         self._exec(insert(self.table), self._to_row(entity))
 
     def get(self, entity_id: str) -> E | None:
-        row = self._exec(select(self.table).where(self.table.c.id == entity_id)).mappings().first()
+        row = self._exec(select(self.table).where(self.table.c.id == entity_id, *self._scope())).mappings().first()
         return None if row is None else self._from_row(dict(row))
 
     def list(self) -> builtins.list[E]:
@@ -118,8 +123,9 @@ class _TableRepository(Generic[E]):
               after_id: str | None, limit: int, omit: frozenset[str] = frozenset()) -> builtins.list[E]:
         """Keyset page narrowed in SQL (vnfm.adapters.db.paging); `scope`: extra fixed clauses."""
         t = self.table
-        after = paging.after_key_of(self._conn(), t, self._order_by, after_id)
-        where = [*scope, *paging.narrowing(t, self.columns, conditions, self.dialect)]
+        mine = self._scope()
+        after = paging.after_key_of(self._conn(), t, self._order_by, after_id, mine)
+        where = [*scope, *mine, *paging.narrowing(t, self.columns, conditions, self.dialect)]
         drop = [key for attr in omit for key in self.body_parts.get(attr, ())]
         stmt = paging.keyset_page(t, self._order_by, where, after, limit, drop, self.dialect)
         return [self._from_row(dict(r)) for r in self._exec(stmt).mappings().all()]
@@ -127,13 +133,14 @@ class _TableRepository(Generic[E]):
     def save(self, entity: E) -> None:
         row = self._to_row(entity)
         entity_id = row.pop("id")
-        stmt = update(self.table).where(self.table.c.id == bindparam("_where_id"))
+        row.pop("tenant", None)  # a resource never changes tenant
+        stmt = update(self.table).where(self.table.c.id == bindparam("_where_id"), *self._scope())
         res = self._exec(stmt, {"_where_id": entity_id, **row})
         if res.rowcount == 0:
             raise NotFound(f"{self.label} {entity_id} does not exist")
 
     def delete(self, entity_id: str) -> None:
-        self._exec(delete(self.table).where(self.table.c.id == entity_id))
+        self._exec(delete(self.table).where(self.table.c.id == entity_id, *self._scope()))
 
 
 class SqlPackageRepository(_TableRepository[VnfPackage]):
@@ -282,7 +289,7 @@ class SqlOpOccRepository(_TableRepository[OpOcc]):
 
     def get_for_update(self, op_id: str) -> OpOcc | None:
         """`get` with `FOR UPDATE` on PostgreSQL (SQLite units of work hold the write lock anyway)."""
-        stmt = select(self.table).where(self.table.c.id == op_id)
+        stmt = select(self.table).where(self.table.c.id == op_id, *self._scope())
         if self.dialect == "postgresql":
             stmt = stmt.with_for_update()
         row = self._exec(stmt).mappings().first()
@@ -395,8 +402,10 @@ class SqlVimRepository(_TableRepository[Vim]):
         return self._select(self.table.c.vim_type == vim_type)
 
     def default(self) -> Vim | None:
-        found = self._select(self.table.c.is_default.is_(True))
-        return found[0] if found else None
+        """The default VIM (the simulated cloud) serves every tenant: not confined to the caller's."""
+        t = self.table
+        row = self._exec(select(t).where(t.c.is_default.is_(True)).order_by(*self._order)).mappings().first()
+        return None if row is None else self._from_row(dict(row))
 
 
 class SqlOutbox:
@@ -411,9 +420,10 @@ class SqlOutbox:
     def _exec(self, stmt: Any, params: Any = None) -> CursorResult:
         return self.session.connection().execute(stmt, params)
 
-    def add(self, notification: dict[str, Any], info: dict[str, Any] | None = None, *, owner: str = "") -> None:
+    def add(self, notification: dict[str, Any], info: dict[str, Any] | None = None, *, owner: str = "",
+            tenant: str = DEFAULT_TENANT) -> None:
         now = utcnow()
-        body = {"notification": notification, "info": info, "published_at": mappers.iso(now)}
+        body = {"notification": notification, "info": info, "published_at": mappers.iso(now), "tenant": tenant}
         self._exec(insert(self.table), {"id": new_id(), "created_at": now, "owner": owner or None,
                                         "claimed_at": None, "body": body})
 
@@ -436,7 +446,8 @@ class SqlOutbox:
             res = self._exec(update(t).where(t.c.id == row["id"], cond).values(owner=owner, claimed_at=now))
             if res.rowcount == 1:
                 body = row["body"]
-                out.append(OutboxEntry(row["id"], body["notification"], body.get("info"), body["published_at"]))
+                out.append(OutboxEntry(row["id"], body["notification"], body.get("info"), body["published_at"],
+                                       str(body.get("tenant") or DEFAULT_TENANT)))
         return out
 
     def remove(self, entry_id: str) -> None:

@@ -7,18 +7,31 @@ from __future__ import annotations
 
 import base64
 import logging
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from vnfm.adapters.remote.egress import EgressPolicy, EgressRefused, egress_client
 from vnfm.domain.errors import BadRequest
 from vnfm.domain.secrets import scrub, secret_values
 
 log = logging.getLogger("vnfm.notify")
+
+
+def notify_tls(cert: Path | None, key: Path | None) -> ssl.SSLContext | bool:
+    """httpx's `verify` for reaching subscribers: the default trust store, and with `cert` the
+    client certificate TLS_CERT subscriptions ask for (presented to any server that requests one)."""
+    if cert is None:
+        return True
+    ctx = ssl.create_default_context()
+    ctx.load_cert_chain(str(cert), str(key) if key else None)
+    return ctx
 
 
 def safe_url(uri: str) -> str:
@@ -132,20 +145,26 @@ async def auth_headers(
 
 
 # ============================================================================= probe
+_NOT_204 = ("callbackUri {} did not answer the test GET with 204 No Content (unreachable, or another answer; "
+            "the server log says which)")
+
 async def probe_callback(
     uri: str,
     auth: Mapping[str, Any] | None = None,
     *,
     skip: bool = False,
     timeout: float = 10.0,
-    verify: bool | str = True,
+    verify: bool | str | ssl.SSLContext = True,
     tokens: TokenCache | None = None,
     client: httpx.AsyncClient | None = None,
+    policy: EgressPolicy | None = None,
 ) -> None:
     """SOL003 5.4.18.3.1: test the notification endpoint with GET, expecting 204 No Content.
 
     Raises BadRequest with a clear (secret-free) message when the URI is invalid, unreachable or
-    answers anything but 204. `skip=True` only validates the URI's form.
+    answers anything but 204, the same message for both (the caller learns nothing of what the
+    target answered or whether it listens; the server log has the reason). `skip=True` only
+    validates the URI's form. `policy`: where the server may connect (adapters/remote/egress).
     """
     try:
         parts = urlsplit(uri)
@@ -157,24 +176,24 @@ async def probe_callback(
         return
     secrets = secrets_of(auth)
     own = client is None
-    http = client if client is not None else httpx.AsyncClient(verify=verify)
+    http = client if client is not None else egress_client(policy, verify=verify)
     try:
         try:
             headers = await auth_headers(http, auth, tokens or TokenCache(), timeout)
             resp = await http.get(uri, headers={"Accept": "application/json", **headers}, timeout=timeout)
         except AuthError as exc:
-            msg = f"cannot authenticate to test callbackUri {safe_url(uri)}: {exc}"
-            raise BadRequest(scrub(msg, secrets)) from None
+            log.info("callback test of %s: %s", safe_url(uri), scrub(str(exc), secrets))
+            raise BadRequest(f"cannot authenticate to test callbackUri {safe_url(uri)} (no access token from its "
+                             "token endpoint; the server log says why)") from None
+        except EgressRefused:
+            raise BadRequest(f"callbackUri {safe_url(uri)} resolves to an address the VNFM does not connect to "
+                             "(loopback, link-local, cloud metadata or a denied network)") from None
         except httpx.HTTPError as exc:
-            raise BadRequest(
-                f"callbackUri {safe_url(uri)} is unreachable ({type(exc).__name__}); the VNFM tests it with "
-                "GET and needs a 204 No Content answer"
-            ) from None
+            log.info("callback test of %s: unreachable (%s)", safe_url(uri), type(exc).__name__)
+            raise BadRequest(_NOT_204.format(safe_url(uri))) from None
     finally:
         if own:
             await http.aclose()
     if resp.status_code != 204:
-        raise BadRequest(
-            f"callbackUri {safe_url(uri)} answered HTTP {resp.status_code} to the test GET; "
-            "a notification endpoint must answer 204 No Content"
-        )
+        log.info("callback test of %s: HTTP %d", safe_url(uri), resp.status_code)
+        raise BadRequest(_NOT_204.format(safe_url(uri)))

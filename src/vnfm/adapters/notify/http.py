@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import ssl
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from vnfm.adapters.notify.filters import (
     needs_instance_info,
     notification_kind,
 )
+from vnfm.adapters.remote.egress import EgressPolicy, egress_client
 from vnfm.domain.model import Subscription, new_id
 from vnfm.domain.notifications import LCM, PKGM
 from vnfm.domain.secrets import scrub
@@ -92,12 +94,13 @@ class HttpNotifier:
         base_delay: float = 1.0,
         max_delay: float = 30.0,
         timeout: float = 10.0,
-        verify: bool | str = True,
+        verify: bool | str | ssl.SSLContext = True,
         api_base: str = "",
         tokens: TokenCache | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         poll_interval: float = 5.0,
         on_delivery: Callable[[bool], None] | None = None,
+        egress: EgressPolicy | None = None,
     ) -> None:
         if attempts < 1:
             raise ValueError("attempts must be at least 1")
@@ -110,6 +113,7 @@ class HttpNotifier:
         self.max_delay = max_delay
         self.timeout = timeout
         self._verify = verify
+        self._egress = egress  # where callbacks and token endpoints may be (adapters/remote/egress)
         self.api_base = api_base.rstrip("/")
         self.tokens = tokens or TokenCache()
         self._sleep = sleep
@@ -168,7 +172,8 @@ class HttpNotifier:
 
     async def probe(self, uri: str, auth: Mapping[str, Any] | None = None) -> None:
         """probe_callback with this notifier's TLS and timeout settings."""
-        await probe_callback(uri, auth, timeout=self.timeout, verify=self._verify, tokens=self.tokens)
+        await probe_callback(uri, auth, timeout=self.timeout, verify=self._verify, tokens=self.tokens,
+                             policy=self._egress)
 
     # ------------------------------------------------------------------ background loop
     def _ensure_thread(self) -> None:
@@ -239,7 +244,7 @@ class HttpNotifier:
         sub_queues: dict[str, asyncio.Queue[_Delivery]] = {}
         workers: set[asyncio.Task[None]] = set()
         feeder = asyncio.create_task(self._feed(queue, event))
-        async with httpx.AsyncClient(verify=self._verify, timeout=self.timeout) as client:
+        async with egress_client(self._egress, verify=self._verify, timeout=self.timeout) as client:
             while True:
                 item = await queue.get()
                 if item is _STOP:
@@ -300,7 +305,8 @@ class HttpNotifier:
     async def _route(self, item: _Item) -> list[_Delivery]:
         n = item.entry.notification
         kind = notification_kind(n)
-        subs = [s for s in await asyncio.to_thread(self._subscriptions) if s.kind == kind]
+        tenant = item.entry.tenant  # another tenant's subscriptions never hear of it
+        subs = [s for s in await asyncio.to_thread(self._subscriptions) if s.kind == kind and s.tenant == tenant]
         info: Mapping[str, Any] | None = item.entry.info
         looked_up = info is not None
         out: list[_Delivery] = []

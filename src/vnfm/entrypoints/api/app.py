@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hmac
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request, Response
+from fastapi import Depends, FastAPI, Request, Response
 from starlette.types import ASGIApp
 
 from vnfm import __version__
@@ -15,6 +14,9 @@ from vnfm.bootstrap import App, build
 from vnfm.config import Settings
 from vnfm.entrypoints.api import health, problem, tacker_vims, unsupported, vnflcm, vnfm_ext, vnfpkgm
 from vnfm.entrypoints.api.access import AccessLog
+from vnfm.entrypoints.api.auth import oauth2
+from vnfm.entrypoints.api.auth.authenticate import Authenticator
+from vnfm.entrypoints.api.auth.gate import AuthGate, authorize
 from vnfm.entrypoints.api.etag import ETags
 from vnfm.entrypoints.api.headers import CanonicalHeaders
 from vnfm.entrypoints.api.negotiation import Negotiation
@@ -57,23 +59,14 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
             await core.stop()
 
     app = VnfmApi(title="vnfm", version=__version__, lifespan=lifespan,
-                  description="ETSI NFV-SOL003/SOL005 v2.6.1 VNF manager")
+                  description="ETSI NFV-SOL003/SOL005 v2.6.1 VNF manager", dependencies=[Depends(authorize)])
     app.state.vnfm = core
+    app.state.auth = Authenticator(settings)
     problem.install(app)
     app.add_middleware(ETags)
 
     @app.middleware("http")
     async def sol013_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        token = settings.auth_token
-        if token and not request.url.path.endswith("api_versions") and request.url.path not in health.OPEN_PATHS:
-            got = request.headers.get("x-auth-token", "")
-            bearer = request.headers.get("authorization", "")
-            if bearer.lower().startswith("bearer "):
-                got = got or bearer[7:]
-            if not hmac.compare_digest(got.encode(), token.encode()):
-                resp: Response = problem.problem_response(401, "Unauthorized", "a valid X-Auth-Token is required")
-                resp.headers["WWW-Authenticate"] = "Bearer"
-                return resp
         bad = _control_in_url(request)
         if bad is not None:
             return problem.problem_response(400, "Bad Request", f"{bad} holds a control character")
@@ -90,4 +83,6 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
             app.include_router(vnfm_ext.faults_router)
     app.include_router(tacker_vims.router)
     app.include_router(health.router)
+    app.include_router(oauth2.router)
+    app.add_middleware(AuthGate, authenticator=app.state.auth)  # outermost: before any route or body
     return app

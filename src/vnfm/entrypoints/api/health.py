@@ -1,7 +1,7 @@
 """Probes and metrics for running vnfm as a service: GET /healthz (the process answers), GET /readyz
 (the database answers and, where this process runs the LCM engine, the engine runs), GET /metrics
-(Prometheus text format). The probes need no API token (probes carry none); /metrics does when one
-is set (Prometheus sends it as `authorization: Bearer ...`)."""
+(Prometheus text format). The probes need no token (probes carry none); /metrics needs an admin
+(auth/rules.py; Prometheus sends its token as `authorization: Bearer ...`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from fastapi.responses import JSONResponse
 from vnfm.entrypoints.api.common import app_of
 
 router = APIRouter()
-OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 
 
 @router.get("/healthz", include_in_schema=False)

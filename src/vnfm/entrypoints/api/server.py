@@ -15,29 +15,27 @@ from vnfm.adapters.db import ping_url
 from vnfm.config import Settings, check_runtime
 from vnfm.domain.secrets import URL_USERINFO
 from vnfm.entrypoints.api.app import create_app
+from vnfm.entrypoints.api.auth.mtls import uvicorn_tls_options
 from vnfm.entrypoints.api.httpguard import GuardedH11Protocol
 from vnfm.entrypoints.logsetup import configure_logging
 
 log = logging.getLogger("vnfm.server")
 
 
-def tls_options(settings: Settings) -> dict[str, Any]:
-    if not settings.tls:
-        return {}
-    return {"ssl_certfile": str(settings.tls_cert), "ssl_keyfile": str(settings.tls_key)}
-
-
 def http_options(settings: Settings) -> dict[str, Any]:
     """Deadlines for slow clients (`httpguard`), idle keep-alive, a cap on connections and on the
-    size of an incomplete request head."""
-    return {"http": GuardedH11Protocol.with_timeouts(settings.http_head_timeout, settings.http_body_timeout),
-            "timeout_keep_alive": settings.http_keep_alive, "limit_concurrency": settings.http_max_connections,
-            "h11_max_incomplete_event_size": 16 * 1024}
+    size of an incomplete request head; TLS, and with `tls_client_ca` the client-certificate
+    check whose protocol builds on the guarded one (auth/mtls)."""
+    guarded = GuardedH11Protocol.with_timeouts(settings.http_head_timeout, settings.http_body_timeout)
+    return {"http": guarded, "timeout_keep_alive": settings.http_keep_alive,
+            "limit_concurrency": settings.http_max_connections, "h11_max_incomplete_event_size": 16 * 1024,
+            **uvicorn_tls_options(settings, guarded)}
 
 
 def known_secrets(settings: Settings) -> list[str]:
     """Setting values no log line may show."""
-    found = [settings.auth_token]
+    found = [settings.auth_token, settings.oauth2_introspection_client_secret]
+    found += [k.strip() for k in settings.secret_key.split(",")]
     found += [m["pw"] for m in URL_USERINFO.finditer(settings.database_url)]
     return [s for s in found if s]
 
@@ -48,14 +46,28 @@ def preflight(settings: Settings) -> None:
     check_runtime(settings, ping=ping_url)
 
 
+def warn_exposure(settings: Settings) -> None:
+    """Loud warnings for what is fine on a laptop and dangerous on a network."""
+    if not settings.auth_configured and not settings.loopback_only:
+        for _ in range(3):
+            log.warning("AUTHENTICATION IS OFF on %s:%d (--insecure-no-auth): anyone who reaches this port can "
+                        "register VIMs and terminate every VNF", settings.host, settings.port)
+    elif settings.auth_token and not settings.loopback_only:
+        log.warning("the static auth_token is for development: it makes every holder an admin of every tenant; "
+                    "use OAuth 2.0 clients (oauth2_clients) or an external authorization server")
+    if settings.fault_injection and not settings.loopback_only:
+        log.warning("the simulator's fault-injection API is mounted (fault_injection): for tests and demos only")
+
+
 def serve(settings: Settings) -> None:
     configure_logging(settings.log_level, settings.log_format, known_secrets=known_secrets(settings))
     scheme = "https" if settings.tls else "http"
     log.info("vnfm server on %s://%s:%d (data dir %s, engine %s)", scheme, settings.host, settings.port,
              settings.data_dir, "on" if settings.run_engine else "off")
+    warn_exposure(settings)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=None,
                 log_level=settings.log_level.lower(), access_log=False, server_header=False,
-                date_header=False, **http_options(settings), **tls_options(settings))
+                date_header=False, **http_options(settings))
 
 
 @dataclass
@@ -80,7 +92,7 @@ def start_in_thread(settings: Settings, *, timeout: float = 30.0) -> ServerHandl
     settings.port = port
     config = uvicorn.Config(create_app(settings), host=settings.host, port=port, log_level="warning",
                             access_log=False, lifespan="on", server_header=False, date_header=False,
-                            **http_options(settings), **tls_options(settings))
+                            **http_options(settings))
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="vnfm-server", daemon=True)
     thread.start()

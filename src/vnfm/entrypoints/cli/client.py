@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from vnfm.entrypoints.cli.credentials import TokenError
+
 LCM = "/vnflcm/v1"
 PKGM = "/vnfpkgm/v1"
 VIMS = "/vnfm/v1/vims"
@@ -85,6 +87,8 @@ class VnfmClient:
         transport: httpx.BaseTransport | None = None,
         timeout: float = 60.0,
         recover_timeout: float = 60.0,
+        auth: httpx.Auth | None = None,
+        verify: Any = True,
     ) -> None:
         self.endpoint = endpoint.rstrip("/")
         self.recover_timeout = recover_timeout  # how long to wait for a server that died mid-request
@@ -93,7 +97,7 @@ class VnfmClient:
         if token:
             headers["X-Auth-Token"] = token
         self._http = httpx.Client(
-            base_url=self.endpoint, headers=headers, transport=transport, timeout=timeout
+            base_url=self.endpoint, headers=headers, transport=transport, timeout=timeout, auth=auth, verify=verify
         )
 
     def close(self) -> None:
@@ -120,6 +124,8 @@ class VnfmClient:
             resp = self._http.request(
                 method, path, json=json, content=content, headers=headers, params=params
             )
+        except TokenError as e:
+            raise ApiError(401, "Unauthorized", str(e)) from None
         except httpx.ConnectError as e:
             raise ServerUnreachable(self.endpoint, _reason(e), refused=True) from None
         except httpx.TimeoutException as e:

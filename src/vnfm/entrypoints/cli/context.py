@@ -29,12 +29,15 @@ class CliContext:
     output: str = "table"  # -o: table (people), json, yaml, value (bare values, one row a line)
     columns: tuple[str, ...] = ()  # -c: only these columns (list headers) or fields (keys)
     transport: httpx.BaseTransport | None = None
+    auth: httpx.Auth | None = None  # OAuth 2.0 client credentials (credentials.ClientCredentials)
+    verify: Any = True  # the server's CA and our client certificate (credentials.tls_verify)
     _client: VnfmClient | None = None
 
     @property
     def client(self) -> VnfmClient:
         if self._client is None:
-            self._client = VnfmClient(self.endpoint, token=self.token, transport=self.transport)
+            self._client = VnfmClient(self.endpoint, token=self.token, transport=self.transport, auth=self.auth,
+                                      verify=self.verify)
         return self._client
 
     def close(self) -> None:

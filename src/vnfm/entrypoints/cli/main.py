@@ -6,11 +6,13 @@ and the console entry point; each command group lives in commands/<group>.py."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
 
 from vnfm.entrypoints.cli.client import ApiError, ServerUnreachable
+from vnfm.entrypoints.cli.commands.auth import auth
 from vnfm.entrypoints.cli.commands.demo import demo
 from vnfm.entrypoints.cli.commands.dev import dev
 from vnfm.entrypoints.cli.commands.op import op
@@ -21,6 +23,7 @@ from vnfm.entrypoints.cli.commands.subscription import subscription
 from vnfm.entrypoints.cli.commands.vim import vim
 from vnfm.entrypoints.cli.commands.vnf import vnf
 from vnfm.entrypoints.cli.context import DEFAULT_ENDPOINT, FORMATS, CliContext
+from vnfm.entrypoints.cli.credentials import ClientCredentials, tls_verify
 from vnfm.entrypoints.cli.output import mask_text
 from vnfm.entrypoints.cli.wait import WaitTimeout
 
@@ -77,6 +80,16 @@ class VnfmGroup(click.Group):
     default=None,
     help="Token sent as X-Auth-Token (never printed).",
 )
+@click.option("--client-id", envvar="VNFM_CLIENT_ID", show_envvar=True, default=None,
+              help="OAuth 2.0 client: get (and cache) tokens from the server's /oauth2/token; the secret "
+                   "comes from VNFM_CLIENT_SECRET (never from the command line).")
+@click.option("--cert", envvar="VNFM_CLIENT_CERT", show_envvar=True, default=None,
+              type=click.Path(exists=True, dir_okay=False), help="Client certificate (PEM) for mutual TLS.")
+@click.option("--key", envvar="VNFM_CLIENT_KEY", show_envvar=True, default=None,
+              type=click.Path(exists=True, dir_okay=False), help="Private key of --cert (PEM).")
+@click.option("--cacert", envvar="VNFM_CACERT", show_envvar=True, default=None,
+              type=click.Path(exists=True, dir_okay=False),
+              help="CA bundle (PEM) the server's certificate is checked against.")
 @click.option("--json", "json_out", is_flag=True, help="Print raw JSON instead of tables.")
 @click.option("-o", "--output", "output", type=click.Choice(FORMATS, case_sensitive=False), default=None,
               help="Output format: table (default), json, yaml or value.")
@@ -85,7 +98,8 @@ class VnfmGroup(click.Group):
 @click.option("--show-secrets", is_flag=True, help="Do not mask passwords/tokens in what is printed.")
 @click.version_option(package_name="vnfm", prog_name="vnfm")
 @click.pass_context
-def cli(ctx: click.Context, endpoint: str, token: str | None, json_out: bool, output: str | None,
+def cli(ctx: click.Context, endpoint: str, token: str | None, client_id: str | None, cert: str | None,
+        key: str | None, cacert: str | None, json_out: bool, output: str | None,
         columns: tuple[str, ...], show_secrets: bool) -> None:
     """vnfm: an ETSI NFV VNF manager (SOL003 VNF LCM, SOL005 VNF packages, v2.6.1).
 
@@ -102,6 +116,13 @@ def cli(ctx: click.Context, endpoint: str, token: str | None, json_out: bool, ou
     if isinstance(ctx.obj, dict):  # tests: CliRunner.invoke(cli, ..., obj={"transport": ...})
         transport = ctx.obj.get("transport")
     cc = CliContext(endpoint=endpoint, token=token or None, transport=transport)
+    if client_id:
+        secret = os.environ.get("VNFM_CLIENT_SECRET", "")
+        if not secret:
+            raise click.UsageError("--client-id / VNFM_CLIENT_ID needs the client's secret in VNFM_CLIENT_SECRET")
+        cc.auth = ClientCredentials(endpoint, client_id, secret)
+    if cert or cacert:
+        cc.verify = tls_verify(cacert, cert, key)
     cc.json_out = json_out or (given.json_out if given is not None else False)
     cc.show_secrets = show_secrets
     if output:
@@ -111,7 +132,7 @@ def cli(ctx: click.Context, endpoint: str, token: str | None, json_out: bool, ou
     ctx.obj = cc
 
 
-for command in (server, demo, package, vnf, op, subscription, vim, sim, dev):
+for command in (server, demo, auth, package, vnf, op, subscription, vim, sim, dev):
     cli.add_command(command)
 
 

@@ -335,4 +335,4 @@ class JobStore:
 
     def _stage_notification(self, uow: AbstractUnitOfWork, occ: OpOcc) -> None:
         status = START_STATES.get(occ.operation_state, "RESULT")
-        self.notes.stage(uow, views.lcm_notification(occ, status))
+        self.notes.stage(uow, views.lcm_notification(occ, status), tenant=occ.tenant)

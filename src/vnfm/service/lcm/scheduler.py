@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import threading
 import time
@@ -242,7 +243,9 @@ class LcmEngine:
                 self._disown(op_id)
             return
         self._own(op_id)
-        task = asyncio.get_running_loop().create_task(self._run(op_id, rollback), name=f"lcm-{op_id}")
+        # a fresh context: the job is no request's, whichever request submitted it (domain.access.CALLER)
+        task = asyncio.get_running_loop().create_task(self._run(op_id, rollback), name=f"lcm-{op_id}",
+                                                      context=contextvars.Context())
         self.running[op_id] = task
 
         def _done(_: asyncio.Task[None]) -> None:

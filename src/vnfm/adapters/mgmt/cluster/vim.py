@@ -61,7 +61,7 @@ async def register(c: Cluster, admin: Node, api_url: str, extra: dict[str, Any] 
         ctx.progress(f"Kubernetes VIM {vim.id} ('{vim.name}') updated in place: {api_url}")
     else:
         vim = Vim(id=vim_id, vim_type="kubernetes", name=vim_name, access_info=access,
-                  interface_info={"endpoint": api_url}, extra=extra)
+                  interface_info={"endpoint": api_url}, extra=extra, tenant=ctx.instance.tenant)
         vim = ctx.vims.register(vim)
         ctx.progress(f"Kubernetes VIM {vim.id} ('{vim.name}') registered: {api_url}")
     ctx.state["vim_id"] = vim.id

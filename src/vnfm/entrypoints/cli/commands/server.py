@@ -40,11 +40,16 @@ from vnfm.domain.secrets import URL_USERINFO
                    "off in deploy/vnfm.toml).")
 @click.option("--fault-injection/--no-fault-injection", default=None,
               help="Mount the simulator's fault-injection API (tests, demos; env VNFM_FAULT_INJECTION).")
+@click.option("--insecure-no-auth", "allow_insecure_no_auth", is_flag=True, default=None,
+              help="Listen beyond loopback WITHOUT authentication: anyone who reaches the port is an admin "
+                   "(env VNFM_ALLOW_INSECURE_NO_AUTH=1). Never in production.")
 def server(config: Path | None, **options: Any) -> None:
     """Run the vnfm API server in the foreground (Ctrl-C stops it).
 
     Settings come from these options, then the VNFM_* environment, then the --config file.
-    A bad setting ends the start with one line naming it.
+    A bad setting ends the start with one line naming it. Beyond 127.0.0.1 the server needs
+    authentication (oauth2_clients, oauth2_jwks_url, oauth2_introspection_url or auth_token in the
+    settings) unless started with --insecure-no-auth.
 
     \b
     Example:
