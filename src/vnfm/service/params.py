@@ -44,6 +44,13 @@ class EngineParams(Params):
 ENGINE = Declared("the engine", EngineParams)
 # management drivers' keys are read by instantiate, scale and heal; a terminate has none
 DRIVER_OPERATIONS = frozenset({LcmOperation.INSTANTIATE, LcmOperation.SCALE, LcmOperation.HEAL})
+# the engine's keys that only one operation reads (any other operation would ignore them: refused)
+ENGINE_KEY_OPERATIONS: dict[str, LcmOperation] = {
+    "all": LcmOperation.HEAL,
+    "vnfc_instance_ids": LcmOperation.SCALE,
+    "vnfcInstanceIds": LcmOperation.SCALE,
+    "ignore_dependent_cnfs": LcmOperation.TERMINATE,
+}
 
 
 def check(operation: str, extra: Mapping[str, Any] | None, *, infra: Declared[Any] | None,
@@ -56,6 +63,9 @@ def check(operation: str, extra: Mapping[str, Any] | None, *, infra: Declared[An
             *(drivers if str(operation) in DRIVER_OPERATIONS else [])]
     known = frozenset().union(*(o.keys for o in mine))
     for key in extra:
+        only = ENGINE_KEY_OPERATIONS.get(key)
+        if only is not None and str(operation) != str(only):
+            raise BadRequest(f"additionalParams.{key}: a {operation} request does not take it (only {only} does)")
         if key in known:
             continue
         if any(key in o.keys for o in drivers):

@@ -126,3 +126,28 @@ async def test_a_scale_override_with_a_hostile_proxy_is_refused(k8s: K8s) -> Non
             "k8s_cluster_installation_param": {}}})
     assert e.value.status == 400 and "a TERMINATE request does not take it" in e.value.detail
     assert len(k8s.app.instances.op_list()) == ops
+
+
+async def test_an_engine_key_of_another_operation_is_refused(k8s: K8s) -> None:
+    """`all` is read by heal only, `vnfc_instance_ids` by scale only, `ignore_dependent_cnfs` by terminate
+    only: given to another operation each would be ignored, so it is refused (400, naming the one that reads it)."""
+    inst_id, _ = await k8s.instantiate("simple")
+    ops = len(k8s.app.instances.op_list())
+    w0 = k8s.app.instances.get(inst_id).resources.of_vdu("workerNode")[0]
+    refusals = [
+        (lambda: k8s.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance",
+                                                   "additionalParams": {"all": True}}), "all", "HEAL"),
+        (lambda: k8s.app.instances.heal(inst_id, {"vnfcInstanceId": [w0.id],
+                                                  "additionalParams": {"vnfcInstanceIds": [w0.id]}}),
+         "vnfcInstanceIds", "SCALE"),
+        (lambda: k8s.app.instances.heal(inst_id, {"additionalParams": {"ignore_dependent_cnfs": True}}),
+         "ignore_dependent_cnfs", "TERMINATE"),
+        (lambda: k8s.app.instances.terminate(inst_id, {"terminationType": "FORCEFUL",
+                                                       "additionalParams": {"all": True}}), "all", "HEAL"),
+    ]
+    for call, key, only in refusals:
+        with pytest.raises(VnfmError) as e:
+            call()
+        assert e.value.status == 400
+        assert e.value.detail.startswith(f"additionalParams.{key}: a ") and f"(only {only} does)" in e.value.detail
+    assert len(k8s.app.instances.op_list()) == ops
