@@ -143,7 +143,8 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         notifier = _default_notifier(uow, subscriptions, settings, metrics, egress)
     packages = PackageService(uow, settings.package_cache, notifier=notifier, worker_id=settings.worker_id,
                               fetch=functools.partial(fetch_package, policy=egress))
-    vims = VimService(uow, box, simulator=settings.simulator, probes={"openstack": probe_keystone})
+    vims = VimService(uow, box, simulator=settings.simulator,
+                      probes={"openstack": functools.partial(probe_keystone, policy=egress)})
     vims.ensure_default()
     if sim is None:
         sim = default_sim_cloud(settings)

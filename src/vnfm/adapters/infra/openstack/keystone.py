@@ -4,20 +4,29 @@ path the Heat driver authenticates by later; no other service is called."""
 
 from __future__ import annotations
 
+import socket
+from urllib.parse import urlsplit
+
 from keystoneauth1 import exceptions as ks
 
 from vnfm.adapters.infra.openstack.cloud import auth_args
+from vnfm.adapters.remote.egress import EgressPolicy
 from vnfm.domain.model import Vim
 from vnfm.domain.secrets import scrub
 
 
-def probe_keystone(vim: Vim, timeout: float = 10.0) -> str | None:
+def probe_keystone(vim: Vim, timeout: float = 10.0, policy: EgressPolicy | None = None) -> str | None:
     """None when Keystone at the VIM's auth URL issued a token for its credentials; otherwise what
-    failed, in one line (no secret in it)."""
+    failed, in one line (no secret in it). With `policy`, an auth URL resolving to an address the
+    server does not connect to for a caller (loopback, link-local, cloud metadata, denied ranges) is
+    not contacted at all."""
     import openstack  # the SDK is slow to import: only when a VIM is probed
 
     args = auth_args(vim)
     url = str(args["auth_url"])
+    if policy is not None and not _permitted(url, policy):
+        return (f"Keystone at {url} was not probed: it resolves to an address the server does not connect to for "
+                "a caller (VNFM_EGRESS_ALLOW_NETWORKS allows it)")
     secrets = [str(v) for k, v in args.items() if "password" in k or "secret" in k]
     try:
         conn = openstack.connect(**args, app_name="vnfm", load_yaml_config=False, load_envvars=False,
@@ -35,6 +44,17 @@ def probe_keystone(vim: Vim, timeout: float = 10.0) -> str | None:
     except ks.ClientException as exc:
         return f"Keystone at {url} answered an error ({type(exc).__name__}: {_line(exc, secrets)})"
     return None
+
+
+def _permitted(url: str, policy: EgressPolicy) -> bool:
+    """Every address the URL's host resolves to is one `policy` permits (an unresolvable host is left
+    to keystoneauth, which says it does not answer)."""
+    parts = urlsplit(url)
+    try:
+        infos = socket.getaddrinfo(parts.hostname or "", parts.port or 443, type=socket.SOCK_STREAM)
+    except (OSError, ValueError):
+        return True
+    return all(policy.permits(str(info[4][0])) for info in infos)
 
 
 def _line(exc: Exception, secrets: list[str]) -> str:
