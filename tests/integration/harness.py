@@ -94,10 +94,14 @@ def unavailable_reason() -> str | None:
 def exposed_paths() -> list[str]:
     """The test run's own programs that would be hidden inside hosts (the virtualenv and the Python
     it was made from, when they live under /tmp or /run). Not the clone: hosts see no test code."""
-    paths = []
-    for p in (sys.prefix, sys.base_prefix):
+    paths: list[str] = []
+    repo = str(REPO)
+    # the libraries a virtualenv reaches through a .pth (another venv's site-packages) count too
+    libs = [p for p in sys.path if p and os.path.isdir(p) and not (p == repo or p.startswith(repo + "/"))]
+    for p in (sys.prefix, sys.base_prefix, *libs):
         for q in (p, os.path.realpath(p)):
-            if any(q == h or q.startswith(h + "/") for h in _HIDDEN) and q not in paths:
+            hidden = any(q == h or q.startswith(h + "/") for h in _HIDDEN)
+            if hidden and not any(q == x or q.startswith(x + "/") for x in paths):
                 paths.append(q)
     return paths
 
