@@ -80,6 +80,8 @@ def _instantiate_body(vim_id: str, network_id: str, extra_params: dict[str, Any]
     body = instantiate_request("simple")
     body["vimConnectionInfo"] = [{"id": str(uuid.uuid4()), "vimId": vim_id, "vimType": "openstack"}]
     body["extVirtualLinks"] = _ext_vls(network_id)
+    # the hooks are bound to `noop`, which acts on no cluster parameter: sent, it would be refused (422)
+    body["additionalParams"].pop("k8s_cluster_installation_param", None)
     body["additionalParams"].update(extra_params or {})
     return body
 
