@@ -4,6 +4,9 @@ later write itself)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from sqlalchemy import select, update
 
 from vnfm.adapters.db import tables
@@ -20,17 +23,7 @@ def seal_stored(uow: SqlAlchemyUnitOfWork, box: Sealer) -> int:
     with uow:
         if uow.kv.get(*FLAG):
             return 0
-        conn = uow.session.connection()
-        rewritten = 0
-        for table in (tables.vnf_instances, tables.vnf_lcm_op_occs):
-            stmt = select(table.c.id, table.c.body)
-            if conn.dialect.name == "postgresql":
-                stmt = stmt.with_for_update()
-            for row_id, body in conn.execute(stmt).all():
-                sealed = box.seal(body)
-                if sealed != body:
-                    conn.execute(update(table).where(table.c.id == row_id).values(body=sealed))
-                    rewritten += 1
+        rewritten = _rewrite(uow, (tables.vnf_instances, tables.vnf_lcm_op_occs), box.seal)
         uow.kv.put(*FLAG, True)
         uow.commit()
     return rewritten
@@ -42,17 +35,24 @@ def rotate_stored(uow: SqlAlchemyUnitOfWork, box: RotatingSealer) -> int:
     whose secrets already are under the newest key are left alone, so it can run at every start."""
     if not box.rotating:
         return 0
-    rewritten = 0
     with uow:
-        conn = uow.session.connection()
-        for table in (tables.vims, tables.subscriptions, tables.vnf_instances, tables.vnf_lcm_op_occs):
-            stmt = select(table.c.id, table.c.body)
-            if conn.dialect.name == "postgresql":
-                stmt = stmt.with_for_update()
-            for row_id, body in conn.execute(stmt).all():
-                rotated = box.rotate(body)
-                if rotated != body:
-                    conn.execute(update(table).where(table.c.id == row_id).values(body=rotated))
-                    rewritten += 1
+        rewritten = _rewrite(uow, (tables.vims, tables.subscriptions, tables.vnf_instances, tables.vnf_lcm_op_occs),
+                             box.rotate)
         uow.commit()
+    return rewritten
+
+
+def _rewrite(uow: SqlAlchemyUnitOfWork, tabs: tuple[Any, ...], change: Callable[[Any], Any]) -> int:
+    """Rewrite each row's body as `change` makes it (rows locked on PostgreSQL); how many changed."""
+    conn = uow.session.connection()
+    rewritten = 0
+    for table in tabs:
+        stmt = select(table.c.id, table.c.body)
+        if conn.dialect.name == "postgresql":
+            stmt = stmt.with_for_update()
+        for row_id, body in conn.execute(stmt).all():
+            changed = change(body)
+            if changed != body:
+                conn.execute(update(table).where(table.c.id == row_id).values(body=changed))
+                rewritten += 1
     return rewritten
