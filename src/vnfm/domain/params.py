@@ -345,7 +345,13 @@ def inner_model(annotation: Any) -> Any:
 
 
 def known_keys(model: type[BaseModel]) -> list[str]:
-    return [f.alias or n for n, f in model.model_fields.items()]
+    """Each field's key, and the other spellings it accepts (`aliases` of `doc`)."""
+    out: list[str] = []
+    for n, f in model.model_fields.items():
+        out.append(f.alias or n)
+        if isinstance(f.validation_alias, AliasChoices):
+            out += [a for a in f.validation_alias.choices if isinstance(a, str) and a not in out]
+    return out
 
 
 def nearest(key: str, known: list[str]) -> str:

@@ -142,6 +142,9 @@ async def test_an_engine_key_of_another_operation_is_refused(k8s: K8s) -> None:
          "vnfcInstanceIds", "SCALE"),
         (lambda: k8s.app.instances.heal(inst_id, {"additionalParams": {"ignore_dependent_cnfs": True}}),
          "ignore_dependent_cnfs", "TERMINATE"),
+        (lambda: k8s.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance",
+                                                   "additionalParams": {"vnfcInstanceIds": [w0.id]}}),
+         "vnfcInstanceIds", "SCALE_IN"),
         (lambda: k8s.app.instances.terminate(inst_id, {"terminationType": "FORCEFUL",
                                                        "additionalParams": {"all": True}}), "all", "HEAL"),
     ]
@@ -149,5 +152,17 @@ async def test_an_engine_key_of_another_operation_is_refused(k8s: K8s) -> None:
         with pytest.raises(VnfmError) as e:
             call()
         assert e.value.status == 400
-        assert e.value.detail.startswith(f"additionalParams.{key}: a ") and f"(only {only} does)" in e.value.detail
+        assert e.value.detail.startswith(f"additionalParams.{key}: a ")
+        assert f"(only {only} does)" in e.value.detail or f"(only {only} takes it)" in e.value.detail
     assert len(k8s.app.instances.op_list()) == ops
+
+
+async def test_a_scale_in_takes_the_documented_vnfc_ids_alias(k8s: K8s) -> None:
+    inst_id, _ = await k8s.instantiate("simple")
+    await k8s.done(k8s.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"}))
+    workers = k8s.app.instances.get(inst_id).resources.of_vdu("workerNode")
+    chosen = workers[0].id
+    occ = await k8s.done(k8s.app.instances.scale(inst_id, {"type": "SCALE_IN", "aspectId": "worker_instance",
+                                                           "additionalParams": {"vnfcInstanceIds": [chosen]}}))
+    assert occ.operation_state == OpState.COMPLETED
+    assert chosen not in k8s.app.instances.get(inst_id).resources.ids()
