@@ -207,10 +207,8 @@ class InstanceService:
             before = target_counts(flavour, inst.instantiation_level_id, inst.scale_levels)
             after = target_counts(flavour, inst.instantiation_level_id, new_levels)
             self._validate_with_drivers(flavour, "SCALE", params, inst, occ)
-            chosen = {"vnfc_instance_ids", "vnfcInstanceIds"} & set(req.additionalParams or {})
-            if out and chosen:
-                raise BadRequest(f"additionalParams.{min(chosen)}: a SCALE_OUT removes no VNFC "
-                                 "(only SCALE_IN takes it)")
+            if out and (ids := {"vnfc_instance_ids", "vnfcInstanceIds"} & set(req.additionalParams or {})):
+                raise BadRequest(f"additionalParams.{min(ids)}: a SCALE_OUT removes no VNFC (only SCALE_IN takes it)")
             plan: dict[str, Any] = {
                 "type": req.type,
                 "aspect": req.aspectId,
