@@ -99,12 +99,13 @@ SiteProvision = Callable[[Site, HostPool, TestHost, Vnfc], Awaitable[None]]
 
 @contextlib.asynccontextmanager
 async def open_site(testbed: Testbed, ssh: SshExecutor, tmp_path: Path, provision: SiteProvision,
-                    node_access: SshAccess | None = None) -> AsyncIterator[Site]:
+                    node_access: SshAccess | None = None, api_sans: tuple[str, ...] = ()) -> AsyncIterator[Site]:
     """A started vnfm whose simulated servers are test hosts; `provision(site, pool, host, vnfc)`
-    prepares each new or rebuilt host. Every host and the API are gone when the block ends."""
+    prepares each new or rebuilt host; `api_sans`: more addresses the simulated API's certificate
+    names (where hosts relay to it). Every host and the API are gone when the block ends."""
     testbed.add_bridge_address(f"{SIM_NET}.1/24")
     testbed.add_bridge_address(f"{SIM_PUBLIC_NET}.1/24")
-    api = SimApi(tmp_path / "kube-api", [])
+    api = SimApi(tmp_path / "kube-api", [], sans=api_sans)
     holder: list[Site] = []
 
     async def prov(pool: HostPool, h: TestHost, vnfc: Vnfc) -> None:
