@@ -133,3 +133,14 @@ async def test_change_vnfpkg_is_validated_then_not_implemented_here(v2: V2Api) -
                    "CHANGE_VNFPKG", "not implemented")
     assert body["operation"] == "CHANGE_VNFPKG"
     problem(await v2.c.post(f"{V2}/vnf_instances/nope/change_vnfpkg", json={"vnfdId": v2.vnfd_id}), 404, "nope")
+
+
+async def test_tasks_vnfm_does_not_implement_answer_404_naming_them(v2: V2Api) -> None:
+    inst_id = (await v2.create())["id"]
+    for task, operation in (("scale_to_level", "SCALE_TO_LEVEL"), ("change_flavour", "CHANGE_FLAVOUR"),
+                            ("operate", "OPERATE"), ("change_ext_conn", "CHANGE_EXT_CONN"),
+                            ("create_snapshot", "CREATE_SNAPSHOT"), ("revert_to_snapshot", "REVERT_TO_SNAPSHOT")):
+        body = problem(await v2.c.post(f"{V2}/vnf_instances/{inst_id}/{task}", json={}), 404, operation)
+        assert body["operation"] == operation
+    problem(await v2.c.post(f"{V2}/vnf_instances/nope/operate", json={}), 404, "nope")
+    problem(await v2.api.c.post(f"{V2}/vnf_instances/{inst_id}/operate", json={}), 400, "Version")

@@ -67,6 +67,12 @@ ROUTE_RULES: dict[tuple[str, str], str] = {
     ("POST", f"{_INST2}/heal"): OPERATOR,
     ("POST", f"{_INST2}/terminate"): OPERATOR,
     ("POST", f"{_INST2}/change_vnfpkg"): OPERATOR,
+    ("POST", f"{_INST2}/scale_to_level"): OPERATOR,  # not implemented (404), as on v1
+    ("POST", f"{_INST2}/change_flavour"): OPERATOR,
+    ("POST", f"{_INST2}/operate"): OPERATOR,
+    ("POST", f"{_INST2}/change_ext_conn"): OPERATOR,
+    ("POST", f"{_INST2}/create_snapshot"): OPERATOR,
+    ("POST", f"{_INST2}/revert_to_snapshot"): OPERATOR,
     ("GET", f"{_LCM2}/vnf_lcm_op_occs"): READER,
     ("GET", _OCC2): READER,
     ("POST", f"{_OCC2}/retry"): OPERATOR,
