@@ -7,17 +7,20 @@ a ProblemDetails naming the operation (SOL003: a task not supported does not exi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from vnfm.domain.errors import NotFound
 from vnfm.domain.model import OpOcc, VnfInstance
 
 
-class ChangeVnfPkgNotImplemented:
-    def get(self, inst_id: str) -> VnfInstance:
-        raise NotImplementedError
+class _Instances(Protocol):
+    def get(self, inst_id: str) -> VnfInstance: ...
 
-    def change_vnfpkg(self, inst_id: str, body: dict[str, Any]) -> OpOcc:
+
+class ChangeVnfPkgNotImplemented:
+    """Mixed into InstanceService."""
+
+    def change_vnfpkg(self: _Instances, inst_id: str, body: dict[str, Any]) -> OpOcc:
         self.get(inst_id)  # an unknown instance: its own 404
         raise NotFound("the CHANGE_VNFPKG task (change_vnfpkg) is not implemented by vnfm: the LCM operations it "
                        "implements are INSTANTIATE, SCALE, HEAL, TERMINATE, MODIFY_INFO", operation="CHANGE_VNFPKG")
