@@ -15,7 +15,7 @@ from vnfm.domain.secrets import mask_secrets
 
 # The order the fleet lists occurrences in: those waiting for an operator first.
 ATTENTION = (OpState.FAILED_TEMP, OpState.ROLLING_BACK, OpState.PROCESSING, OpState.STARTING, OpState.FAILED)
-CLUSTER_KEYS = ("k8s_cluster_installation_param", "kubespray_cluster_param")
+CLUSTER_KEY = "k8s_cluster_installation_param"  # the kubeadm and Kubespray drivers' parameters
 
 
 @dataclass
@@ -30,15 +30,13 @@ class Cluster:
 
 
 def cluster_params(inst: VnfInstance) -> dict[str, Any] | None:
-    for key in CLUSTER_KEYS:
-        found = inst.additional_params.get(key)
-        if isinstance(found, dict):
-            return found
-    return None
+    found = inst.additional_params.get(CLUSTER_KEY)
+    return found if isinstance(found, dict) else None
 
 
-def cluster_of(inst: VnfInstance) -> Cluster | None:
-    """The cluster `inst` built (None for a VNF that is no Kubernetes cluster, or not built yet)."""
+def cluster_of(inst: VnfInstance, default_version: str) -> Cluster | None:
+    """The cluster `inst` built (None for a VNF that is no Kubernetes cluster, or not built yet);
+    `default_version`: what the drivers install when the request names no version."""
     params = cluster_params(inst)
     facts = next((s for s in inst.driver_state.values() if isinstance(s, dict) and "master_vdus" in s), None)
     if params is None or facts is None or inst.instantiation_state != InstantiationState.INSTANTIATED:
@@ -47,7 +45,7 @@ def cluster_of(inst: VnfInstance) -> Cluster | None:
     masters = sum(counts.get(v, 0) for v in facts.get("master_vdus", []))
     workers = sum(counts.get(v, 0) for v in facts.get("worker_vdus", []))
     roles = set(facts.get("master_vdus", [])) | set(facts.get("worker_vdus", []))
-    version = str(params.get("kubernetes_version") or params.get("kube_version") or "the driver's default")
+    version = str(params.get("kubernetes_version") or default_version)
     vim_id = facts.get("vim_id")
     return Cluster(masters, workers, version, vim_id if isinstance(vim_id, str) else None,
                    {k: n for k, n in sorted(counts.items()) if k not in roles})

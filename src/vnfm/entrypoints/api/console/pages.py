@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool as off_loop
 
+from vnfm.adapters.mgmt.cluster.params import DEFAULT_K8S_VERSION
 from vnfm.domain.errors import VnfmError
 from vnfm.domain.model import OpOcc, OpState
 from vnfm.entrypoints.api.common import app_of
@@ -60,7 +61,7 @@ async def fleet(request: Request) -> Response:
         active = [o for o in ordered if o.operation_state != OpState.FAILED]
         rows = [{"id": i.id, "name": i.vnf_instance_name or "", "state": i.instantiation_state.value,
                  "product": f"{i.vnf_product_name} {i.vnf_software_version}", "busy": i.lock_op_id,
-                 "cluster": overview.cluster_of(i)} for i in instances]
+                 "cluster": overview.cluster_of(i, DEFAULT_K8S_VERSION)} for i in instances]
         return render(request, "fleet.html", {
             "by_state": overview.instances_by_state(instances), "instances": rows,
             "ops": [_op_row(o) for o in active + failed], "truncated": len(instances) >= FLEET_LIMIT})
@@ -74,14 +75,14 @@ async def instance(request: Request, inst_id: str) -> Response:
 
     async def build() -> Response:
         inst = await off_loop(core.instances.get, inst_id)
-        cluster = overview.cluster_of(inst)
+        cluster = overview.cluster_of(inst, DEFAULT_K8S_VERSION)
         vim = await off_loop(core.vims.get, inst.vim_id) if inst.vim_id else None
         occs = await off_loop(core.instances.op_page, [Condition("vnfInstanceId", "eq", (inst.id,))], None, OPS_LIMIT)
         occs = sorted((o for o in occs if o.vnf_instance_id == inst.id), key=lambda o: o.start_time, reverse=True)
         return render(request, "instance.html", {
             "inst": views.instance_info(inst), "cluster": cluster, "vnfcs": overview.vnfc_rows(inst),
             "nodes": await sources.cluster_nodes(core, cluster.vim_id) if cluster else None,
-            "vim": views.vim_info(vim) if vim else None, "parts": overview.driver_parts(inst),
+            "vim": views.vim_info(vim) if vim else None, "vim_id": inst.vim_id, "parts": overview.driver_parts(inst),
             "alarms": await sources.open_alarms(core, inst.id), "ops": [_op_row(o) for o in occs]})
 
     return await _page(request, build)
