@@ -133,6 +133,10 @@ async def test_an_operator_retries_through_a_csrf_safe_form(secured: tuple[Api, 
     api.c.headers.update(bearer(await token_of(api, "ops-a")))
     done = await api.wait_op(f"/vnflcm/v1/vnf_lcm_op_occs/{op_id}", {"COMPLETED", "FAILED_TEMP"})
     assert done["operationState"] == "COMPLETED", done.get("error")
+    for content, why in ((f"csrf={csrf}&force=1", "is unknown here"), (f"csrf={csrf}&csrf={csrf}", "more than once")):
+        r = await api.c.post(url, content=content, headers={**FORM, **cookie})
+        assert r.status_code == 400 and why in r.text, r.text
+    assert (await api.c.get(f"/console/ops/{op_id}?verbose=1", headers=cookie)).status_code == 400
     again = await api.c.post(url, content=f"csrf={csrf}", headers={**FORM, **cookie})
     assert again.status_code == 409 and "FAILED_TEMP" in again.text  # said on a page, not as JSON
 

@@ -108,13 +108,15 @@ def log_in(driver: Any, base: str, name: str) -> None:
 
 
 def test_console_in_a_browser(server: ServerHandle, browser: Any, tmp_path: Path) -> None:
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
     base = server.url
     op_id = failed_instantiation(base)
-    wait = WebDriverWait(browser, WAIT)
+    # the page navigates (a form's answer, its own reload at the end): an element may go stale mid-check
+    wait = WebDriverWait(browser, WAIT, ignored_exceptions=(StaleElementReferenceException, NoSuchElementException))
 
     log_in(browser, base, "reader-a")
     assert "FAILED_TEMP" in browser.find_element(By.TAG_NAME, "main").text
@@ -130,13 +132,22 @@ def test_console_in_a_browser(server: ServerHandle, browser: Any, tmp_path: Path
     browser.find_element(By.LINK_TEXT, "INSTANTIATE").click()
     wait.until(ec.url_to_be(f"{base}/console/ops/{op_id}"))
     before = len(browser.find_elements(By.CSS_SELECTOR, "#progress li"))
-    browser.find_element(By.ID, "retry-button").click()
+    button = browser.find_element(By.ID, "retry-button")
+    button.click()
+    wait.until(ec.staleness_of(button))  # the form's answer replaced the page
     # the retry runs: the page polls and its progress list grows while the state is PROCESSING
     wait.until(lambda d: d.find_element(By.ID, "progress").get_attribute("data-state") == "PROCESSING")
     seen = len(browser.find_elements(By.CSS_SELECTOR, "#progress li"))
-    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#progress li")) > max(seen, before)
-               or d.find_element(By.ID, "state").text == "COMPLETED")
-    grew_while_running = browser.find_element(By.ID, "state").text == "PROCESSING"
+    grew_while_running = []
+
+    def grown_or_done(d: Any) -> bool:
+        state = d.find_element(By.ID, "state").text
+        if state == "PROCESSING" and len(d.find_elements(By.CSS_SELECTOR, "#progress li")) > max(seen, before):
+            grew_while_running.append(state)
+            return True
+        return bool(state == "COMPLETED")
+
+    wait.until(grown_or_done)
     wait.until(lambda d: d.find_element(By.ID, "state").text == "COMPLETED")
     assert grew_while_running, "the progress list did not grow while the retry ran"
     assert not browser.find_elements(By.ID, "retry-button")

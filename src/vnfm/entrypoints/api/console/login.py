@@ -12,6 +12,7 @@ from vnfm.entrypoints.api.console.render import render
 from vnfm.entrypoints.api.console.session import COOKIE, PREFIX, read_form
 
 router = APIRouter(prefix=PREFIX, include_in_schema=False)
+LOGIN_FIELDS = frozenset({"client_id", "client_secret", "token"})
 
 
 @router.get("/login", name="console_login")
@@ -40,7 +41,7 @@ async def _token_from(request: Request, auth: Authenticator, form: dict[str, str
 @router.post("/login")
 async def login(request: Request) -> Response:
     auth: Authenticator = request.app.state.auth
-    form = await read_form(request, csrf=False)
+    form = await read_form(request, LOGIN_FIELDS, csrf=False)
     if not auth.enabled:
         return RedirectResponse(f"{PREFIX}/", status_code=303)
     try:

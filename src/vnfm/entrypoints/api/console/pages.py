@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool as off_loop
 
 from vnfm.adapters.mgmt.cluster.params import DEFAULT_K8S_VERSION
-from vnfm.domain.errors import VnfmError
+from vnfm.domain.errors import BadRequest, VnfmError
 from vnfm.domain.model import OpOcc, OpState
 from vnfm.entrypoints.api.common import app_of
 from vnfm.entrypoints.api.console import sources
@@ -31,10 +31,17 @@ PROGRESS_LINES = 50  # as many as the API's vnfmProgress
 async def _page(request: Request, build: Callable[[], Awaitable[Response]]) -> Response:
     """`build`'s page, or a page that says what went wrong with the error's status."""
     try:
+        no_query(request)
         return await build()
     except VnfmError as exc:
         return render(request, "error.html", {"status": exc.status, "title": exc.title, "detail": exc.detail},
                       status=exc.status)
+
+
+def no_query(request: Request) -> None:
+    """Console pages take no query parameter: one is refused, naming it, rather than ignored."""
+    for key in request.query_params:
+        raise BadRequest(f"query parameter {key[:40]!r}: console pages take none")
 
 
 def _op_row(occ: OpOcc) -> dict[str, Any]:
@@ -110,6 +117,7 @@ async def operation(request: Request, op_id: str) -> Response:
 
 @router.get("/ops/{op_id}/progress")
 def progress(request: Request, op_id: str) -> Response:  # in a worker thread
+    no_query(request)
     return JSONResponse(progress_of(app_of(request).instances.op_get(op_id)), headers=SECURITY_HEADERS)
 
 

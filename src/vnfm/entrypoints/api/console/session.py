@@ -75,8 +75,10 @@ def _same_origin(request: Request) -> bool:
         request.url.scheme, request.url.netloc)
 
 
-async def read_form(request: Request, *, csrf: bool = True) -> dict[str, str]:
-    """The urlencoded form of a console POST, refused (403) unless it comes from a console page."""
+async def read_form(request: Request, fields: frozenset[str] = frozenset(), *,
+                    csrf: bool = True) -> dict[str, str]:
+    """The urlencoded form of a console POST, refused (403) unless it comes from a console page;
+    a field other than `fields` (and `csrf`) is refused (400) naming it, a repeated one too."""
     if not _same_origin(request):
         raise Forbidden("a console form must be posted from this server's own pages (Origin or Referer)")
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -88,9 +90,17 @@ async def read_form(request: Request, *, csrf: bool = True) -> dict[str, str]:
         if len(body) > MAX_FORM:
             raise BadRequest("the form is too large")
     try:
-        form = dict(parse_qsl(body.decode(), keep_blank_values=True))
+        pairs = parse_qsl(body.decode(), keep_blank_values=True)
     except UnicodeDecodeError:
         raise BadRequest("the form is not UTF-8") from None
+    allowed = fields | ({"csrf"} if csrf else set())
+    form: dict[str, str] = {}
+    for key, value in pairs:
+        if key not in allowed:
+            raise BadRequest(f"form field {key[:40]!r} is unknown here (known: {', '.join(sorted(allowed)) or 'none'})")
+        if key in form:
+            raise BadRequest(f"form field {key[:40]!r} appears more than once")
+        form[key] = value
     if csrf and not hmac.compare_digest(form.get("csrf", ""), csrf_value(request)):
         raise Forbidden("the form's csrf value does not match this session: reload the page")
     return form
