@@ -114,6 +114,10 @@ async def test_a_reader_sees_no_button_and_cannot_act(secured: tuple[Api, str, s
     assert r.status_code == 403
     state = await api.c.get(f"/console/ops/{op_id}/progress", headers=cookie)
     assert state.json()["state"] == "FAILED_TEMP"
+    other = await login(api, "ops-b")  # an operator of another tenant: the occurrence does not exist for it
+    assert (await api.c.get(f"/console/ops/{op_id}", headers=other)).status_code == 404
+    fleet = await api.c.get("/console/", headers=other)
+    assert op_id not in fleet.text and "No VNF instance yet" in fleet.text
 
 
 async def test_an_operator_retries_through_a_csrf_safe_form(secured: tuple[Api, str, str]) -> None:
