@@ -159,6 +159,7 @@ async def test_a_cluster_shows_its_nodes_and_alarms_when_a_source_exists(onboard
     assert "1 master, 1 worker" in fleet or re.search(r"\d+ masters?, \d+ workers?", fleet), fleet
     page = (await api.c.get(f"/console/instances/{inst_id}")).text
     assert "Kubernetes nodes" in page and "Ready" in page and "Not read" not in page, page
+    assert re.search(r"API server: <code>https://[0-9.]+:\d+/\S*</code>", page), page
     assert "No open alarm" not in page and "Alarms are not watched" in page
     api.core.extras["alarms"] = Alarms()
     page = (await api.c.get(f"/console/instances/{inst_id}")).text

@@ -32,6 +32,7 @@ class AlarmSource(Protocol):
 class Nodes:
     rows: list[dict[str, Any]] = field(default_factory=list)
     problem: str = ""  # why the nodes could not be read ("" when they were)
+    endpoint: str = ""  # the cluster's API server as its VIM names it (the VIP or the LB frontend)
 
 
 async def cluster_nodes(core: App, vim_id: str | None) -> Nodes:
@@ -40,14 +41,16 @@ async def cluster_nodes(core: App, vim_id: str | None) -> Nodes:
     vim = await asyncio.to_thread(core.vims.get, vim_id)
     if vim is None:
         return Nodes(problem=f"its Kubernetes VIM {vim_id} is no longer registered")
+    endpoint = str(vim.interface_info.get("endpoint") or vim.access_info.get("authUrl") or "")
     try:
         rows = await asyncio.wait_for(asyncio.to_thread(node_health, vim, NODES_TIMEOUT - 1), NODES_TIMEOUT)
     except TimeoutError:
-        return Nodes(problem=f"the API server of VIM {vim_id} did not answer within {NODES_TIMEOUT:.0f} s")
+        return Nodes(problem=f"the API server of VIM {vim_id} did not answer within {NODES_TIMEOUT:.0f} s",
+                     endpoint=endpoint)
     except VnfmError as exc:
         log.info("console: nodes of VIM %s not read: %s", vim_id, exc.detail)
-        return Nodes(problem=exc.detail)
-    return Nodes(rows=rows)
+        return Nodes(problem=exc.detail, endpoint=endpoint)
+    return Nodes(rows=rows, endpoint=endpoint)
 
 
 def alarm_source(core: App) -> AlarmSource | None:
