@@ -19,9 +19,8 @@ TASKS = {
     "change_flavour": "CHANGE_FLAVOUR",
     "operate": "OPERATE",
     "change_ext_conn": "CHANGE_EXT_CONN",
-    "change_vnfpkg": "CHANGE_VNFPKG",
 }
-IMPLEMENTED = "INSTANTIATE, SCALE, HEAL, TERMINATE, MODIFY_INFO"
+IMPLEMENTED = "INSTANTIATE, SCALE, HEAL, TERMINATE, MODIFY_INFO, CHANGE_VNFPKG"
 
 
 def _add(task: str, operation: str) -> None:
