@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from vnfm.domain.errors import UnprocessableEntity
 from vnfm.domain.model import OpOcc, VnfInstance
+from vnfm.domain.vnfd import Flavour
 from vnfm.service import requests as rq
 from vnfm.service.lcm.operations.change_vnfpkg import records_of
 
@@ -41,11 +42,25 @@ def merged(base: Any, extra: Any) -> Any:
     return {**base, **{k: merged(base.get(k), v) for k, v in extra.items()}}
 
 
+def _check_driver(svc: InstanceService, flavour: Flavour) -> None:
+    """A VNF with management drivers changes package only when one of them carries the change out
+    (a driver without change_current_package hooks would leave its nodes as they are: refused)."""
+    bound = {svc.mgmt.for_hook(flavour, h) for h in flavour.hooks} - {None}
+    if not bound:
+        return  # no management driver: the change switches the records only
+    driver = svc.mgmt.for_hook(flavour, "change_current_package_start")
+    if driver is None or getattr(driver, "change_current_package_start", None) is None:
+        names = ", ".join(sorted(str(getattr(d, "name", d)) for d in bound))
+        raise UnprocessableEntity(f"vnfdId: the VNF's management driver ({names}) does not implement "
+                                  "change_vnfpkg (implemented: kubeadm clusters)")
+
+
 def prepare(svc: InstanceService, req: rq.ChangeCurrentVnfPkgRequest, inst: VnfInstance, occ: OpOcc) -> None:
     for attr in NOT_ACTED_ON:
         if getattr(req, attr) is not None:
             raise UnprocessableEntity(f"{attr}: a change_vnfpkg here keeps the VNF's VIM, links and extensions; "
                                       "leave it out (change them with a PATCH of the instance)")
+    _check_driver(svc, svc._flavour(inst))
     if req.vnfdId == inst.vnfd_id:
         raise UnprocessableEntity(f"vnfdId: the VNF already runs {req.vnfdId}")
     pkg = svc.packages.find_enabled(req.vnfdId)  # ONBOARDED and ENABLED, else 409 / 422
