@@ -1,6 +1,7 @@
 """Fault-injection campaign against `vnfm server` on the simulated cloud (issue 12).
 
-Each round sends one LCM request (instantiate, scale out / in, heal a worker or a master, terminate)
+Each round sends one LCM request (instantiate, scale out / in, heal a worker or a master, terminate,
+change_vnfpkg: a Kubernetes upgrade one minor up to the next release of the example package)
 to a server process, and (most rounds) SIGKILLs that process from outside: after a random delay, or
 when the occurrence's progress log shows it inside a chosen stage (a management driver hook such as
 `scale_end`, or the infrastructure step); with two servers some rounds SIGSTOP it instead until the
@@ -8,7 +9,7 @@ other server took the occurrence over, then SIGCONT it (a paused owner must chan
 rounds also inject a cloud fault (failed build, unreachable VM, failed delete) through
 `POST /sim/v1/faults`. The killed server is restarted; the occurrence (found by listing the
 instance's occurrences when the 202 was lost) is then resolved by retry or rollback (rollback of
-instantiate / scale-out / scale-in, else retry), with further kills on some attempts, until it is
+instantiate / scale-out / scale-in / change_vnfpkg, else retry), with further kills on some attempts, until it is
 final. After the round the invariants of `chaos_invariants.py` are checked against the simulated
 cloud.
 
@@ -43,7 +44,7 @@ import httpx
 from chaos_invariants import check
 
 from vnfm.entrypoints.cli.demo import instantiate_request
-from vnfm.examples import example_csar
+from vnfm.examples import example_csar, example_csar_version
 
 LCM = "/vnflcm/v1"
 FINAL = {"COMPLETED", "FAILED", "ROLLED_BACK"}
@@ -52,7 +53,14 @@ KILL_STAGES = {
     "SCALE": ["scale_start", "infra_update", "scale_end"],
     "HEAL": ["heal_start", "infra_heal", "heal_end"],
     "TERMINATE": ["terminate_start", "infra_undeploy", "terminate_end"],
+    "CHANGE_VNFPKG": ["upgrade_snapshot", "upgrade_control_plane", "upgrade_workers", "switch_package"],
 }
+# the rollback stages where they are not named like the forward ones
+ROLLBACK_KILL_STAGES = {"CHANGE_VNFPKG": ["change_current_package_start", "switch_package"]}
+# releases of the example package a change_vnfpkg moves to: descriptor version -> the next one, its
+# vnfdId and Kubernetes version (one minor up each)
+RELEASES = {"1.0": ("1.1", "5f2a9c1e-7b3d-4e8a-9c6f-000000000011", "1.31.2"),
+            "1.1": ("1.2", "5f2a9c1e-7b3d-4e8a-9c6f-000000000012", "1.32.1")}
 ENV = {"VNFM_ORPHAN_AFTER": "1", "VNFM_PROBE_CALLBACKS": "0", "VNFM_FAULT_INJECTION": "1", "VNFM_SIM_BOOT_TIME": "0.2",
        "VNFM_SIM_STEP_TIME": "0.01", "VNFM_SIM_NODE_STEP_TIME": "0.01"}
 
@@ -160,6 +168,11 @@ class Campaign:
                       headers={"Content-Type": "application/zip"})
             r.raise_for_status()
             self.vnfd_id = c.get(f"/vnfpkgm/v1/vnf_packages/{pkg['id']}").json()["vnfdId"]
+            for version, vnfd_id, _ in RELEASES.values():  # the releases a change_vnfpkg moves to
+                pkg = c.post("/vnfpkgm/v1/vnf_packages", json={}).json()
+                c.put(f"/vnfpkgm/v1/vnf_packages/{pkg['id']}/package_content",
+                      content=example_csar_version(version, vnfd_id),
+                      headers={"Content-Type": "application/zip"}).raise_for_status()
 
     def instances(self) -> list[dict[str, Any]]:
         with self.client() as c:
@@ -192,6 +205,10 @@ class Campaign:
             choices += [("scale", {"type": "SCALE_IN", "aspectId": "worker_instance"})] * 2
         if workers:
             choices += [("heal", {"vnfcInstanceId": [self.rng.choice(workers)]})] * 2
+        if inst.get("vnfdVersion") in RELEASES:
+            _, vnfd_id, k8s = RELEASES[inst["vnfdVersion"]]
+            choices += [("change_vnfpkg", {"vnfdId": vnfd_id, "additionalParams": {
+                "k8s_cluster_installation_param": {"kubernetes_version": k8s}}})] * 2
         if self.rng.random() < 0.15:
             choices = [("terminate", {"terminationType": "FORCEFUL"})]
         task, body = self.rng.choice(choices)
@@ -304,7 +321,7 @@ class Campaign:
                 self.finish(occ, attempt)
                 return
             self.clear_faults()
-            rollback_ok = op_name in ("INSTANTIATE", "SCALE") and attempt < 6
+            rollback_ok = op_name in ("INSTANTIATE", "SCALE", "CHANGE_VNFPKG") and attempt < 6
             action = "rollback" if rollback_ok and self.rng.random() < 0.5 else "retry"
             target = self.rng.choice(self.servers)
             with self.client(target) as c:
@@ -318,7 +335,9 @@ class Campaign:
             self.stats.retries += action == "retry"
             self.stats.rollbacks += action == "rollback"
             if self.rng.random() < 0.3:
-                killer = Killer(self, target, f"stage:{self.rng.choice(KILL_STAGES[op_name])}", rollback=action)
+                stages = ROLLBACK_KILL_STAGES.get(op_name, KILL_STAGES[op_name]) if action == "rollback" \
+                    else KILL_STAGES[op_name]
+                killer = Killer(self, target, f"stage:{self.rng.choice(stages)}", rollback=action)
                 killer.start(op_id)
                 killer.join()
         with self.client() as c:
