@@ -22,7 +22,9 @@ while crictl ps -q --name '^etcd$' 2>/dev/null | grep -q .; do
 done
 fresh="$DATA_DIR.vnfm-restore"
 rm -rf -- "$fresh"
-etcdutl snapshot restore "$SNAPSHOT" --name "$NAME" --initial-cluster "$INITIAL_CLUSTER" \
+restore=(etcdctl snapshot restore)  # etcd 3.4; etcdutl from 3.5 on
+if command -v etcdutl >/dev/null; then restore=(etcdutl snapshot restore); fi
+"${restore[@]}" "$SNAPSHOT" --name "$NAME" --initial-cluster "$INITIAL_CLUSTER" \
   --initial-advertise-peer-urls "$PEER_URL" --initial-cluster-token vnfm-etcd-restore --data-dir "$fresh" >/dev/null
 rm -rf -- "$DATA_DIR.vnfm-old"
 if [ -d "$DATA_DIR" ]; then mv "$DATA_DIR" "$DATA_DIR.vnfm-old"; fi

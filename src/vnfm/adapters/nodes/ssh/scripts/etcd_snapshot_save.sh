@@ -10,7 +10,10 @@ export ETCDCTL_API=3
 dir=$(dirname "$SNAPSHOT")
 install -d -m 0700 "$dir"
 changed=false
-status() { etcdutl snapshot status "$1" -w json; }
+# etcdutl (etcd >= 3.5) reads snapshots; etcd 3.4's etcdctl does it itself
+status() {
+  if command -v etcdutl >/dev/null; then etcdutl snapshot status "$1" -w json; else etcdctl snapshot status "$1" -w json; fi
+}
 if [ -f "$SNAPSHOT" ] && st=$(status "$SNAPSHOT" 2>/dev/null); then
   :
 else
