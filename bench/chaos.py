@@ -152,9 +152,11 @@ def _zombie_lines(log: Path, offset: int, op_id: str) -> tuple[list[str], int]:
 
 
 class Campaign:
-    def __init__(self, servers: list[Server], rng: random.Random, stats: Stats, pause_share: float = 0.15) -> None:
+    def __init__(self, servers: list[Server], rng: random.Random, stats: Stats, pause_share: float = 0.15,
+                 upgrade_share: float = 0.0) -> None:
         self.servers, self.rng, self.stats = servers, rng, stats
         self.pause_share = pause_share
+        self.upgrade_share = upgrade_share  # rounds that upgrade an upgradable cluster (beyond the mix)
         self.vnfd_id = ""
 
     # ------------------------------------------------------------------ plumbing
@@ -207,8 +209,11 @@ class Campaign:
             choices += [("heal", {"vnfcInstanceId": [self.rng.choice(workers)]})] * 2
         if inst.get("vnfdVersion") in RELEASES:
             _, vnfd_id, k8s = RELEASES[inst["vnfdVersion"]]
-            choices += [("change_vnfpkg", {"vnfdId": vnfd_id, "additionalParams": {
-                "k8s_cluster_installation_param": {"kubernetes_version": k8s}}})] * 2
+            upgrade = ("change_vnfpkg", {"vnfdId": vnfd_id, "additionalParams": {
+                "k8s_cluster_installation_param": {"kubernetes_version": k8s}}})
+            if self.rng.random() < self.upgrade_share:
+                return inst["id"], upgrade[0], upgrade[1]
+            choices += [upgrade] * 2
         if self.rng.random() < 0.15:
             choices = [("terminate", {"terminationType": "FORCEFUL"})]
         task, body = self.rng.choice(choices)
@@ -472,7 +477,7 @@ def run(args: argparse.Namespace) -> Stats:
     try:
         for s in servers:
             s.start()
-        campaign = Campaign(servers, random.Random(args.seed), stats, args.pause_share)
+        campaign = Campaign(servers, random.Random(args.seed), stats, args.pause_share, args.upgrade_share)
         campaign.onboard()
         deadline = time.monotonic() + args.max_seconds
         shown = 0
@@ -508,6 +513,8 @@ def main() -> None:
     p.add_argument("--max-seconds", type=float, default=3600.0, help="stop starting rounds after this")
     p.add_argument("--pause-share", type=float, default=0.15,
                    help="with two servers: share of the rounds that SIGSTOP the runner instead of killing it")
+    p.add_argument("--upgrade-share", type=float, default=0.0,
+                   help="share of the rounds on an upgradable cluster that are a change_vnfpkg (besides the mix)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = p.parse_args()
     if args.seed is None:
