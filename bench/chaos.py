@@ -60,7 +60,8 @@ ROLLBACK_KILL_STAGES = {"CHANGE_VNFPKG": ["change_current_package_start", "switc
 # releases of the example package a change_vnfpkg moves to: descriptor version -> the next one, its
 # vnfdId and Kubernetes version (one minor up each)
 RELEASES = {"1.0": ("1.1", "5f2a9c1e-7b3d-4e8a-9c6f-000000000011", "1.31.2"),
-            "1.1": ("1.2", "5f2a9c1e-7b3d-4e8a-9c6f-000000000012", "1.32.1")}
+            "1.1": ("1.2", "5f2a9c1e-7b3d-4e8a-9c6f-000000000012", "1.32.1"),
+            "1.2": ("1.3", "5f2a9c1e-7b3d-4e8a-9c6f-000000000013", "1.33.0")}
 ENV = {"VNFM_ORPHAN_AFTER": "1", "VNFM_PROBE_CALLBACKS": "0", "VNFM_FAULT_INJECTION": "1", "VNFM_SIM_BOOT_TIME": "0.2",
        "VNFM_SIM_STEP_TIME": "0.01", "VNFM_SIM_NODE_STEP_TIME": "0.01"}
 
