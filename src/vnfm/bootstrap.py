@@ -39,7 +39,7 @@ from vnfm.adapters.snapshots import FileSnapshotStore
 from vnfm.config import Settings
 from vnfm.domain.model import utcnow
 from vnfm.domain.vnfd import Vnfd
-from vnfm.service import views
+from vnfm.service import views, views_v2
 from vnfm.service.instances import InstanceService
 from vnfm.service.lcm.scheduler import LcmEngine
 from vnfm.service.packages import PackageService
@@ -263,5 +263,5 @@ def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Se
 
     return HttpNotifier(subs, _OutboxSource(uow, settings.worker_id, settings.notify_reclaim_after),
                         instance_info=instance_info, package_info=package_info,
-                        on_delivery=metrics.notification_delivered, egress=egress,
+                        on_delivery=metrics.notification_delivered, egress=egress, reshape_v2=views_v2.notification,
                         verify=notify_tls(settings.notify_client_cert, settings.notify_client_key))

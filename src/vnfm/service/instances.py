@@ -312,8 +312,7 @@ class InstanceService:
         return self._resolve(op_id, "fail")
 
     def cancel(self, op_id: str, body: Any) -> OpOcc:
-        """SOL003 5.4.17: record the cancel (isCancelPending, cancelMode); the engine running the
-        occurrence stops it (GRACEFUL: before its next stage; FORCEFUL: at once) into FAILED_TEMP."""
+        """SOL003 5.4.17: recorded; the engine stops the occurrence into FAILED_TEMP (GRACEFUL: at a stage end)."""
         req = rq.parse(rq.CancelMode, body)
         with self.uow() as uow:
             occ = uow.op_occs.get_for_update(op_id)

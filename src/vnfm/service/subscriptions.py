@@ -11,9 +11,11 @@ from vnfm.domain.access import caller_tenant
 from vnfm.domain.errors import BadRequest, NotFound
 from vnfm.domain.model import Subscription
 from vnfm.domain.notifications import (
+    LCM_V2_KIND,
     NOTIFICATION_TYPES,
     OPERATION_STATES,
     OPERATION_TYPES,
+    OPERATION_TYPES_V2,
     PKGM_NOTIFICATION_TYPES,
 )
 from vnfm.service import requests as rq
@@ -38,6 +40,24 @@ def _check_enums(flt: dict[str, Any], enums: tuple[tuple[str, frozenset[str] | s
 
 def _check_filter(flt: dict[str, Any]) -> None:
     _check_enums(flt, (("notificationTypes", NOTIFICATION_TYPES), ("operationTypes", OPERATION_TYPES),
+                       ("operationStates", OPERATION_STATES)))
+
+
+LCCN_FILTER_KEYS = {"vnfInstanceSubscriptionFilter", "notificationTypes", "operationTypes", "operationStates"}
+INSTANCE_FILTER_KEYS = {"vnfdIds", "vnfProductsFromProviders", "vnfInstanceIds", "vnfInstanceNames"}
+
+
+def _check_filter_v2(flt: dict[str, Any]) -> None:
+    """SOL003 v3.3.1 LifecycleChangeNotificationsFilter: an attribute it does not have is refused."""
+    unknown = sorted(set(flt) - LCCN_FILTER_KEYS)
+    inst = flt.get("vnfInstanceSubscriptionFilter")
+    if inst is not None and not isinstance(inst, dict):
+        raise BadRequest("filter.vnfInstanceSubscriptionFilter must be an object")
+    unknown += [f"vnfInstanceSubscriptionFilter.{k}" for k in sorted(set(inst or {}) - INSTANCE_FILTER_KEYS)]
+    if unknown:
+        raise BadRequest(f"filter: unknown attribute(s) {', '.join(unknown)} (SOL003 v3.3.1 "
+                         "LifecycleChangeNotificationsFilter)")
+    _check_enums(flt, (("notificationTypes", NOTIFICATION_TYPES), ("operationTypes", OPERATION_TYPES_V2),
                        ("operationStates", OPERATION_STATES)))
 
 
@@ -100,22 +120,26 @@ class SubscriptionService:
 
     async def create(self, body: Any, kind: str = "vnflcm") -> tuple[Subscription, bool]:
         """Returns (subscription, created). An identical existing one is returned with created=False."""
-        req = rq.parse(rq.PkgmSubscriptionRequest if kind == "vnfpkgm" else rq.LccnSubscriptionRequest, body)
+        models: dict[str, type[rq.LccnSubscriptionRequest]] = {
+            "vnfpkgm": rq.PkgmSubscriptionRequest, LCM_V2_KIND: rq.LccnSubscriptionRequestV2}
+        req = rq.parse(models.get(kind, rq.LccnSubscriptionRequest), body)
+        verbosity = getattr(req, "verbosity", None) or ("FULL" if kind == LCM_V2_KIND else None)
         url = urlparse(req.callbackUri)
         if url.scheme not in ("http", "https") or not url.netloc:
             raise BadRequest(f"callbackUri {req.callbackUri!r} is not an http(s) URL")
         flt = req.filter or {}
-        (_check_pkgm_filter if kind == "vnfpkgm" else _check_filter)(flt)
+        {"vnfpkgm": _check_pkgm_filter, LCM_V2_KIND: _check_filter_v2}.get(kind, _check_filter)(flt)
         _check_auth(req.authentication, req.callbackUri, self.tls_cert)
         with self.uow() as uow:
             for existing in uow.subscriptions.list():
-                if existing.kind == kind and existing.callback_uri == req.callbackUri and existing.filter == flt:
+                if (existing.kind == kind and existing.callback_uri == req.callbackUri and existing.filter == flt
+                        and existing.verbosity == verbosity):
                     return existing, False
         if self.probe is not None:
             await self.probe(req.callbackUri, req.authentication)
         auth = self.box.seal(req.authentication) if self.box and req.authentication else req.authentication
         sub = Subscription(callback_uri=req.callbackUri, filter=flt, authentication=auth, kind=kind,
-                           tenant=caller_tenant())
+                           verbosity=verbosity, tenant=caller_tenant())
         with self.uow() as uow:
             uow.subscriptions.add(sub)
             uow.commit()
