@@ -39,6 +39,7 @@ from vnfm.config import Settings
 from vnfm.domain.model import utcnow
 from vnfm.domain.vnfd import Vnfd
 from vnfm.service import views
+from vnfm.service.fm.alarms import AlarmService
 from vnfm.service.instances import InstanceService
 from vnfm.service.lcm.scheduler import LcmEngine
 from vnfm.service.packages import PackageService
@@ -58,6 +59,7 @@ class App:
     instances: InstanceService
     vims: VimService
     subscriptions: SubscriptionService
+    alarms: AlarmService
     engine: LcmEngine
     mgmt: MgmtDrivers
     sim: SimCloud
@@ -196,8 +198,9 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         notifier=notifier, worker_id=settings.worker_id,
         on_cancel=engine.request_cancel if settings.run_engine else None, infra=infra_drivers,
     )
+    alarms = AlarmService(uow, notifier, settings.worker_id)
     return App(settings=settings, uow=uow, packages=packages, instances=instances, vims=vims,
-               subscriptions=subscriptions, engine=engine, mgmt=mgmt, sim=sim,
+               subscriptions=subscriptions, alarms=alarms, engine=engine, mgmt=mgmt, sim=sim,
                infra_drivers=infra_drivers, notifier=notifier, metrics=metrics,
                db_ping=lambda: ping(session_factory), extras={"kube_api": twin.kube_api})
 

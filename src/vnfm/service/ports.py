@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from vnfm.domain.access import DEFAULT_TENANT
+from vnfm.domain.alarms import Alarm
 from vnfm.domain.model import OpOcc, Subscription, Vim, VnfInstance, VnfPackage
 from vnfm.domain.params import Declared
 from vnfm.domain.resources import Vnfc, VnfResources
@@ -117,6 +118,21 @@ class SubscriptionRepository(Repository[Subscription], Protocol):
         ...
 
 
+class AlarmRepository(Repository[Alarm], Protocol):
+    def open_for(self, instance_ids: Sequence[str]) -> builtins.list[Alarm]: ...
+    def open_counts(self) -> dict[str, int]: ...
+
+
+class WatchLeases(Protocol):
+    """Which process watches which instance's health (vnfm.adapters.db.alarms)."""
+
+    def acquire(self, owner: str, instance_ids: Sequence[str], now: Any, ttl: float) -> builtins.list[str]: ...
+    def release(self, owner: str, instance_ids: Sequence[str]) -> None: ...
+    def forget(self, keep: Sequence[str]) -> None: ...
+    def state(self, instance_id: str) -> dict[str, Any]: ...
+    def put_state(self, instance_id: str, owner: str, state: dict[str, Any]) -> bool: ...
+
+
 @dataclass
 class OutboxEntry:
     """A notification waiting for delivery. `info`: the instance / package document filters read
@@ -169,6 +185,8 @@ class AbstractUnitOfWork(abc.ABC):
     subscriptions: SubscriptionRepository
     vims: VimRepository
     outbox: Outbox
+    alarms: AlarmRepository
+    leases: WatchLeases
 
     def __enter__(self) -> AbstractUnitOfWork:
         return self

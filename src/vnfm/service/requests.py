@@ -122,6 +122,17 @@ class PkgmSubscriptionRequest(LccnSubscriptionRequest):
     """SOL005 9.5.2.3: the same attributes; its filter is a PkgmNotificationsFilter."""
 
 
+class FmSubscriptionRequest(LccnSubscriptionRequest):
+    """SOL003 7.5.2.2: the same attributes; its filter is an FmNotificationsFilter."""
+
+
+class AlarmModifications(_Strict):
+    """SOL003 7.5.2.8: the only change an alarm takes is its acknowledgement."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    ackState: Literal["ACKNOWLEDGED"]
+
+
 class SimFaultsRequest(_Strict):
     """POST /sim/v1/faults (vnfm's simulated cloud): the faults `SimCloud.inject` takes."""
 
