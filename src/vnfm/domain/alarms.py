@@ -55,7 +55,6 @@ class AckState(StrEnum):
 # The probable causes vnfm raises (free text in SOL003): what the VIM or the cluster's API said.
 CAUSE_SERVER_DOWN = "VIM_SERVER_DOWN"  # the VIM reports the server ERROR, SHUTOFF or gone
 CAUSE_NODE_NOT_READY = "KUBERNETES_NODE_NOT_READY"  # the node's Ready condition is not True
-CAUSE_NODE_MISSING = "KUBERNETES_NODE_MISSING"  # the cluster's API has no node for the VNFC
 
 
 @dataclass

@@ -226,12 +226,12 @@ class InstanceService:
 
         return self._start(inst_id, LcmOperation.SCALE, params, prepare)
 
-    def heal(self, inst_id: str, body: Any) -> OpOcc:
+    def heal(self, inst_id: str, body: Any, *, automatic: bool = False) -> OpOcc:  # automatic: fm/autoheal.py
         req = rq.parse(rq.HealVnfRequest, body)
         params = rq.dump(req)
 
         def prepare(inst: VnfInstance, occ: OpOcc) -> None:
-            flavour = self._flavour(inst)
+            occ.is_automatic_invocation, flavour = automatic, self._flavour(inst)
             self._validate_with_drivers(flavour, "HEAL", params, inst, occ)
             extra = req.additionalParams or {}
             if req.vnfcInstanceId:

@@ -458,6 +458,20 @@ class MgmtDriver:
             await method(ctx)
 
 
+@dataclass(frozen=True)
+class NodeState:
+    """A Kubernetes node as its cluster's API reports it: Ready condition and role (its labels)."""
+
+    ready: bool
+    role: str  # "master" (control-plane label) or "worker"
+    reason: str = ""  # the Ready condition's reason / message when not ready
+
+
+# The nodes of the cluster behind a Kubernetes VIM, by node name (synchronous: run it in a thread;
+# OperationFailed when the API does not answer). vnfm.adapters.kube.nodes.cluster_nodes.
+ClusterNodes = Callable[[Vim], dict[str, NodeState]]
+
+
 class Notifier(Protocol):
     """Delivers notifications to subscribers (asynchronously, with retries). Services store them in
     `uow.outbox` with the change they report, then call `wake()` after the commit."""

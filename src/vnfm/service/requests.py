@@ -101,6 +101,13 @@ class VnfInfoModificationRequest(_Strict):
     extensions: dict[str, Any] | None = None
     vimConnectionInfo: list[dict[str, Any]] | None = None
 
+    @field_validator("vnfConfigurableProperties")
+    @classmethod
+    def _autoheal_flag(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        if v is not None and "isAutohealEnabled" in v and not isinstance(v["isAutohealEnabled"], bool | None):
+            raise ValueError("isAutohealEnabled must be true or false (the automatic heal, service/fm)")
+        return v
+
 
 class LccnSubscriptionRequest(_Strict):
     filter: dict[str, Any] | None = None
@@ -142,6 +149,7 @@ class SimFaultsRequest(_Strict):
     unreachable: list[str] | None = None
     unreachable_next: dict[str, NonNegativeInt] | None = None
     fail_delete: NonNegativeInt | None = None
+    stopped: list[str] | None = None
 
 
 M = TypeVar("M", bound=BaseModel)
