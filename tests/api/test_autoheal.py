@@ -92,6 +92,8 @@ async def test_autoheal_off_alarm_only(api_factory: ApiFactory) -> None:
     await _until(lambda: _open_alarms(api, inst_id), what="alarm")
     await asyncio.sleep(1.0)  # over three times autoheal_after: a heal would have started
     assert await _heals(api, inst_id) == []
+    await api.run(inst_id, "terminate", {"terminationType": "FORCEFUL"})  # its alarms go with it
+    await _until(lambda: _no_open(api, inst_id), what="the terminated instance's alarm cleared")
 
 
 async def test_two_of_three_workers_down_over_the_limit_heals_nothing(api_factory: ApiFactory) -> None:
@@ -120,7 +122,8 @@ async def _has(api: Api, inst_id: str, n: int) -> bool:
 
 async def test_ha_master_healed_while_quorum_holds(api_factory: ApiFactory) -> None:
     api = await api_factory(**FAST)
-    inst_id, vnfcs = await _cluster(api, copy.deepcopy(HA_BODY), tacker_sample_csar("kubeadm"))
+    body = {**copy.deepcopy(HA_BODY), "vnfConfigurableProperties": {"isAutohealEnabled": True}}  # at instantiate
+    inst_id, vnfcs = await _cluster(api, body, tacker_sample_csar("kubeadm"), autoheal=False)
     masters = [v for v in vnfcs if v["vduId"] == "masterNode"]
     assert len(masters) == 3
     api.core.sim.inject(stopped=[masters[1]["id"]])
@@ -130,3 +133,21 @@ async def test_ha_master_healed_while_quorum_holds(api_factory: ApiFactory) -> N
     done = await api.wait_op(f"/vnflcm/v1/vnf_lcm_op_occs/{heals[0]['id']}", timeout=60)
     assert done["operationState"] == "COMPLETED"
     await _until(lambda: _no_open(api, inst_id), what="alarm cleared")
+
+
+async def test_autoheal_flag_is_typed(api: Api) -> None:
+    from .test_packages import assert_problem
+
+    pkg_id = await api.create_package()
+    assert (await api.upload(pkg_id)).status_code == 202
+    vnfd_id = (await api.c.get(f"/vnfpkgm/v1/vnf_packages/{pkg_id}")).json()["vnfdId"]
+    inst_id = await api.create_instance(vnfd_id)
+    bad = seed_body(vnfConfigurableProperties={"isAutohealEnabled": "yes"})
+    assert_problem(await api.c.post(f"/vnflcm/v1/vnf_instances/{inst_id}/instantiate", json=bad), 400,
+                   "isAutohealEnabled")
+    bad = seed_body(vnfConfigurableProperties={"isAutoscaleEnabled": True})
+    assert_problem(await api.c.post(f"/vnflcm/v1/vnf_instances/{inst_id}/instantiate", json=bad), 400,
+                   "isAutoscaleEnabled")
+    r = await api.c.patch(f"/vnflcm/v1/vnf_instances/{inst_id}",
+                          json={"vnfConfigurableProperties": {"isAutohealEnabled": 1}})
+    assert_problem(r, 400, "isAutohealEnabled")

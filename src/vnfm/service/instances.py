@@ -16,7 +16,7 @@ from vnfm.domain import lcm
 from vnfm.domain.access import caller_tenant
 from vnfm.domain.errors import BadRequest, Conflict, NotFound, UnprocessableEntity, VnfmError
 from vnfm.domain.model import InstantiationState, LcmOperation, OpOcc, OpState, VnfInstance, utcnow
-from vnfm.domain.scaling import scaled_levels, target_counts
+from vnfm.domain.scaling import initial_scale_levels, scaled_levels, target_counts
 from vnfm.domain.vnfd import Flavour
 from vnfm.packaging import k8s_manifests
 from vnfm.service import params as engine_params
@@ -169,6 +169,7 @@ class InstanceService:
             inst.ext_virtual_links = [v.model_dump(exclude_none=True) for v in req.extVirtualLinks or []]
             inst.ext_managed_virtual_links = list(req.extManagedVirtualLinks or [])
             inst.additional_params = dict(req.additionalParams or {})
+            inst.vnf_configurable_properties.update(req.vnfConfigurableProperties or {})  # isAutohealEnabled
             inst.vim_connection_info = choice.conns  # names the VIM the instance really runs on
             inst.vim_id = vim.id
             if vim.vim_type == "kubernetes":  # a CNF: its manifests are checked before anything is applied
@@ -184,8 +185,6 @@ class InstanceService:
                     package=self._files(inst), vim=vim, ext_virtual_links=inst.ext_virtual_links,
                     additional_params=inst.additional_params))
             # Computes the counts now so that an impossible level fails the request, not the operation.
-            from vnfm.domain.scaling import initial_scale_levels
-
             levels = initial_scale_levels(flavour, req.instantiationLevelId)
             occ.plan["levels"] = levels
             occ.plan["counts"] = target_counts(flavour, req.instantiationLevelId, levels)

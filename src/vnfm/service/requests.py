@@ -50,6 +50,14 @@ class CreateVnfRequest(_Strict):
     metadata: dict[str, Any] | None = None
 
 
+def _check_autoheal_flag(v: dict[str, Any] | None) -> dict[str, Any] | None:
+    if v is not None and "isAutohealEnabled" in v and not isinstance(v["isAutohealEnabled"], bool | None):
+        raise ValueError("isAutohealEnabled must be true or false (the automatic heal, service/fm)")
+    if v is not None and v.get("isAutoscaleEnabled") is True:
+        raise ValueError("isAutoscaleEnabled: vnfm does not scale automatically (only isAutohealEnabled acts)")
+    return v
+
+
 class InstantiateVnfRequest(_Strict):
     flavourId: str
     instantiationLevelId: str | None = None
@@ -58,6 +66,13 @@ class InstantiateVnfRequest(_Strict):
     vimConnectionInfo: list[VimConnectionInfo] | None = None
     localizationLanguage: str | None = None
     additionalParams: dict[str, Any] | None = None
+    # Tacker's (SOL003 v3.x) instantiate attribute, accepted here for isAutohealEnabled (service/fm)
+    vnfConfigurableProperties: dict[str, Any] | None = None
+
+    @field_validator("vnfConfigurableProperties")
+    @classmethod
+    def _autoheal_flag(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        return _check_autoheal_flag(v)
 
 
 class ScaleVnfRequest(_Strict):
@@ -104,9 +119,7 @@ class VnfInfoModificationRequest(_Strict):
     @field_validator("vnfConfigurableProperties")
     @classmethod
     def _autoheal_flag(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
-        if v is not None and "isAutohealEnabled" in v and not isinstance(v["isAutohealEnabled"], bool | None):
-            raise ValueError("isAutohealEnabled must be true or false (the automatic heal, service/fm)")
-        return v
+        return _check_autoheal_flag(v)
 
 
 class LccnSubscriptionRequest(_Strict):

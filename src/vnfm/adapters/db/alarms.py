@@ -27,6 +27,7 @@ from vnfm.adapters.db.repository import TableRepository
 from vnfm.domain.alarms import AckState, Alarm, EventType, PerceivedSeverity
 
 WATCHER = "@"  # prefix of a watcher's own presence row
+SHARED = "#"  # prefix of a lease on a fleet-wide chore (e.g. "#housekeeping"): one process does it
 
 
 def alarm_to_row(a: Alarm) -> dict[str, Any]:
@@ -39,8 +40,10 @@ def alarm_to_row(a: Alarm) -> dict[str, Any]:
         "event_time": iso(a.event_time), "ack_state": a.ack_state.value,
     }
     return {"id": a.id, "managed_object_id": a.managed_object_id, "vnfc_id": a.vnfc_id,
-            "perceived_severity": a.perceived_severity.value, "event_type": a.event_type.value,
-            "probable_cause": a.probable_cause, "ack_state": a.ack_state.value, "cleared": a.cleared,
+            # the value the API shows (CLEARED once cleared), so a filter narrows in SQL exactly
+            "perceived_severity": "CLEARED" if a.cleared else a.perceived_severity.value,
+            "event_type": a.event_type.value, "probable_cause": a.probable_cause, "ack_state": a.ack_state.value,
+            "cleared": a.cleared,
             "alarm_raised_time": as_utc(a.alarm_raised_time), "body": body}
 
 
@@ -75,6 +78,11 @@ class SqlAlarmRepository(TableRepository[Alarm]):
         t = self.table
         return self._select(t.c.managed_object_id.in_(list(instance_ids)), t.c.cleared.is_(False)) if instance_ids \
             else []
+
+    def open_outside(self, instance_ids: Sequence[str]) -> builtins.list[Alarm]:
+        """The alarms not cleared of instances other than these (they were terminated or deleted)."""
+        t = self.table
+        return self._select(t.c.cleared.is_(False), t.c.managed_object_id.not_in(list(instance_ids)))
 
     def open_counts(self) -> dict[str, int]:
         """Open alarms by perceived severity (every tenant: for the metrics)."""
@@ -151,10 +159,13 @@ class SqlWatchLeases:
             self._exec(update(t).where(t.c.instance_id.in_(chunk), t.c.owner == owner)
                        .values(expires_at=datetime(1970, 1, 1, tzinfo=UTC)))
 
-    def forget(self, keep: Sequence[str]) -> None:
-        """Drop the rows of instances no longer watched (and of watchers long gone)."""
+    def forget(self, keep: Sequence[str], now: datetime) -> None:
+        """Drop the rows of instances no longer watched, and of watchers gone for a day."""
         t = self.table
-        self._exec(delete(t).where(and_(t.c.instance_id.not_in(list(keep)), ~t.c.instance_id.startswith(WATCHER))))
+        own = or_(t.c.instance_id.startswith(WATCHER), t.c.instance_id.startswith(SHARED))
+        self._exec(delete(t).where(and_(t.c.instance_id.not_in(list(keep)), ~own)))
+        self._exec(delete(t).where(t.c.instance_id.startswith(WATCHER),
+                                   t.c.expires_at < as_utc(now) - timedelta(days=1)))
 
     def state(self, instance_id: str) -> dict[str, Any]:
         t = self.table

@@ -26,6 +26,12 @@ from vnfm.service.ports import Condition, UowFactory
 
 log = logging.getLogger("vnfm.health")
 
+INSTANTIATED = [Condition("instantiationState", "eq", (InstantiationState.INSTANTIATED.value,))]
+# what the lease step need not read of the instances (only their ids)
+LIGHT = frozenset({"instantiatedVnfInfo", "vimConnectionInfo", "metadata", "extensions", "vnfConfigurableProperties"})
+HOUSEKEEPING = "#housekeeping"  # one process at a time drops stale leases and clears alarms of gone instances
+HOUSEKEEPING_ROUNDS = 30
+
 OnChecked = Callable[[VnfInstance, dict[str, VnfcHealth], dict[str, Any]], Awaitable[None]]
 
 
@@ -102,15 +108,23 @@ class HealthWatcher:
         self.cpu_seconds += time.process_time() - cpu
 
     def _lease(self) -> list[VnfInstance]:
-        cond = [Condition("instantiationState", "eq", (InstantiationState.INSTANTIATED.value,))]
+        """Take this round's share (ids read without the instances' bodies), then read those held."""
         ttl = self.settings.interval * (1 + self.settings.jitter) * self.settings.lease_rounds
+        now = utcnow()
         with self.uow() as uow:
-            found = [i for i in uow.instances.page(cond, None, 1_000_000) if i.vim_id and i.resources.vnfcs]
-            ids = sorted(i.id for i in found)
-            held = set(uow.leases.acquire(self.owner, ids, utcnow(), ttl))
+            ids = sorted(i.id for i in uow.instances.page(INSTANTIATED, None, 10_000_000, LIGHT))
+            held = sorted(uow.leases.acquire(self.owner, ids, now, ttl))
+            chores = self._round % HOUSEKEEPING_ROUNDS == 1 and \
+                HOUSEKEEPING in uow.leases.acquire(self.owner, [HOUSEKEEPING], now, ttl * HOUSEKEEPING_ROUNDS)
+            gone = uow.alarms.open_outside(ids) if chores else []
+            if chores:
+                uow.leases.forget(ids, now)
             uow.commit()
-        self.held = sorted(held)
-        return [i for i in found if i.id in held]
+            found = uow.instances.page([Condition("id", "in", tuple(held))], None, len(held) + 1) if held else []
+        for alarm in gone:  # its instance was terminated or deleted: nothing is unhealthy any more
+            self.alarms.record(alarm.managed_object_id, alarm.tenant, {})
+        self.held = held
+        return [i for i in found if i.vim_id and i.resources.vnfcs]
 
     def _release(self, ids: list[str]) -> None:
         with self.uow() as uow:
