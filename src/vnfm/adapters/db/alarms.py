@@ -172,6 +172,16 @@ class SqlWatchLeases:
         got = self._exec(select(t.c.state).where(t.c.instance_id == instance_id)).scalar_one_or_none()
         return dict(got or {})
 
+    def states(self, instance_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """`state` of many (one query per 500), only those with any."""
+        t = self.table
+        out: dict[str, dict[str, Any]] = {}
+        for chunk in _chunks(list(instance_ids), len(instance_ids)):
+            for iid, st in self._exec(select(t.c.instance_id, t.c.state).where(t.c.instance_id.in_(chunk))).all():
+                if st:
+                    out[str(iid)] = dict(st)
+        return out
+
     def put_state(self, instance_id: str, owner: str, state: dict[str, Any]) -> bool:
         """Store the holder's bookkeeping; False when `owner` does not hold the lease any more."""
         t = self.table

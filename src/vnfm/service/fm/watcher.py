@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import random
 import time
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from vnfm.domain.alarms import Alarm
 from vnfm.domain.model import InstantiationState, Vim, VnfInstance, utcnow
 from vnfm.service.fm.alarms import AlarmService
 from vnfm.service.fm.health import HealthCheck, VnfcHealth
@@ -58,6 +60,8 @@ class HealthWatcher:
         self.held: list[str] = []
         self._backoff: dict[str, tuple[int, int]] = {}  # instance -> (failures, round to retry at)
         self._round = 0
+        self._states: dict[str, dict[str, Any]] = {}  # instance -> its lease's bookkeeping (this round)
+        self._alarmed: set[str] = set()  # instances with open alarms (this round)
         self._seen_ok: dict[tuple[str, str], datetime] = {}  # (instance, VNFC) -> last seen healthy
         self._task: asyncio.Task[None] | None = None
         self.rounds = 0
@@ -121,6 +125,10 @@ class HealthWatcher:
                 uow.leases.forget(ids, now)
             uow.commit()
             found = uow.instances.page([Condition("id", "in", tuple(held))], None, len(held) + 1) if held else []
+            # what the checks need to know, read once for all held (a healthy instance then costs
+            # no further query): their bookkeeping, and which have open alarms
+            self._states = uow.leases.states(held)
+            self._alarmed = {a.managed_object_id for a in uow.alarms.open_for(held)}
         for alarm in gone:  # its instance was terminated or deleted: nothing is unhealthy any more
             self.alarms.record(alarm.managed_object_id, alarm.tenant, {})
         self.held = held
@@ -143,7 +151,8 @@ class HealthWatcher:
             log.warning("health of VNF instance %s not checked (%d time(s) in a row): %s", inst.id, failures, e)
             return
         self._backoff.pop(inst.id, None)
-        state = await asyncio.to_thread(self._state, inst.id)
+        state = copy.deepcopy(self._states.get(inst.id) or {})
+        before = copy.deepcopy(state)
         since = dict(state.get("since") or {})
         for vnfc_id, h in health.items():
             if h.finding is None:
@@ -153,8 +162,10 @@ class HealthWatcher:
         for gone in set(since) - set(health):
             since.pop(gone)
         state["since"] = since
-        raised, _ = await asyncio.to_thread(self.alarms.record, inst.id, inst.tenant,
-                                            {k: h.finding for k, h in health.items()})
+        raised: list[Alarm] = []
+        if since or inst.id in self._alarmed:
+            raised, _ = await asyncio.to_thread(self.alarms.record, inst.id, inst.tenant,
+                                                {k: h.finding for k, h in health.items()})
         for a in raised:  # detection latency: at most the time since the VNFC was last seen healthy
             ok = self._seen_ok.get((inst.id, a.vnfc_id))
             if self.telemetry is not None:
@@ -165,11 +176,8 @@ class HealthWatcher:
                 self._seen_ok[(inst.id, vnfc_id)] = started
         if self.on_checked is not None:
             await self.on_checked(inst, health, state)
-        await asyncio.to_thread(self._put_state, inst.id, state)
-
-    def _state(self, instance_id: str) -> dict[str, Any]:
-        with self.uow() as uow:
-            return uow.leases.state(instance_id)
+        if state != before:
+            await asyncio.to_thread(self._put_state, inst.id, state)
 
     def _put_state(self, instance_id: str, state: dict[str, Any]) -> None:
         with self.uow() as uow:
