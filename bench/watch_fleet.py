@@ -59,8 +59,9 @@ async def measure(clusters: int, rounds: int, kube: bool) -> dict[str, float]:
             watcher = _health_watcher(settings, app.uow, app.alarms, app.instances, app.vims, app.infra_drivers,
                                       app.packages.vnfd, app.metrics)
             assert watcher is not None
-            if not kube:
-                watcher.cluster_vims = dict  # the VIM's view only
+            if not kube:  # the VIM's view only: no Kubernetes VIM known
+                everything = app.vims.list
+                watcher.all_vims = lambda: [v for v in everything() if v.vim_type != "kubernetes"]
             await watcher.run_round()  # warm-up (package cache, first leases)
             cpus, walls = [], []
             for _ in range(rounds):

@@ -38,7 +38,7 @@ from vnfm.adapters.remote.egress import EgressPolicy
 from vnfm.adapters.remote.http_fetch import fetch_package
 from vnfm.config import Settings
 from vnfm.domain.autoheal import AutohealPolicy
-from vnfm.domain.model import Vim, utcnow
+from vnfm.domain.model import utcnow
 from vnfm.domain.vnfd import Vnfd
 from vnfm.service import views
 from vnfm.service.fm.alarms import AlarmService
@@ -51,7 +51,7 @@ from vnfm.service.packages import PackageService
 from vnfm.service.ports import Notifier, OutboxEntry, PackageFiles, UowFactory
 from vnfm.service.secrets import SecretBox
 from vnfm.service.subscriptions import SubscriptionService
-from vnfm.service.vims import OWNER_KEY, VimService
+from vnfm.service.vims import VimService
 
 log = logging.getLogger(__name__)
 
@@ -221,14 +221,10 @@ def _health_watcher(settings: Settings, uow: Any, alarms: AlarmService, instance
     if settings.health_interval <= 0:
         return None
 
-    def cluster_vims() -> dict[str, Vim]:
-        return {str(v.extra.get(OWNER_KEY)): v for v in vims.list()
-                if v.vim_type == "kubernetes" and v.extra.get(OWNER_KEY)}
-
     policy = AutohealPolicy(after=settings.autoheal_after, max_unhealthy_share=settings.autoheal_max_unhealthy,
                             max_heals=settings.autoheal_max_per_hour)
     check = HealthCheck(infra, vims.get, vnfd_of, cluster_nodes)
-    return HealthWatcher(uow, alarms, check, settings.worker_id, cluster_vims,
+    return HealthWatcher(uow, alarms, check, settings.worker_id, vims.list,
                          WatchSettings(interval=settings.health_interval, batch=settings.health_batch),
                          on_checked=AutoHeal(instances.heal, alarms, policy, metrics), telemetry=metrics)
 

@@ -8,6 +8,8 @@ import asyncio
 import copy
 from typing import Any
 
+from vnfm.service.fm.watcher import cluster_vims
+
 from .conftest import Api, ApiFactory, seed_body, tacker_sample_csar
 from .test_ha_vip_port import HA_BODY
 from .test_subscriptions import Receiver
@@ -75,7 +77,7 @@ async def test_dead_worker_alarm_heal_ready_and_cleared(api_factory: ApiFactory)
                                 and n["alarmId"] == alarms[0]["id"])
         inst = api.core.instances.get(inst_id)
         assert api.core.watcher is not None
-        health = await api.core.watcher.health.check(inst, api.core.watcher.cluster_vims().get(inst_id))
+        health = await api.core.watcher.health.check(inst, cluster_vims(api.core.vims.list()).get(inst_id))
         assert health[worker["id"]].finding is None and health[worker["id"]].role == "worker"  # node Ready again
     assert len(await _heals(api, inst_id)) == 1
 

@@ -298,6 +298,13 @@ class InfraDriver(abc.ABC):
         """Is the VNFC's server up and reachable? None when it is, else the reason."""
         return None
 
+    async def probe_all(self, ctx: InfraContext, vnfcs: Sequence[Vnfc]) -> list[str | None]:
+        """`probe` of each VNFC (the health watcher's, every round): one call to the VIM where the
+        driver can; by default the probes at once."""
+        import asyncio
+
+        return list(await asyncio.gather(*(self.probe(ctx, v) for v in vnfcs)))
+
     def check_instantiate(self, ctx: InfraContext) -> None:
         """Called (in a worker thread, synchronously) when an instantiate request arrives, before
         anything exists: what the VIM can tell now (e.g. an object the VNF would create already

@@ -32,9 +32,11 @@ class HealthCheck:
         self.vnfd_of = vnfd_of
         self.nodes = nodes
 
-    async def check(self, inst: VnfInstance, cluster_vim: Vim | None) -> dict[str, VnfcHealth]:
-        """Every built VNFC of `inst` (VnfmError when the VIM cannot be asked at all)."""
-        vim = self.vim_of(inst.vim_id)
+    async def check(self, inst: VnfInstance, cluster_vim: Vim | None, vim: Vim | None = None
+                    ) -> dict[str, VnfcHealth]:
+        """Every built VNFC of `inst` (VnfmError when the VIM cannot be asked at all); `vim`: the
+        instance's, when the caller has it at hand."""
+        vim = vim or await asyncio.to_thread(self.vim_of, inst.vim_id)
         if vim is None or vim.vim_type not in self.infra or not inst.flavour_id:
             raise VnfmError(f"VNF instance {inst.id}: its VIM {inst.vim_id} is not known")
         vnfd = await asyncio.to_thread(self.vnfd_of, inst.vnf_pkg_id)
@@ -48,7 +50,7 @@ class HealthCheck:
                 nodes = await asyncio.to_thread(self.nodes, cluster_vim)
             except VnfmError:
                 nodes = None  # the cluster's API does not answer: the VIM's view only
-        down = await asyncio.gather(*(driver.probe(ctx, v) for v in vnfcs))
+        down = await driver.probe_all(ctx, vnfcs)
         out: dict[str, VnfcHealth] = {}
         for v, why in zip(vnfcs, down, strict=True):
             node = nodes.get(node_name(v.name or v.id)) if nodes is not None else None

@@ -25,6 +25,7 @@ from vnfm.domain.model import InstantiationState, Vim, VnfInstance, utcnow
 from vnfm.service.fm.alarms import AlarmService
 from vnfm.service.fm.health import HealthCheck, VnfcHealth
 from vnfm.service.ports import Condition, UowFactory
+from vnfm.service.vims import OWNER_KEY
 
 log = logging.getLogger("vnfm.health")
 
@@ -47,13 +48,13 @@ class WatchSettings:
 
 class HealthWatcher:
     def __init__(self, uow: UowFactory, alarms: AlarmService, check: HealthCheck, owner: str,
-                 cluster_vims: Callable[[], dict[str, Vim]], settings: WatchSettings,
+                 all_vims: Callable[[], list[Vim]], settings: WatchSettings,
                  on_checked: OnChecked | None = None, telemetry: Any = None) -> None:
         self.uow = uow
         self.alarms = alarms
         self.health = check
         self.owner = owner
-        self.cluster_vims = cluster_vims  # instance id -> the Kubernetes VIM it registered
+        self.all_vims = all_vims  # the VIM registry (read once a round)
         self.settings = settings
         self.on_checked = on_checked  # the automatic heal
         self.telemetry = telemetry
@@ -99,13 +100,15 @@ class HealthWatcher:
         cpu = time.process_time()
         self._round += 1
         instances = await asyncio.to_thread(self._lease)
-        vims = await asyncio.to_thread(self.cluster_vims)
+        every = await asyncio.to_thread(self.all_vims)  # once a round, not once an instance
+        vims = cluster_vims(every)
+        by_id = {v.id: v for v in every}
         due = [i for i in instances if self._backoff.get(i.id, (0, 0))[1] <= self._round]
         sem = asyncio.Semaphore(max(1, self.settings.batch))
 
         async def one(inst: VnfInstance) -> None:
             async with sem:
-                await self._check(inst, vims.get(inst.id))
+                await self._check(inst, vims.get(inst.id), by_id.get(str(inst.vim_id)))
 
         await asyncio.gather(*(one(i) for i in due))
         self.rounds += 1
@@ -139,12 +142,12 @@ class HealthWatcher:
             uow.leases.release(self.owner, ids)
             uow.commit()
 
-    async def _check(self, inst: VnfInstance, cluster_vim: Vim | None) -> None:
+    async def _check(self, inst: VnfInstance, cluster_vim: Vim | None, vim: Vim | None) -> None:
         if inst.lock_op_id is not None:
             return  # an operation works on it: what it changes is not a fault
         started = utcnow()
         try:
-            health = await self.health.check(inst, cluster_vim)
+            health = await self.health.check(inst, cluster_vim, vim)
         except Exception as e:
             failures = self._backoff.get(inst.id, (0, 0))[0] + 1
             self._backoff[inst.id] = (failures, self._round + min(16, 2 ** (failures - 1)))
@@ -184,3 +187,7 @@ class HealthWatcher:
             if uow.leases.put_state(instance_id, self.owner, state):
                 uow.commit()
 
+
+def cluster_vims(vims: list[Vim]) -> dict[str, Vim]:
+    """Instance id -> the Kubernetes VIM that instance (a cluster) registered."""
+    return {str(v.extra.get(OWNER_KEY)): v for v in vims if v.vim_type == "kubernetes" and v.extra.get(OWNER_KEY)}
