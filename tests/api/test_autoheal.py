@@ -153,3 +153,21 @@ async def test_autoheal_flag_is_typed(api: Api) -> None:
     r = await api.c.patch(f"/vnflcm/v1/vnf_instances/{inst_id}",
                           json={"vnfConfigurableProperties": {"isAutohealEnabled": 1}})
     assert_problem(r, 400, "isAutohealEnabled")
+
+
+async def test_node_not_ready_while_the_vm_runs_is_an_alarm_cleared_when_ready(api_factory: ApiFactory) -> None:
+    """The kubelet stops (the twin's node NotReady, the VM ACTIVE): seen through the cluster's API."""
+    api = await api_factory(**FAST)
+    inst_id, vnfcs = await _cluster(api, autoheal=False)
+    worker = next(v for v in vnfcs if v["vduId"] == "workerNode")
+    with api.core.sim.edit_extras(inst_id) as ex:
+        nodes = ex["k8s"]["nodes"]
+        name = next(n for n, rec in nodes.items() if rec["server_id"] == worker["computeResource"]["resourceId"])
+        nodes[name]["ready"] = False
+        ex["k8s"].setdefault("faults", {})["never_ready"] = [name]  # its kubelet stays down
+    alarms = await _until(lambda: _open_alarms(api, inst_id), what="alarm")
+    assert alarms[0]["probableCause"] == "KUBERNETES_NODE_NOT_READY" and alarms[0]["perceivedSeverity"] == "MAJOR"
+    assert alarms[0]["vnfcInstanceIds"] == [worker["id"]] and name in alarms[0]["faultDetails"][0]
+    with api.core.sim.edit_extras(inst_id) as ex:
+        ex["k8s"]["faults"]["never_ready"] = []  # the kubelet is back: the node turns Ready
+    await _until(lambda: _no_open(api, inst_id), what="alarm cleared")
