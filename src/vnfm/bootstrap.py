@@ -40,7 +40,7 @@ from vnfm.config import Settings
 from vnfm.domain.autoheal import AutohealPolicy
 from vnfm.domain.model import utcnow
 from vnfm.domain.vnfd import Vnfd
-from vnfm.service import views
+from vnfm.service import views, views_v2
 from vnfm.service.fm.alarms import AlarmService
 from vnfm.service.fm.autoheal import AutoHeal
 from vnfm.service.fm.health import HealthCheck
@@ -288,5 +288,5 @@ def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Se
 
     return HttpNotifier(subs, _OutboxSource(uow, settings.worker_id, settings.notify_reclaim_after),
                         instance_info=instance_info, package_info=package_info,
-                        on_delivery=metrics.notification_delivered, egress=egress,
+                        on_delivery=metrics.notification_delivered, egress=egress, reshape_v2=views_v2.notification,
                         verify=notify_tls(settings.notify_client_cert, settings.notify_client_key))

@@ -24,6 +24,7 @@ from vnfm.service import requests as rq
 from vnfm.service import views
 from vnfm.service.notifications import Notifications
 from vnfm.service.packages import PackageService
+from vnfm.service.pkg_change import ChangeVnfPkgNotImplemented
 from vnfm.service.ports import Condition, InfraContext, InfraDriver, MgmtDriver, Notifier, PackageFiles, UowFactory
 from vnfm.service.vims import VimService
 
@@ -31,7 +32,7 @@ from vnfm.service.vims import VimService
 IGNORE_DEPENDENTS = "ignore_dependent_cnfs"
 
 
-class InstanceService:
+class InstanceService(ChangeVnfPkgNotImplemented):
     def __init__(
         self,
         uow: UowFactory,
@@ -311,8 +312,7 @@ class InstanceService:
         return self._resolve(op_id, "fail")
 
     def cancel(self, op_id: str, body: Any) -> OpOcc:
-        """SOL003 5.4.17: record the cancel (isCancelPending, cancelMode); the engine running the
-        occurrence stops it (GRACEFUL: before its next stage; FORCEFUL: at once) into FAILED_TEMP."""
+        """SOL003 5.4.17: recorded; the engine stops the occurrence into FAILED_TEMP (GRACEFUL: at a stage end)."""
         req = rq.parse(rq.CancelMode, body)
         with self.uow() as uow:
             occ = uow.op_occs.get_for_update(op_id)

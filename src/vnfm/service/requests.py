@@ -128,6 +128,12 @@ class LccnSubscriptionRequest(_Strict):
     authentication: dict[str, Any] | None = None
 
 
+class LccnSubscriptionRequestV2(LccnSubscriptionRequest):
+    """SOL003 v3.3.1 5.5.2.15: v2.6.1's attributes plus the verbosity of its notifications."""
+
+    verbosity: Literal["FULL", "SHORT"] | None = None
+
+
 class CancelMode(_Strict):
     cancelMode: Literal["GRACEFUL", "FORCEFUL"]
 

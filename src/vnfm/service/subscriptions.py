@@ -12,9 +12,11 @@ from vnfm.domain.alarms import FM_NOTIFICATION_TYPES, EventType, FaultyResourceT
 from vnfm.domain.errors import BadRequest, NotFound
 from vnfm.domain.model import Subscription
 from vnfm.domain.notifications import (
+    LCM_V2_KIND,
     NOTIFICATION_TYPES,
     OPERATION_STATES,
     OPERATION_TYPES,
+    OPERATION_TYPES_V2,
     PKGM_NOTIFICATION_TYPES,
 )
 from vnfm.service import requests as rq
@@ -39,6 +41,24 @@ def _check_enums(flt: dict[str, Any], enums: tuple[tuple[str, frozenset[str] | s
 
 def _check_filter(flt: dict[str, Any]) -> None:
     _check_enums(flt, (("notificationTypes", NOTIFICATION_TYPES), ("operationTypes", OPERATION_TYPES),
+                       ("operationStates", OPERATION_STATES)))
+
+
+LCCN_FILTER_KEYS = {"vnfInstanceSubscriptionFilter", "notificationTypes", "operationTypes", "operationStates"}
+INSTANCE_FILTER_KEYS = {"vnfdIds", "vnfProductsFromProviders", "vnfInstanceIds", "vnfInstanceNames"}
+
+
+def _check_filter_v2(flt: dict[str, Any]) -> None:
+    """SOL003 v3.3.1 LifecycleChangeNotificationsFilter: an attribute it does not have is refused."""
+    unknown = sorted(set(flt) - LCCN_FILTER_KEYS)
+    inst = flt.get("vnfInstanceSubscriptionFilter")
+    if inst is not None and not isinstance(inst, dict):
+        raise BadRequest("filter.vnfInstanceSubscriptionFilter must be an object")
+    unknown += [f"vnfInstanceSubscriptionFilter.{k}" for k in sorted(set(inst or {}) - INSTANCE_FILTER_KEYS)]
+    if unknown:
+        raise BadRequest(f"filter: unknown attribute(s) {', '.join(unknown)} (SOL003 v3.3.1 "
+                         "LifecycleChangeNotificationsFilter)")
+    _check_enums(flt, (("notificationTypes", NOTIFICATION_TYPES), ("operationTypes", OPERATION_TYPES_V2),
                        ("operationStates", OPERATION_STATES)))
 
 
@@ -83,8 +103,10 @@ def _check_fm_filter(flt: dict[str, Any]) -> None:
 
 
 REQUESTS: dict[str, type[rq.LccnSubscriptionRequest]] = {
-    "vnflcm": rq.LccnSubscriptionRequest, "vnfpkgm": rq.PkgmSubscriptionRequest, "vnffm": rq.FmSubscriptionRequest}
-FILTER_CHECKS = {"vnflcm": _check_filter, "vnfpkgm": _check_pkgm_filter, "vnffm": _check_fm_filter}
+    "vnflcm": rq.LccnSubscriptionRequest, "vnfpkgm": rq.PkgmSubscriptionRequest, "vnffm": rq.FmSubscriptionRequest,
+    LCM_V2_KIND: rq.LccnSubscriptionRequestV2}
+FILTER_CHECKS = {"vnflcm": _check_filter, "vnfpkgm": _check_pkgm_filter, "vnffm": _check_fm_filter,
+                 LCM_V2_KIND: _check_filter_v2}
 
 
 def _check_auth(auth: dict[str, Any] | None, callback: str, tls_cert: bool) -> None:
@@ -129,6 +151,7 @@ class SubscriptionService:
     async def create(self, body: Any, kind: str = "vnflcm") -> tuple[Subscription, bool]:
         """Returns (subscription, created). An identical existing one is returned with created=False."""
         req = rq.parse(REQUESTS[kind], body)
+        verbosity = getattr(req, "verbosity", None) or ("FULL" if kind == LCM_V2_KIND else None)
         url = urlparse(req.callbackUri)
         if url.scheme not in ("http", "https") or not url.netloc:
             raise BadRequest(f"callbackUri {req.callbackUri!r} is not an http(s) URL")
@@ -137,13 +160,14 @@ class SubscriptionService:
         _check_auth(req.authentication, req.callbackUri, self.tls_cert)
         with self.uow() as uow:
             for existing in uow.subscriptions.list():
-                if existing.kind == kind and existing.callback_uri == req.callbackUri and existing.filter == flt:
+                if (existing.kind == kind and existing.callback_uri == req.callbackUri and existing.filter == flt
+                        and existing.verbosity == verbosity):
                     return existing, False
         if self.probe is not None:
             await self.probe(req.callbackUri, req.authentication)
         auth = self.box.seal(req.authentication) if self.box and req.authentication else req.authentication
         sub = Subscription(callback_uri=req.callbackUri, filter=flt, authentication=auth, kind=kind,
-                           tenant=caller_tenant())
+                           verbosity=verbosity, tenant=caller_tenant())
         with self.uow() as uow:
             uow.subscriptions.add(sub)
             uow.commit()

@@ -1,7 +1,8 @@
-"""The nodes of a cluster, read through its Kubernetes VIM (one `list_node` call): Ready condition
-and role, for the health watcher (vnfm.service.ports.ClusterNodes).
+"""The nodes of a Kubernetes VIM as its API server reports them (one `list_node` call, bounded in
+time): `node_health`, the rows the web console shows for a cluster VNF; `cluster_nodes`, Ready
+condition and role for the health watcher (vnfm.service.ports.ClusterNodes).
 
-The watcher asks every cluster every few seconds, so the client of each VIM is kept (at most
+The watcher asks every cluster every few seconds, so its client of each VIM is kept (at most
 `MAX_CLIENTS`, least recently used dropped) and its TLS connection reused: a new client per call
 cost a TLS handshake each time (bench/watch_fleet.py: 6.5 ms of CPU per cluster and round). A
 client is rebuilt when the VIM's server, CA or token changes."""
@@ -18,11 +19,12 @@ import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from vnfm.adapters.kube.client import VimAccess, api_client
+from vnfm.adapters.kube.client import VimAccess, api_client, call
 from vnfm.domain.errors import OperationFailed
 from vnfm.domain.model import Vim
 from vnfm.service.ports import NodeState
 
+ROLE_LABEL = "node-role.kubernetes.io/"
 CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 MAX_CLIENTS = 4096
 
@@ -80,3 +82,28 @@ def _state(node: Any) -> NodeState:
     ready = cond.status == "True"
     return NodeState(ready, role, "" if ready else f"Ready is {cond.status}: {cond.reason or ''} {cond.message or ''}"
                      .strip())
+
+
+def _row(node: dict[str, Any]) -> dict[str, Any]:
+    meta, status = node.get("metadata") or {}, node.get("status") or {}
+    ready: dict[str, Any] = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {})
+    labels = meta.get("labels") or {}
+    return {
+        "name": str(meta.get("name", "")),
+        "ready": ready.get("status") == "True",
+        "reason": str(ready.get("reason") or ready.get("message") or ""),
+        "since": str(ready.get("lastTransitionTime") or ""),
+        "version": str((status.get("nodeInfo") or {}).get("kubeletVersion") or ""),
+        "roles": sorted(k[len(ROLE_LABEL):] for k in labels if k.startswith(ROLE_LABEL)),
+    }
+
+
+def node_health(vim: Vim, timeout: float = 5.0) -> list[dict[str, Any]]:
+    """The VIM's nodes by name; OperationFailed (naming the VIM, never its token) when it cannot be read."""
+
+    def read(api: client.ApiClient) -> list[dict[str, Any]]:
+        nodes = client.CoreV1Api(api).list_node(_request_timeout=timeout)
+        items = api.sanitize_for_serialization(nodes).get("items") or []
+        return sorted((_row(n) for n in items), key=lambda r: r["name"])
+
+    return call(vim, read)

@@ -37,13 +37,15 @@ from vnfm.adapters.notify.filters import (
 from vnfm.adapters.remote.egress import EgressPolicy, egress_client
 from vnfm.domain.alarms import FM
 from vnfm.domain.model import Subscription, new_id
-from vnfm.domain.notifications import LCM, PKGM
+from vnfm.domain.notifications import LCM, LCM_V2, LCM_V2_KIND, PKGM
 from vnfm.domain.secrets import scrub
 from vnfm.service.ports import OutboxEntry
 
 log = logging.getLogger("vnfm.notify")
 
 InfoLookup = Callable[[str], Mapping[str, Any] | None]
+# A stored (SOL003 v2.6.1) notification as a /vnflcm/v2 subscriber gets it (service.views_v2.notification)
+Reshape = Callable[[Mapping[str, Any], Subscription], dict[str, Any]]
 
 
 # ============================================================================= notifier
@@ -83,6 +85,8 @@ class HttpNotifier:
         overrides the lookup (e.g. for a deletion notification, when the instance is gone).
     attempts / base_delay / max_delay: retries; the n-th retry waits min(max_delay, base_delay*2**(n-1)).
     api_base: scheme://host:port prefixed to the notification's _links.subscription href.
+    reshape_v2: how a subscription made through /vnflcm/v2 gets a notification (v3.3.1 shapes);
+        without it such subscriptions get none (never a v2.6.1 body).
     """
 
     def __init__(
@@ -103,12 +107,14 @@ class HttpNotifier:
         poll_interval: float = 5.0,
         on_delivery: Callable[[bool], None] | None = None,
         egress: EgressPolicy | None = None,
+        reshape_v2: Reshape | None = None,
     ) -> None:
         if attempts < 1:
             raise ValueError("attempts must be at least 1")
         self._subscriptions = subscriptions
         self._instance_info = instance_info
         self._package_info = package_info
+        self._reshape_v2 = reshape_v2
         self.attempts = attempts
         self.on_delivery = on_delivery  # told each delivery's outcome (True: delivered) for metrics
         self.base_delay = base_delay
@@ -308,7 +314,8 @@ class HttpNotifier:
         n = item.entry.notification
         kind = notification_kind(n)
         tenant = item.entry.tenant  # another tenant's subscriptions never hear of it
-        subs = [s for s in await asyncio.to_thread(self._subscriptions) if s.kind == kind and s.tenant == tenant]
+        kinds = {kind, LCM_V2_KIND} if kind == "vnflcm" and self._reshape_v2 else {kind}
+        subs = [s for s in await asyncio.to_thread(self._subscriptions) if s.kind in kinds and s.tenant == tenant]
         info: Mapping[str, Any] | None = item.entry.info
         looked_up = info is not None
         out: list[_Delivery] = []
@@ -345,12 +352,12 @@ class HttpNotifier:
         return matches_fm_subscription(flt, n, info)
 
     def _body_for(self, sub: Subscription, n: Mapping[str, Any], published_at: str) -> dict[str, Any]:
-        body = dict(n)
+        body = self._reshape_v2(n, sub) if sub.kind == LCM_V2_KIND and self._reshape_v2 else dict(n)
         body.setdefault("id", new_id())
         body["subscriptionId"] = sub.id
         body.setdefault("timeStamp", published_at)
         links = dict(body.get("_links") or {})
-        prefix = {"vnflcm": LCM, "vnffm": FM}.get(sub.kind, PKGM)
+        prefix = {"vnflcm": LCM, LCM_V2_KIND: LCM_V2, "vnffm": FM}.get(sub.kind, PKGM)
         links["subscription"] = {"href": f"{self.api_base}{prefix}/subscriptions/{sub.id}"}
         body["_links"] = links
         return body
