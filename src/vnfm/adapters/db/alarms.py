@@ -153,8 +153,11 @@ class SqlWatchLeases:
             except IntegrityError:
                 pass  # another process inserted it meanwhile
 
-    def release(self, owner: str, instance_ids: Sequence[str]) -> None:
+    def release(self, owner: str, instance_ids: Sequence[str], *, leaving: bool = False) -> None:
+        """Give leases back (free at once); `leaving`: `owner` stops watching (no longer counted as
+        a live watcher, so the others take all at their next round)."""
         t = self.table
+        instance_ids = [*instance_ids, WATCHER + owner] if leaving else list(instance_ids)
         for chunk in _chunks(list(instance_ids), len(instance_ids)):
             self._exec(update(t).where(t.c.instance_id.in_(chunk), t.c.owner == owner)
                        .values(expires_at=datetime(1970, 1, 1, tzinfo=UTC)))

@@ -79,10 +79,9 @@ class HealthWatcher:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        if self.held:
-            held, self.held = self.held, []
-            with contextlib.suppress(Exception):
-                await asyncio.to_thread(self._release, held)
+        held, self.held = self.held, []
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(self._release, held)
 
     async def _run(self) -> None:
         while True:
@@ -138,8 +137,9 @@ class HealthWatcher:
         return [i for i in found if i.vim_id and i.resources.vnfcs]
 
     def _release(self, ids: list[str]) -> None:
+        """Stopping: the leases and this watcher's presence go, the others take over at once."""
         with self.uow() as uow:
-            uow.leases.release(self.owner, ids)
+            uow.leases.release(self.owner, ids, leaving=True)
             uow.commit()
 
     async def _check(self, inst: VnfInstance, cluster_vim: Vim | None, vim: Vim | None) -> None:
