@@ -69,7 +69,9 @@ async def measure(clusters: int, rounds: int, kube: bool) -> dict[str, float]:
                 await watcher.run_round()
                 cpus.append(time.process_time() - c0)
                 walls.append(time.perf_counter() - w0)
-            open_alarms = sum(app.uow().alarms.open_counts().values())
+            from vnfm.adapters.db.stats import fleet_counts
+
+            open_alarms = sum(fleet_counts(app.uow().session_factory).open_alarms.values())
             return {"clusters": clusters, "held": len(watcher.held), "cpu": statistics.median(cpus),
                     "wall": statistics.median(walls), "alarms": open_alarms}
         finally:

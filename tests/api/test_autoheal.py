@@ -14,7 +14,7 @@ from .conftest import Api, ApiFactory, seed_body, tacker_sample_csar
 from .test_ha_vip_port import HA_BODY
 from .test_subscriptions import Receiver
 
-FAST = {"health_interval": 0.2, "autoheal_after": 0.3, "autoheal_max_unhealthy": 0.4}
+FAST = {"health_interval": 0.2, "autoheal_after": 0.3, "autoheal_max_unhealthy": 0.4, "metrics_cache_seconds": 0}
 
 
 async def _until(pred: Any, timeout: float = 30.0, what: str = "condition") -> Any:
@@ -116,6 +116,8 @@ async def test_two_of_three_workers_down_over_the_limit_heals_nothing(api_factor
     assert await _heals(api, inst_id) == []
     text = (await api.c.get("/metrics")).text
     assert 'vnfm_autoheal_skipped_total{reason="too_many_unhealthy"} 2.0' in text
+    assert 'vnfm_alarms_open{severity="CRITICAL"} 2.0' in text and 'vnfm_alarms_open{severity="MAJOR"} 0.0' in text
+    assert 'vnfm_alarms_raised_total{severity="CRITICAL"} 2.0' in text
 
 
 async def _has(api: Api, inst_id: str, n: int) -> bool:

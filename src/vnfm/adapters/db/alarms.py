@@ -84,13 +84,6 @@ class SqlAlarmRepository(TableRepository[Alarm]):
         t = self.table
         return self._select(t.c.cleared.is_(False), t.c.managed_object_id.not_in(list(instance_ids)))
 
-    def open_counts(self) -> dict[str, int]:
-        """Open alarms by perceived severity (every tenant: for the metrics)."""
-        t = self.table
-        stmt = select(t.c.perceived_severity, func.count()).where(t.c.cleared.is_(False)) \
-            .group_by(t.c.perceived_severity)
-        return {str(s): int(n) for s, n in self._exec(stmt).all()}
-
 
 class SqlWatchLeases:
     """vnfm.service.ports.WatchLeases over `watch_leases`."""
