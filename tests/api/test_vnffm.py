@@ -86,7 +86,8 @@ async def test_fm_subscription_refuses_what_it_cannot_act_on(api: Api) -> None:
     for bad, where in (({"notificationTypes": ["VnfLcmOperationOccurrenceNotification"]}, "notificationTypes"),
                        ({"perceivedSeverities": ["HUGE"]}, "perceivedSeverities"),
                        ({"operationTypes": ["HEAL"]}, "operationTypes"),
-                       ({"probableCauses": "x"}, "probableCauses")):
+                       ({"probableCauses": "x"}, "probableCauses"),
+                       ({"vnfInstanceSubscriptionFilter": {"vnfInstanceId": ["x"]}}, "vnfInstanceId")):
         assert_problem(await api.c.post(SUBS, json={"callbackUri": "http://127.0.0.1:9/n", "filter": bad}), 400,
                        where)
     r = await api.c.post(SUBS, json={"callbackUri": "http://127.0.0.1:9/n",

@@ -100,6 +100,9 @@ def _check_fm_filter(flt: dict[str, Any]) -> None:
     inst = flt.get("vnfInstanceSubscriptionFilter")
     if inst is not None and not isinstance(inst, dict):
         raise BadRequest("filter.vnfInstanceSubscriptionFilter must be an object")
+    unknown = sorted(set(inst or {}) - INSTANCE_FILTER_KEYS)
+    if unknown:
+        raise BadRequest(f"filter.vnfInstanceSubscriptionFilter: unknown attribute(s) {', '.join(unknown)}")
 
 
 REQUESTS: dict[str, type[rq.LccnSubscriptionRequest]] = {
