@@ -80,6 +80,8 @@ async def test_dead_worker_alarm_heal_ready_and_cleared(api_factory: ApiFactory)
         health = await api.core.watcher.health.check(inst, cluster_vims(api.core.vims.list()).get(inst_id))
         assert health[worker["id"]].finding is None and health[worker["id"]].role == "worker"  # node Ready again
     assert len(await _heals(api, inst_id)) == 1
+    text = (await api.c.get("/metrics")).text
+    assert "vnfm_alarm_detection_seconds_count 1.0" in text and "vnfm_autoheal_start_seconds_count 1.0" in text
 
 
 async def _no_open(api: Api, inst_id: str) -> bool:
