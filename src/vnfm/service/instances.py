@@ -16,7 +16,7 @@ from vnfm.domain import lcm
 from vnfm.domain.access import caller_tenant
 from vnfm.domain.errors import BadRequest, Conflict, NotFound, UnprocessableEntity, VnfmError
 from vnfm.domain.model import InstantiationState, LcmOperation, OpOcc, OpState, VnfInstance, utcnow
-from vnfm.domain.scaling import scaled_levels, target_counts
+from vnfm.domain.scaling import initial_scale_levels, scaled_levels, target_counts
 from vnfm.domain.vnfd import Flavour
 from vnfm.packaging import k8s_manifests
 from vnfm.service import params as engine_params
@@ -170,6 +170,7 @@ class InstanceService(ChangeVnfPkgNotImplemented):
             inst.ext_virtual_links = [v.model_dump(exclude_none=True) for v in req.extVirtualLinks or []]
             inst.ext_managed_virtual_links = list(req.extManagedVirtualLinks or [])
             inst.additional_params = dict(req.additionalParams or {})
+            inst.vnf_configurable_properties.update(req.vnfConfigurableProperties or {})  # isAutohealEnabled
             inst.vim_connection_info = choice.conns  # names the VIM the instance really runs on
             inst.vim_id = vim.id
             if vim.vim_type == "kubernetes":  # a CNF: its manifests are checked before anything is applied
@@ -185,8 +186,6 @@ class InstanceService(ChangeVnfPkgNotImplemented):
                     package=self._files(inst), vim=vim, ext_virtual_links=inst.ext_virtual_links,
                     additional_params=inst.additional_params))
             # Computes the counts now so that an impossible level fails the request, not the operation.
-            from vnfm.domain.scaling import initial_scale_levels
-
             levels = initial_scale_levels(flavour, req.instantiationLevelId)
             occ.plan["levels"] = levels
             occ.plan["counts"] = target_counts(flavour, req.instantiationLevelId, levels)
@@ -227,12 +226,12 @@ class InstanceService(ChangeVnfPkgNotImplemented):
 
         return self._start(inst_id, LcmOperation.SCALE, params, prepare)
 
-    def heal(self, inst_id: str, body: Any) -> OpOcc:
+    def heal(self, inst_id: str, body: Any, *, automatic: bool = False) -> OpOcc:  # automatic: fm/autoheal.py
         req = rq.parse(rq.HealVnfRequest, body)
         params = rq.dump(req)
 
         def prepare(inst: VnfInstance, occ: OpOcc) -> None:
-            flavour = self._flavour(inst)
+            occ.is_automatic_invocation, flavour = automatic, self._flavour(inst)
             self._validate_with_drivers(flavour, "HEAL", params, inst, occ)
             extra = req.additionalParams or {}
             if req.vnfcInstanceId:
