@@ -167,6 +167,7 @@ class InstanceService:
             inst.ext_virtual_links = [v.model_dump(exclude_none=True) for v in req.extVirtualLinks or []]
             inst.ext_managed_virtual_links = list(req.extManagedVirtualLinks or [])
             inst.additional_params = dict(req.additionalParams or {})
+            inst.vnf_configurable_properties.update(req.vnfConfigurableProperties or {})  # isAutohealEnabled
             inst.vim_connection_info = choice.conns  # names the VIM the instance really runs on
             inst.vim_id = vim.id
             if vim.vim_type == "kubernetes":  # a CNF: its manifests are checked before anything is applied
@@ -222,12 +223,12 @@ class InstanceService:
 
         return self._start(inst_id, LcmOperation.SCALE, params, prepare)
 
-    def heal(self, inst_id: str, body: Any) -> OpOcc:
+    def heal(self, inst_id: str, body: Any, *, automatic: bool = False) -> OpOcc:  # automatic: fm/autoheal.py
         req = rq.parse(rq.HealVnfRequest, body)
         params = rq.dump(req)
 
         def prepare(inst: VnfInstance, occ: OpOcc) -> None:
-            flavour = self._flavour(inst)
+            occ.is_automatic_invocation, flavour = automatic, self._flavour(inst)
             self._validate_with_drivers(flavour, "HEAL", params, inst, occ)
             extra = req.additionalParams or {}
             if req.vnfcInstanceId:

@@ -10,7 +10,7 @@ from vnfm.examples import example_csar_version
 
 from ..conftest import MASTER_PW, seed_body
 from . import schemas as s
-from .conftest import V2, V2Api, check, problem, v2_instantiate
+from .conftest import V2, VERSION, V2Api, check, problem, v2_instantiate
 
 NEW_VNFD = "5f2a9c1e-7b3d-4e8a-9c6f-000000000011"
 
@@ -155,3 +155,13 @@ async def test_tasks_vnfm_does_not_implement_answer_404_naming_them(v2: V2Api) -
         assert body["operation"] == operation
     problem(await v2.c.post(f"{V2}/vnf_instances/nope/operate", json={}), 404, "nope")
     problem(await v2.api.c.post(f"{V2}/vnf_instances/{inst_id}/operate", json={}), 400, "Version")
+
+
+async def test_v2_instantiate_takes_the_autoheal_flag(v2: V2Api) -> None:
+    """vnfConfigurableProperties at instantiate (Tacker's v2 way to opt in to automatic heal)."""
+    inst_id = str((await v2.create())["id"])
+    bad = v2_instantiate(vnfConfigurableProperties={"isAutohealEnabled": "yes"})
+    problem(await v2.api.c.post(f"{V2}/vnf_instances/{inst_id}/instantiate", json=bad, headers=VERSION), 400,
+            "isAutohealEnabled")
+    await v2.run(inst_id, "instantiate", v2_instantiate(vnfConfigurableProperties={"isAutohealEnabled": True}))
+    assert (await v2.show(inst_id))["vnfConfigurableProperties"] == {"isAutohealEnabled": True}
