@@ -28,12 +28,14 @@ import httpx
 
 from vnfm.adapters.notify.auth import AuthError, TokenCache, auth_headers, probe_callback, safe_url, secrets_of
 from vnfm.adapters.notify.filters import (
+    matches_fm_subscription,
     matches_pkgm_subscription,
     matches_subscription,
     needs_instance_info,
     notification_kind,
 )
 from vnfm.adapters.remote.egress import EgressPolicy, egress_client
+from vnfm.domain.alarms import FM
 from vnfm.domain.model import Subscription, new_id
 from vnfm.domain.notifications import LCM, LCM_V2, LCM_V2_KIND, PKGM
 from vnfm.domain.secrets import scrub
@@ -324,6 +326,8 @@ class HttpNotifier:
                     info = await asyncio.to_thread(self._instance_info, str(n["vnfInstanceId"]))
                     looked_up = True
                 selected = matches_subscription(flt, n, info)
+            elif kind == "vnffm":
+                selected = await self._fm_selects(flt, n, item.entry.info)
             else:
                 if not looked_up and self._package_info and n.get("vnfPkgId"):
                     info = await asyncio.to_thread(self._package_info, str(n["vnfPkgId"]))
@@ -333,13 +337,27 @@ class HttpNotifier:
                 out.append(_Delivery(sub, self._body_for(sub, n, item.entry.published_at), item))
         return out
 
+    async def _fm_selects(self, flt: Mapping[str, Any], n: Mapping[str, Any],
+                          entry_info: Mapping[str, Any] | None) -> bool:
+        """An FM notification: the alarm's instance (from the alarm, or the entry's info for a
+        cleared one) and, when the filter needs them, the instance's data."""
+        alarm = n.get("alarm")
+        inst_id = (alarm or {}).get("managedObjectId") if isinstance(alarm, Mapping) else None
+        inst_id = inst_id or (entry_info or {}).get("vnfInstanceId")
+        info: dict[str, Any] = {"vnfInstanceId": inst_id}
+        if needs_instance_info(flt) and self._instance_info and inst_id:
+            found = await asyncio.to_thread(self._instance_info, str(inst_id))
+            info.update(found or {})
+            info["vnfInstanceId"] = inst_id
+        return matches_fm_subscription(flt, n, info)
+
     def _body_for(self, sub: Subscription, n: Mapping[str, Any], published_at: str) -> dict[str, Any]:
         body = self._reshape_v2(n, sub) if sub.kind == LCM_V2_KIND and self._reshape_v2 else dict(n)
         body.setdefault("id", new_id())
         body["subscriptionId"] = sub.id
         body.setdefault("timeStamp", published_at)
         links = dict(body.get("_links") or {})
-        prefix = {"vnflcm": LCM, LCM_V2_KIND: LCM_V2}.get(sub.kind, PKGM)
+        prefix = {"vnflcm": LCM, LCM_V2_KIND: LCM_V2, "vnffm": FM}.get(sub.kind, PKGM)
         links["subscription"] = {"href": f"{self.api_base}{prefix}/subscriptions/{sub.id}"}
         body["_links"] = links
         return body

@@ -12,7 +12,7 @@ from starlette.types import ASGIApp
 from vnfm import __version__
 from vnfm.bootstrap import App, build
 from vnfm.config import Settings
-from vnfm.entrypoints.api import health, problem, tacker_vims, unsupported, vnflcm, vnfm_ext, vnfpkgm
+from vnfm.entrypoints.api import health, problem, tacker_vims, unsupported, vnffm, vnflcm, vnfm_ext, vnfpkgm
 from vnfm.entrypoints.api.access import AccessLog
 from vnfm.entrypoints.api.auth import oauth2
 from vnfm.entrypoints.api.auth.authenticate import Authenticator
@@ -82,6 +82,7 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
     app.include_router(vnfpkgm.versions)
     app.include_router(vnfpkgm.router)
     app.include_router(vnflcm.router)
+    app.include_router(vnffm.router)
     app.include_router(unsupported.router)
     app.include_router(unsupported.router_v2)
     app.include_router(v2_vnflcm.versions)

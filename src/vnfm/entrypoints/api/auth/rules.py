@@ -16,6 +16,7 @@ ADMIN: Final = "admin"
 
 _LCM = "/vnflcm/v1"
 _PKG = "/vnfpkgm/v1"
+_FM = "/vnffm/v1"
 _INST = f"{_LCM}/vnf_instances/{{inst_id}}"
 _OCC = f"{_LCM}/vnf_lcm_op_occs/{{op_id}}"
 _P = f"{_PKG}/vnf_packages/{{pkg_id}}"
@@ -93,6 +94,16 @@ ROUTE_RULES: dict[tuple[str, str], str] = {
     ("POST", f"{_LCM}/subscriptions"): OPERATOR,
     ("GET", f"{_LCM}/subscriptions/{{sub_id}}"): READER,
     ("DELETE", f"{_LCM}/subscriptions/{{sub_id}}"): OPERATOR,
+    # SOL003 VNF fault management (alarms are the instance's tenant's)
+    ("GET", "/vnffm/api_versions"): PUBLIC,
+    ("GET", f"{_FM}/api_versions"): PUBLIC,
+    ("GET", f"{_FM}/alarms"): READER,
+    ("GET", f"{_FM}/alarms/{{alarm_id}}"): READER,
+    ("PATCH", f"{_FM}/alarms/{{alarm_id}}"): OPERATOR,
+    ("GET", f"{_FM}/subscriptions"): READER,
+    ("POST", f"{_FM}/subscriptions"): OPERATOR,
+    ("GET", f"{_FM}/subscriptions/{{sub_id}}"): READER,
+    ("DELETE", f"{_FM}/subscriptions/{{sub_id}}"): OPERATOR,
     # SOL005 VNF packages
     ("GET", f"{_PKG}/vnf_packages"): READER,
     ("POST", f"{_PKG}/vnf_packages"): OPERATOR,

@@ -122,7 +122,8 @@ def create(body: Any) -> dict[str, Any]:
 
 def instantiate(body: Any) -> dict[str, Any]:
     doc = rq.dump(rq.parse(InstantiateVnfRequest, body))
-    _refuse("InstantiateVnfRequest", doc, ("targetScaleLevelInfo", "extensions", "vnfConfigurableProperties"))
+    _refuse("InstantiateVnfRequest", doc, ("targetScaleLevelInfo", "extensions"))  # vnfConfigurableProperties:
+    # the v1 request takes it too (isAutohealEnabled, service/fm; a non-boolean is refused there)
     if "vimConnectionInfo" in doc:
         doc["vimConnectionInfo"] = _vims(doc["vimConnectionInfo"])
     return doc
