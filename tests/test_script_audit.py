@@ -30,7 +30,11 @@ Against what each runs (script(s): real program(s) or API; the tests):
   the registry/volume scripts test)
 - registry_client, registry_serve: docker-registry, skopeo; registry
 - etcd_snapshot_save, etcd_snapshot_fetch (issue 26): the machine's etcd 3.4 on loopback, run
-  with bash (not over SSH); tests/unit/nodesteps/test_etcd_snapshot_scripts.py
+  with bash (not over SSH); tests/unit/nodesteps/test_etcd_snapshot_scripts.py; and over SSH with
+- etcd_snapshot_put, etcd_snapshot_restore: etcd 3.4 / etcdctl on test hosts (saved on one, put
+  back and restored on another, an etcd serving the restored data; a corrupt snapshot refused);
+  upgrade node scripts
+- node_at_version: kubectl -> simulated API (per-node kubelet versions, NotReady); upgrade node scripts
 """
 
 from __future__ import annotations
@@ -65,6 +69,9 @@ NFS = IT + "test_nfs.py::test_nfs_export_and_pv"
 NFS_SEVERAL = K + "test_standin_registry_volume_node_scripts.py::test_several_nfs_exports_served_together_by_ganesha"
 BECOME = IT + "test_ssh_become.py::test_authorized_key_step_through_sudo_keeps_the_login_users_file"
 SNAPSHOTS = "tests/unit/nodesteps/test_etcd_snapshot_scripts.py::test_save_fetch_and_bound"
+UPGRADE = K + "test_upgrade_node_scripts.py::"
+SNAPSHOT_RESTORE = UPGRADE + "test_etcd_snapshot_put_back_and_restore_real_etcd"
+AT_VERSION = UPGRADE + "test_node_at_version_real_kubectl_against_the_simulated_api"
 
 # script -> the tests that run it against a real program or the simulated Kubernetes API
 SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
@@ -78,8 +85,10 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "drain_node": (KUBECTL, KUBEADM, ENGINE, KS_DRIVER),
     "etcd_health": (ETCD, MASTER_HEAL, ENGINE),
     "etcd_member_add": (ETCD,),
-    "etcd_snapshot_fetch": (SNAPSHOTS,),
-    "etcd_snapshot_save": (SNAPSHOTS,),
+    "etcd_snapshot_fetch": (SNAPSHOTS, SNAPSHOT_RESTORE),
+    "etcd_snapshot_put": (SNAPSHOT_RESTORE,),
+    "etcd_snapshot_restore": (SNAPSHOT_RESTORE,),
+    "etcd_snapshot_save": (SNAPSHOTS, SNAPSHOT_RESTORE),
     "etcd_member_list": (ETCD, KUBEADM, MASTER_HEAL, ENGINE),
     "etcd_member_remove": (ETCD, MASTER_HEAL, ENGINE),
     "etcd_start": (ETCD,),
@@ -95,6 +104,7 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "kubespray_playbook": (KS_PLAYBOOKS, KS_DRIVER, ENGINE_KUBESPRAY),
     "label_node": (KUBECTL, KUBEADM, ENGINE, ENGINE_STORAGE),
     "lb_frontends": (LB, NODEPORT, KS_DRIVER, ENGINE_KUBESPRAY),
+    "node_at_version": (AT_VERSION,),
     "nfs_client": (KUBECTL, ENGINE_STORAGE),  # the apt stand-in: this kernel has no NFS client
     "nfs_export": (NFS, NFS_SEVERAL, ENGINE_STORAGE),
     "prepare_node": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
@@ -110,11 +120,8 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
 # scripts with no run against a real program yet, and why (issue 26's upgrade scripts arrived with
 # tests of their inputs over a recording transport only: tests/unit/kubernetes/test_upgrade_ssh.py)
 KNOWN_GAPS: dict[str, str] = {
-    "etcd_snapshot_put": "upload of a snapshot: recording transport only",
-    "etcd_snapshot_restore": "etcdctl snapshot restore: recording transport only",
     "kube_packages": "apt-get of kubeadm/kubelet/kubectl: recording transport only (no packages here)",
     "kubeadm_upgrade": "kubeadm upgrade apply/node: recording transport only (the stand-in kubeadm has no upgrade)",
-    "node_at_version": "kubectl's node version: recording transport only",
 }
 # where a script may be run against a real program: integration tests, and these unit modules
 REAL_RUN_MODULES = ("tests/unit/nodesteps/test_etcd_snapshot_scripts.py",)
