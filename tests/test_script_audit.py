@@ -35,6 +35,9 @@ Against what each runs (script(s): real program(s) or API; the tests):
   back and restored on another, an etcd serving the restored data; a corrupt snapshot refused);
   upgrade node scripts
 - node_at_version: kubectl -> simulated API (per-node kubelet versions, NotReady); upgrade node scripts
+- kube_packages, kubeadm_upgrade: the strict stand-ins of standins_upgrade.py (apt-get/apt-mark/
+  dpkg-query with apt's pin, hold and downgrade rules; kubeadm's upgrade apply/node flags and
+  version rules, its manifest backups); upgrade node scripts
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ SNAPSHOTS = "tests/unit/nodesteps/test_etcd_snapshot_scripts.py::test_save_fetch
 UPGRADE = K + "test_upgrade_node_scripts.py::"
 SNAPSHOT_RESTORE = UPGRADE + "test_etcd_snapshot_put_back_and_restore_real_etcd"
 AT_VERSION = UPGRADE + "test_node_at_version_real_kubectl_against_the_simulated_api"
+KUBEADM_UPGRADE = UPGRADE + "test_kube_packages_and_kubeadm_upgrade_strict_standins"
 
 # script -> the tests that run it against a real program or the simulated Kubernetes API
 SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
@@ -99,6 +103,8 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "keepalived": (KEEPALIVED,),  # the engine flows run it against the recording stand-in
     "kubeadm_init": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
     "kubeadm_join": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
+    "kubeadm_upgrade": (KUBEADM_UPGRADE,),  # the strict stand-in kubeadm (upgrade plan/apply/node)
+    "kube_packages": (KUBEADM_UPGRADE,),  # the strict apt-get/apt-mark/dpkg-query stand-ins
     "kubeconfig": (KS_PLAYBOOKS, KS_DRIVER, ENGINE_KUBESPRAY),
     "kubespray_inventory": (KS_PLAYBOOKS, KS_DRIVER, ENGINE_KUBESPRAY),
     "kubespray_playbook": (KS_PLAYBOOKS, KS_DRIVER, ENGINE_KUBESPRAY),
@@ -117,12 +123,9 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "wait_node_ready": (KUBECTL, KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
 }
 
-# scripts with no run against a real program yet, and why (issue 26's upgrade scripts arrived with
-# tests of their inputs over a recording transport only: tests/unit/kubernetes/test_upgrade_ssh.py)
-KNOWN_GAPS: dict[str, str] = {
-    "kube_packages": "apt-get of kubeadm/kubelet/kubectl: recording transport only (no packages here)",
-    "kubeadm_upgrade": "kubeadm upgrade apply/node: recording transport only (the stand-in kubeadm has no upgrade)",
-}
+# scripts with no run against a real program yet, and why (none now: issue 26's upgrade scripts
+# run in tests/integration/kubernetes/test_upgrade_node_scripts.py)
+KNOWN_GAPS: dict[str, str] = {}
 # where a script may be run against a real program: integration tests, and these unit modules
 REAL_RUN_MODULES = ("tests/unit/nodesteps/test_etcd_snapshot_scripts.py",)
 

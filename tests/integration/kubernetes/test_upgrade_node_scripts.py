@@ -2,18 +2,22 @@
 etcd_snapshot_put and etcd_snapshot_restore with the machine's real etcd 3.4 / etcdctl (a snapshot
 saved on one host, fetched, put back on another, restored into a data directory an etcd then
 serves: the same keys; a corrupt snapshot fails and leaves the etcd manifest in place), and
-node_at_version with the REAL kubectl against the simulated Kubernetes API."""
+node_at_version with the REAL kubectl against the simulated Kubernetes API; kube_packages and
+kubeadm_upgrade against the strict apt / kubeadm stand-ins (standins_upgrade.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.integration.conftest import require
+from tests.integration.kubernetes import standins_upgrade
 from tests.integration.kubernetes.kubeapi import SimApi, install_admin, install_kubectl
 from vnfm.adapters.nodes.ssh import SshStepExecutor
 from vnfm.adapters.remote.ssh import SshExecutor
@@ -24,6 +28,10 @@ from vnfm.nodesteps.upgrade import (
     EtcdSnapshotPut,
     EtcdSnapshotRestore,
     EtcdSnapshotSave,
+    K8sPackages,
+    KubeadmRevertControlPlane,
+    KubeadmUpgradeApply,
+    KubeadmUpgradeNode,
     NodeAtVersion,
 )
 
@@ -124,3 +132,68 @@ async def test_node_at_version_real_kubectl_against_the_simulated_api(make_hosts
     finally:
         await ex.close()
         api.stop()
+
+
+async def test_kube_packages_and_kubeadm_upgrade_strict_standins(make_hosts, ssh: SshExecutor) -> None:
+    """kube_packages.sh and kubeadm_upgrade.sh against the strict apt/kubeadm stand-ins
+    (standins_upgrade.py: what they check, and what they cannot)."""
+    cp, worker = make_hosts(2)
+    await asyncio.gather(standins_upgrade.install(ssh, cp, "1.30.4", control_plane=True),
+                         standins_upgrade.install(ssh, worker, "1.30.4", control_plane=False))
+    ex = SshStepExecutor(ssh, {h.address: h.target() for h in (cp, worker)})
+
+    async def installed(host: Any) -> tuple[dict[str, str], list[str]]:
+        st = json.loads((await ssh.run(host.target(), "cat /var/lib/vnfm-standin/pkgs.json", check=True)).stdout)
+        return st["installed"], st["held"]
+
+    # ---- kubeadm first at the new version (its minor's repository), held again; the kubelet untouched
+    assert (await ex.run(cp.address, K8sPackages("1.31.2", ("kubeadm",)))).changed
+    pkgs, held = await installed(cp)
+    assert pkgs == {"kubeadm": "1.31.2-1.1", "kubelet": "1.30.4-1.1", "kubectl": "1.30.4-1.1"}
+    assert held == ["kubeadm", "kubectl", "kubelet"]
+    assert not (await ex.run(cp.address, K8sPackages("1.31.2", ("kubeadm",)))).changed
+    with pytest.raises(StepFailed, match=r"E: Version '1\.31\.9-\*' for 'kubeadm' was not found"):
+        await ex.run(cp.address, K8sPackages("1.31.9", ("kubeadm",)))
+
+    # ---- kubeadm upgrade apply on the first control plane: new manifests, the old ones backed up
+    with pytest.raises(StepFailed, match=r"kubeadm is v1\.31\.2, not v1\.31\.3: install it first"):
+        await ex.run(cp.address, KubeadmUpgradeApply("k8s-m1", "1.31.3"))
+    # the stand-in is as strict as kubeadm (it answers no prompt, knows its flags)
+    for bad, why in (("upgrade apply v1.31.2", "Are you sure"), ("upgrade apply --yes=0 v1.31.2", "Are you sure"),
+                     ("upgrade apply -y --force-upgrade v1.31.2", "unknown flag"),
+                     ("upgrade apply -y v1.31.2 --certificate-renewal=maybe", "ParseBool"),
+                     ("upgrade node v1.31.2", "unknown command"),
+                     ("upgrade apply -y v1.31.3", "Upgrade kubeadm first")):
+        res = await ssh.run(cp.target(), f"kubeadm {bad}")
+        assert not res.ok and why in res.stderr, (bad, res.stderr)
+    assert (await ex.run(cp.address, KubeadmUpgradeApply("k8s-m1", "1.31.2"))).changed
+    api = await ssh.run(cp.target(), "cat /etc/kubernetes/manifests/kube-apiserver.yaml", check=True)
+    assert "registry.k8s.io/kube-apiserver:v1.31.2" in api.stdout
+    assert not (await ex.run(cp.address, KubeadmUpgradeApply("k8s-m1", "1.31.2"))).changed
+    # then its kubelet and kubectl (a downgrade of an unrelated pin is refused by apt's rules below)
+    assert (await ex.run(cp.address, K8sPackages("1.31.2", ("kubelet", "kubectl")))).changed
+    assert (await installed(cp))[0] == {p: "1.31.2-1.1" for p in ("kubeadm", "kubelet", "kubectl")}
+
+    # ---- a worker: kubeadm, `upgrade node` (the kubelet configuration), the kubelet
+    await ssh.run(worker.target(), "printf 1.31.2 > /etc/vnfm-standin/cluster-version", check=True)
+    with pytest.raises(StepFailed, match="kubeadm is v1.30.4, not v1.31.2: install it first"):
+        await ex.run(worker.address, KubeadmUpgradeNode("k8s-w1", "1.31.2", control_plane=False))
+    await ex.run(worker.address, K8sPackages("1.31.2", ("kubeadm",)))
+    assert (await ex.run(worker.address, KubeadmUpgradeNode("k8s-w1", "1.31.2", control_plane=False))).changed
+    assert not (await ex.run(worker.address, KubeadmUpgradeNode("k8s-w1", "1.31.2", control_plane=False))).changed
+    conf = await ssh.run(worker.target(), "cat /var/lib/kubelet/config.yaml", check=True)
+    assert "v1.31.2" in conf.stdout
+
+    # ---- the undo on the control plane: the v1.30.4 manifests back, packages down again (held)
+    assert (await ex.run(cp.address, KubeadmRevertControlPlane("k8s-m1", "1.30.4"))).changed
+    api = await ssh.run(cp.target(), "cat /etc/kubernetes/manifests/kube-apiserver.yaml", check=True)
+    assert "registry.k8s.io/kube-apiserver:v1.30.4" in api.stdout
+    assert not (await ex.run(cp.address, KubeadmRevertControlPlane("k8s-m1", "1.30.4"))).changed
+    assert (await ex.run(cp.address, K8sPackages("1.30.4"))).changed
+    pkgs, held = await installed(cp)
+    assert pkgs == {p: "1.30.4-1.1" for p in ("kubeadm", "kubelet", "kubectl")} and held == ["kubeadm", "kubectl",
+                                                                                             "kubelet"]
+    with pytest.raises(StepFailed, match="no backup of the v1.29.0 control-plane manifests"):
+        await ex.run(cp.address, KubeadmRevertControlPlane("k8s-m1", "1.29.0"))
+    log = (await ssh.run(cp.target(), "cat /var/log/vnfm-standin/argv.log", check=True)).stdout
+    assert "kubeadm upgrade apply -y v1.31.2" in log and "systemctl restart kubelet" in log
