@@ -5,6 +5,7 @@ The API server, the CLI's embedded demo and the tests all start vnfm through `bu
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, fleet_counts, make_session_factory, migrate, ping
+from vnfm.adapters.db.certificates import SqlCertificateWatch
 from vnfm.adapters.db.engine import DbLimits, is_memory_url
 from vnfm.adapters.db.liveness import SqlLiveness, liveness_engine
 from vnfm.adapters.db.reseal import rotate_stored, seal_stored
@@ -39,6 +41,7 @@ from vnfm.config import Settings
 from vnfm.domain.model import utcnow
 from vnfm.domain.vnfd import Vnfd
 from vnfm.service import views
+from vnfm.service.certificates import WatchPolicy, build_watch
 from vnfm.service.instances import InstanceService
 from vnfm.service.lcm.scheduler import LcmEngine
 from vnfm.service.packages import PackageService
@@ -72,8 +75,14 @@ class App:
             self.notifier.wake()  # what the outbox still holds (this process's, or left overdue)
         if self.settings.run_engine:
             await self.engine.start()
+            if self.settings.cert_check_interval > 0:  # one watch task per process (service/certificates.py)
+                stop = self.extras["cert_watch_stop"] = asyncio.Event()
+                self.extras["cert_watch_task"] = asyncio.create_task(self.extras["cert_watch"].run(stop))
 
     async def stop(self) -> None:
+        if "cert_watch_task" in self.extras:
+            self.extras["cert_watch_stop"].set()
+            await self.extras.pop("cert_watch_task")
         await self.engine.stop()
         self.engine.liveness.close()
         kube_api = self.extras.get("kube_api")
@@ -148,7 +157,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     vims.ensure_default()
     if sim is None:
         sim = default_sim_cloud(settings)
-    twin = twin or TwinConfig(default_latency=settings.sim_node_step_time)
+    twin = twin or TwinConfig(default_latency=settings.sim_node_step_time, cert_validity_s=settings.sim_cert_validity)
     if twin.kube_api is None:
         twin.kube_api = KubeApiServer(settings.data_dir / "sim-kube-api", settings.sim_kube_api_host,
                                       settings.sim_kube_api_port)
@@ -184,10 +193,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         nodes_of=infra_drivers.nodes_of,
         telemetry=metrics,
     )
-    metrics.track_in_flight(lambda: len(engine.running))
-    metrics.track_heartbeat(lambda: engine.heartbeat.stats.last_lag, lambda: engine.heartbeat.stats.max_lag)
-    if settings.run_engine:
-        metrics.track_engine(lambda: engine.is_running)
+    _track(metrics, engine, settings.run_engine)
     metrics.watch_fleet(lambda: fleet_counts(session_factory), database=session_factory.kw["bind"].dialect.name,
                         ttl=settings.metrics_cache_seconds)
     instances = InstanceService(
@@ -196,10 +202,25 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         notifier=notifier, worker_id=settings.worker_id,
         on_cancel=engine.request_cancel if settings.run_engine else None, infra=infra_drivers,
     )
+    watch = _cert_watch(settings, uow, notifier, instances, session_factory)
     return App(settings=settings, uow=uow, packages=packages, instances=instances, vims=vims,
                subscriptions=subscriptions, engine=engine, mgmt=mgmt, sim=sim,
                infra_drivers=infra_drivers, notifier=notifier, metrics=metrics,
-               db_ping=lambda: ping(session_factory), extras={"kube_api": twin.kube_api})
+               db_ping=lambda: ping(session_factory),
+               extras={"kube_api": twin.kube_api, "twin": twin, "cert_watch": watch})
+
+
+def _track(metrics: Metrics, engine: LcmEngine, run_engine: bool) -> None:
+    metrics.track_in_flight(lambda: len(engine.running))
+    metrics.track_heartbeat(lambda: engine.heartbeat.stats.last_lag, lambda: engine.heartbeat.stats.max_lag)
+    if run_engine:
+        metrics.track_engine(lambda: engine.is_running)
+
+
+def _cert_watch(settings: Settings, uow: Any, notifier: Notifier, instances: InstanceService, factory: Any) -> Any:
+    policy = WatchPolicy(settings.cert_check_interval, settings.cert_warn_days * 86400,
+                         settings.cert_renew_days * 86400, settings.cert_auto_renew)
+    return build_watch(uow, notifier, instances, SqlCertificateWatch(factory), policy, settings.worker_id)
 
 
 def db_limits(settings: Settings) -> DbLimits:

@@ -84,8 +84,15 @@ class FleetCollector(Collector):
                     oldest.add_metric([state], min(times).timestamp())
             for st in sorted({s.value for s in InstantiationState} | set(snap.instances)):
                 inst.add_metric([st], snap.instances.get(st, 0))
+        certs = GaugeMetricFamily("vnfm_cluster_certificate_expiry_timestamp_seconds",
+                                  "When a certificate of a cluster's control planes expires (Unix time; the "
+                                  "earliest over its masters), as the certificate watch last recorded it",
+                                  labels=["vnf_instance_id", "cert"])
+        if snap is not None:
+            for (inst_id, cert), t in sorted(snap.certificates.items()):
+                certs.add_metric([inst_id, cert], t)
         if described or snap is not None:
-            yield from (occ, oldest, inst)
+            yield from (occ, oldest, inst, certs)
 
 
 def register_fleet(registry: CollectorRegistry, counts: Callable[[], FleetCounts], *, database: str,

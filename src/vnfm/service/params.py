@@ -37,6 +37,9 @@ class EngineParams(Params):
                                         inert=USER_DATA_NOT_RUN)
     user_data_class: PythonName | None = doc("its class name", "000-004", alias="lcm-operation-user-data-class",
                                              inert="vnfm never runs package Python")
+    renew_certificates: bool = doc("heal: renew the cluster's control-plane certificates in place, one master at a "
+                                   "time, replacing no VNFC (the flavour's heal_end driver must renew "
+                                   "certificates: kubeadm's does)", default=False)
     ignore_dependent_cnfs: bool = doc("terminate of a cluster VNF: go ahead although CNFs still run on its "
                                       "Kubernetes VIM", default=False)
 
@@ -47,6 +50,7 @@ DRIVER_OPERATIONS = frozenset({LcmOperation.INSTANTIATE, LcmOperation.SCALE, Lcm
 # the engine's keys that only one operation reads (any other operation would ignore them: refused)
 ENGINE_KEY_OPERATIONS: dict[str, LcmOperation] = {
     "all": LcmOperation.HEAL,
+    "renew_certificates": LcmOperation.HEAL,
     "vnfc_instance_ids": LcmOperation.SCALE,
     "vnfcInstanceIds": LcmOperation.SCALE,
     "ignore_dependent_cnfs": LcmOperation.TERMINATE,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import abc
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
@@ -423,6 +423,9 @@ class MgmtDriver:
     # accepts a top-level key only when the engine, the VIM's infrastructure driver or a driver of
     # the flavour declares it, and hands the hooks `ctx.params`, parsed with the declared merge rule
     declared: Declared[Any] | None = None
+    # True: its heal_end renews the cluster's certificates in place when the heal request says
+    # `additionalParams.renew_certificates: true` (service/heal_plan.py)
+    renews_certificates: bool = False
 
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:
@@ -438,6 +441,23 @@ class MgmtDriver:
         method = getattr(self, hook, None)
         if method is not None:
             await method(ctx)
+
+
+@dataclass(frozen=True)
+class WatchRow:
+    """An instance the certificate watch claimed for a check, with what it did for it already."""
+
+    instance_id: str
+    warned_for: float | None = None  # the earliest notAfter a warning was sent for
+    renew_for: float | None = None  # the earliest notAfter an automatic renewal was started for
+
+
+class CertificateWatchStore(Protocol):
+    """The certificate expiry watch's table (adapters/db/certificates.py)."""
+
+    def claim(self, owner: str, now: float, every: float, limit: int = 100) -> list[WatchRow]: ...
+    def record(self, inst_id: str, certs: Mapping[str, float], *, warned_for: float | None = None,
+               renew_for: float | None = None) -> None: ...
 
 
 class Notifier(Protocol):

@@ -14,6 +14,7 @@ from vnfm.domain.notifications import (
     NOTIFICATION_TYPES,
     OPERATION_STATES,
     OPERATION_TYPES,
+    OPT_IN_NOTIFICATION_TYPES,
     PKGM_NOTIFICATION_TYPES,
 )
 from vnfm.service import requests as rq
@@ -37,8 +38,8 @@ def _check_enums(flt: dict[str, Any], enums: tuple[tuple[str, frozenset[str] | s
 
 
 def _check_filter(flt: dict[str, Any]) -> None:
-    _check_enums(flt, (("notificationTypes", NOTIFICATION_TYPES), ("operationTypes", OPERATION_TYPES),
-                       ("operationStates", OPERATION_STATES)))
+    _check_enums(flt, (("notificationTypes", NOTIFICATION_TYPES | OPT_IN_NOTIFICATION_TYPES),
+                       ("operationTypes", OPERATION_TYPES), ("operationStates", OPERATION_STATES)))
 
 
 def _check_pkgm_filter(flt: dict[str, Any]) -> None:

@@ -1,8 +1,8 @@
 """The fleet's numbers for the metrics, read at scrape time: occurrences by operation and state (with
-the time the oldest of each entered its state) and instances by instantiation state. Two GROUP BY
-queries on indexed columns, in one read-only connection: no transaction is begun (on SQLite a unit
-of work's `BEGIN IMMEDIATE` would take the write lock), so a scrape never waits for or blocks the
-engine's writes."""
+the time the oldest of each entered its state), instances by instantiation state and the certificate
+watch's expiry dates. Two GROUP BY queries on indexed columns and one read of the watch's rows, in
+one read-only connection: no transaction is begun (on SQLite a unit of work's `BEGIN IMMEDIATE`
+would take the write lock), so a scrape never waits for or blocks the engine's writes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from vnfm.adapters.db.tables import vnf_instances, vnf_lcm_op_occs
+from vnfm.adapters.db.tables import certificate_watch, vnf_instances, vnf_lcm_op_occs
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,9 @@ class FleetCounts:
     oldest_entered: dict[tuple[str, str], datetime] = field(default_factory=dict)
     # instantiationState -> number of instances
     instances: dict[str, int] = field(default_factory=dict)
+    # (instance id, certificate) -> its earliest notAfter (Unix time), as the certificate watch
+    # last recorded it (instantiated instances only)
+    certificates: dict[tuple[str, str], float] = field(default_factory=dict)
 
 
 def fleet_counts(factory: sessionmaker[Session]) -> FleetCounts:
@@ -31,11 +34,17 @@ def fleet_counts(factory: sessionmaker[Session]) -> FleetCounts:
     by_op = select(occ.operation, occ.operation_state, func.count(), func.min(occ.state_entered_time)) \
         .group_by(occ.operation, occ.operation_state)
     by_state = select(inst.instantiation_state, func.count()).group_by(inst.instantiation_state)
+    w = certificate_watch.c
+    certs = select(w.instance_id, w.certs) \
+        .select_from(certificate_watch.join(vnf_instances, inst.id == w.instance_id)) \
+        .where(inst.instantiation_state == "INSTANTIATED", w.certs.is_not(None))
     with factory.kw["bind"].connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         rows = conn.execute(by_op).all()
         inst_rows = conn.execute(by_state).all()
+        cert_rows = conn.execute(certs).all()
     return FleetCounts(
         occurrences={(op, state): int(n) for op, state, n, _ in rows},
         oldest_entered={(op, state): oldest for op, state, _, oldest in rows if oldest is not None},
         instances={state: int(n) for state, n in inst_rows},
+        certificates={(i, str(c)): float(t) for i, cs in cert_rows for c, t in (cs or {}).items()},
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vnfm.adapters.mgmt.cluster import endpoint, etcd, nodes, vim
+from vnfm.adapters.mgmt.cluster import certs, endpoint, etcd, nodes, vim
 from vnfm.adapters.mgmt.cluster import params as P
 from vnfm.adapters.mgmt.cluster.checks import check_cluster
 from vnfm.adapters.mgmt.cluster.topology import gather, open_cluster, pin
@@ -25,6 +25,7 @@ from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
 class KubeadmDriver(MgmtDriver):
     name = "kubeadm"
     declared = P.DECLARED
+    renews_certificates = True
 
     # ------------------------------------------------------------------ request-time validation
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
@@ -66,6 +67,7 @@ class KubeadmDriver(MgmtDriver):
         c = open_cluster(ctx)
         try:
             await install(c)
+            await certs.record(c)
         finally:
             await c.close()
 
@@ -113,6 +115,7 @@ class KubeadmDriver(MgmtDriver):
                 await add_workers(c, admin, added, cp_endpoint)
                 ctx.progress(f"node(s) {', '.join(n.name for n in added)} joined and Ready")
             await nodes.hosts(c, c.nodes)
+            await certs.record(c)
         finally:
             await c.close()
 
@@ -130,6 +133,13 @@ class KubeadmDriver(MgmtDriver):
             await c.close()
 
     async def heal_end(self, ctx: LcmContext) -> None:
+        if (ctx.request.get("additionalParams") or {}).get("renew_certificates") is True:
+            c = open_cluster(ctx)
+            try:
+                await certs.renew(c)
+            finally:
+                await c.close()
+            return
         if ctx.heal_entire:
             vim_id = ctx.state.get("heal_entire_vim_id") or ctx.state.get("vim_id")
             ctx.state.pop("host_keys", None)
@@ -142,6 +152,7 @@ class KubeadmDriver(MgmtDriver):
         c = open_cluster(ctx)
         try:
             await heal.after(c)
+            await certs.record(c)
         finally:
             await c.close()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vnfm.adapters.nodes.ssh import (
+    certs,
     etcd,
     hosts,
     kubeadm,
@@ -27,4 +28,5 @@ ALL_HANDLERS: Mapping[type, Handler] = {
     **kubernetes.HANDLERS,
     **kubeadm.HANDLERS,
     **kubespray.HANDLERS,
+    **certs.HANDLERS,
 }

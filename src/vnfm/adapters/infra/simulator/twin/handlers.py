@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vnfm.adapters.infra.simulator.twin import (
+    certs,
     cluster,
     etcd,
     hosts,
@@ -26,6 +27,7 @@ ALL_HANDLERS: Mapping[type, Any] = {
     **storage.HANDLERS,
     **kubespray_nodes.HANDLERS,
     **lb.HANDLERS,
+    **certs.HANDLERS,
 }
 # steps that run on operator hosts (outside the VNF, e.g. the Ansible server: twin/operator.py)
 OPERATOR_HANDLERS: Mapping[type, Any] = {
