@@ -350,6 +350,10 @@ class VnfmClient:
     def delete_vim(self, vim_id: str) -> None:
         self.request("DELETE", f"{VIMS}/{vim_id}")
 
+    def certificates(self, vnf_id: str) -> Any:
+        """A cluster's certificate expiry dates (vnfm's extension route)."""
+        return self._json("GET", f"/vnfm/v1/vnf_instances/{vnf_id}/certificates")
+
     # --- simulator view ---
     def sim_state(self, vnf_id: str | None = None) -> Any:
         return self._json("GET", f"{SIM}/{vnf_id}" if vnf_id else SIM)

@@ -85,6 +85,18 @@ def render_warnings(warnings: list[str]) -> str:
     return "Warnings:\n" + "\n".join(f"  - {w}" for w in warnings) if warnings else ""
 
 
+def render_certificates(view: dict[str, Any]) -> str:
+    """`vnf show`: the first certificate to expire, then each control plane's dates."""
+    first = view.get("earliest") or {}
+    head = (f"Certificates (read {view.get('checkedAt')}; first to expire: {first.get('name')} on "
+            f"{first.get('node')}, {first.get('notAfter')}, {first.get('daysLeft')} days left"
+            + (f"; last renewed {view['renewedAt']}" if view.get("renewedAt") else "") + "):")
+    rows = [{"node": n.get("node"), "certificate": c.get("name"), "notAfter": c.get("notAfter")}
+            for n in view.get("nodes") or [] for c in n.get("certificates") or []]
+    return head + "\n" + render_table(rows, [("NODE", key("node")), ("CERTIFICATE", key("certificate")),
+                                             ("NOT AFTER", key("notAfter"))])
+
+
 def render_op(op: dict[str, Any]) -> str:
     """An operation occurrence's fields, its warnings, then its error (if any) as one line."""
     text = render_fields(op)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vnfm.adapters.mgmt.cluster import vim
+from vnfm.adapters.mgmt.cluster import certs, vim
 from vnfm.adapters.mgmt.cluster.topology import pin
 from vnfm.adapters.mgmt.kubespray import lb
 from vnfm.adapters.mgmt.kubespray.install import install
@@ -24,6 +24,7 @@ from vnfm.domain.errors import OperationFailed
 from vnfm.domain.model import VnfInstance
 from vnfm.domain.vnfd import Flavour
 from vnfm.nodesteps.base import StepFailed
+from vnfm.nodesteps.certs import KUBESPRAY
 from vnfm.nodesteps.kubernetes import UncordonNode
 from vnfm.nodesteps.kubespray import KubesprayCheckInventory, KubesprayRemoveInventory
 from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
@@ -45,6 +46,7 @@ class KubesprayDriver(MgmtDriver):
         s = open_site(ctx)
         try:
             await install(s)
+            await certs.record(s.c, KUBESPRAY)
         finally:
             await s.close()
 
@@ -125,6 +127,7 @@ class KubesprayDriver(MgmtDriver):
         s = open_site(ctx)
         try:
             await add_workers(s, [] if ctx.rollback else s.c.of(ctx.added))
+            await certs.record(s.c, KUBESPRAY)
         finally:
             await s.close()
 
@@ -162,6 +165,7 @@ class KubesprayDriver(MgmtDriver):
                 await lb.configure(s)
                 ctx.progress(f"external LB {s.lb_node.ssh} configured again after its VM was replaced")
                 await lb.reapply_cnf_parts(s)
+            await certs.record(s.c, KUBESPRAY)
         finally:
             await s.close()
 

@@ -12,7 +12,14 @@ from vnfm.entrypoints.cli.client import ApiError, VnfmClient
 from vnfm.entrypoints.cli.context import CliContext, filter_option, json_option, pass_cc
 from vnfm.entrypoints.cli.files import load_json_object, required_json_object
 from vnfm.entrypoints.cli.lcm_task import lcm_task
-from vnfm.entrypoints.cli.render import VNF_COLUMNS, op_warnings, render_cluster_nodes, render_vnf, render_warnings
+from vnfm.entrypoints.cli.render import (
+    VNF_COLUMNS,
+    op_warnings,
+    render_certificates,
+    render_cluster_nodes,
+    render_vnf,
+    render_warnings,
+)
 
 additional_params_option = click.option(
     "--additional-params-file",
@@ -91,8 +98,21 @@ def vnf_show(cc: CliContext, vnf_id: str) -> None:
     table = cc.format == "table" and not cc.columns
     nodes = _cluster(cc, inst) if table else None
     warnings = _latest_warnings(cc, vnf_id) if table else []
+    certs = _certificates(cc, inst) if table else None
     cc.emit(inst, lambda i: render_vnf(i) + (f"\n\n{render_cluster_nodes(nodes, i)}" if nodes else "")
+            + (f"\n\n{render_certificates(certs)}" if certs else "")
             + (f"\n\n{render_warnings(warnings)}" if warnings else ""))
+
+
+def _certificates(cc: CliContext, inst: dict[str, Any]) -> dict[str, Any] | None:
+    """The cluster's certificate dates, when a driver recorded them (a cluster VNF)."""
+    if inst.get("instantiationState") != "INSTANTIATED":
+        return None
+    try:
+        view = cc.client.certificates(str(inst.get("id")))
+    except ApiError:
+        return None
+    return view if isinstance(view, dict) and view.get("known") else None
 
 
 def _latest_warnings(cc: CliContext, vnf_id: str) -> list[str]:

@@ -34,6 +34,7 @@ class TwinConfig:
     # or move the other (twin/certs.py).
     cert_validity_s: float = 365 * 86400.0
     clock: Callable[[], float] = time.time
+    restart_time: float = 0.0  # a control plane's static pods restarting after a certificate renewal
 
 
 def sha(text: str) -> str:

@@ -6,6 +6,7 @@ server's serving certificate, has expired (`require_admin`)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from vnfm.adapters.infra.simulator.twin.base import TwinHost, node_on
@@ -72,15 +73,34 @@ def expiry(tw: TwinHost, host: str, sid: str, step: CertExpiry) -> StepResult:
     return StepResult(False, tw.tx(lambda st: _read(tw, st, host, sid, step)))
 
 
-def renew(tw: TwinHost, host: str, sid: str, step: CertRenew) -> StepResult:
-    def fn(st: dict[str, Any]) -> dict[str, Any]:
+async def renew(tw: TwinHost, host: str, sid: str, step: CertRenew) -> StepResult:
+    """kubeadm certs renew all, then the control-plane static pods restart: this host's API server
+    does not answer for `TwinConfig.restart_time` (the simulated API answers 503 while no control
+    plane of the cluster does)."""
+    def start(st: dict[str, Any]) -> None:
         _read(tw, st, host, sid, step)  # a control plane of this layout
         issue(tw, st, sid, step.node, step.layout, renew=True)
         h = st["hosts"][sid]
         h["cert_renewals"] = int(h.get("cert_renewals") or 0) + 1
-        return _read(tw, st, host, sid, step)
+        h["apiserver_restarting"] = True
 
-    return StepResult(True, tw.tx(fn))
+    seen = tw.config.observed
+    tw.tx(start)
+    seen["renewals_in_flight"] = seen.get("renewals_in_flight", 0) + 1
+    seen["max_renewals_in_flight"] = max(seen.get("max_renewals_in_flight", 0), seen["renewals_in_flight"])
+    try:
+        if tw.config.restart_time > 0:
+            await asyncio.sleep(tw.config.restart_time)  # the simulated restart's duration
+    finally:
+        seen["renewals_in_flight"] -= 1
+        tw.tx(lambda st: st["hosts"][sid].pop("apiserver_restarting", None))
+    return StepResult(True, tw.tx(lambda st: _read(tw, st, host, sid, step)))
+
+
+def api_down(st: dict[str, Any]) -> bool:
+    """No control plane of the cluster serves the API now (all restarting after a renewal)."""
+    masters = [n.get("server_id") for n in (st.get("nodes") or {}).values() if n.get("role") == "master"]
+    return bool(masters) and all((st["hosts"].get(sid) or {}).get("apiserver_restarting") for sid in masters)
 
 
 HANDLERS: dict[type, Any] = {
