@@ -20,6 +20,7 @@ import pytest
 from tests.api.conftest import Api, ApiFactory, seed_body
 from tests.api.test_ha_vip_port import HA_BODY, _onboard
 from tests.api.test_subscriptions import Receiver
+from vnfm.entrypoints.cli.render import render_certificates
 
 DAY = 86400.0
 CERTS = "/vnfm/v1/vnf_instances/{}/certificates"
@@ -75,6 +76,8 @@ async def test_warned_then_renewed_without_outage_and_manageable_after_expiry(
         await api.run(inst_id, "instantiate", copy.deepcopy(HA_BODY))
         view = (await api.c.get(CERTS.format(inst_id))).json()
         assert view["known"] and len(view["nodes"]) == 3 and 39 < view["earliest"]["daysLeft"] <= 40
+        shown = render_certificates(view)  # what `vnfm vnf show` prints under the VNF
+        assert "first to expire" in shown and all(n["node"] in shown for n in view["nodes"])
         original = min(t for n in api.core.instances.get(inst_id).driver_state["kubeadm"]["certificates"]["nodes"]
                        .values() for c, t in n.items() if c != "ca")
 

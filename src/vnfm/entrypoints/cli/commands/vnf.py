@@ -234,6 +234,20 @@ def vnf_heal(
     return client.heal(vnf_id, _with_additional_params(body, additional_params_file))
 
 
+@vnf.command("renew-certificates")
+@click.argument("vnf_id")
+@lcm_task("Heal")
+def vnf_renew_certificates(client: VnfmClient, vnf_id: str) -> str:
+    """Renew a cluster's control-plane certificates in place, one master at a time (a HEAL with
+    additionalParams.renew_certificates; no VNFC is replaced). Dates: `vnfm vnf show VNF_ID`.
+
+    \b
+    Example:
+      vnfm vnf renew-certificates VNF_ID --wait
+    """
+    return client.heal(vnf_id, {"additionalParams": {"renew_certificates": True}})
+
+
 @vnf.command("terminate")
 @click.argument("vnf_id")
 @click.option("--graceful", "mode", flag_value="GRACEFUL", default=True,
