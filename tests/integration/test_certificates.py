@@ -25,41 +25,44 @@ LOG = "/var/log/certs-standin.log"
 
 # Makes a CA (kept when it exists) and the leaves of a layout, valid DAYS days, with the real openssl.
 MKCERTS = r"""#!/bin/bash
+# mkcerts LAYOUT DAYS [renew]: "renew" re-signs only what `kubeadm certs renew all` renews
 set -euo pipefail
-layout=$1 days=$2 node=${3:-master-1}
-if [ "$layout" = kubeadm ]; then pki=/etc/kubernetes/pki; else pki=/etc/kubernetes/ssl; fi
-mkdir -p "$pki/etcd" /etc/ssl/etcd/ssl
+layout=$1 days=$2 mode=${3:-all} node=master-1 root=${ROOT:-}
+if [ "$layout" = kubeadm ]; then pki=$root/etc/kubernetes/pki; else pki=$root/etc/kubernetes/ssl; fi
+mkdir -p "$pki/etcd" "$root/etc/ssl/etcd/ssl" "$root/tmp"
 if [ ! -f "$pki/ca.key" ]; then
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$pki/ca.key" \
-    -out "$pki/ca.crt" -subj /CN=kubernetes -days 3650 2>/dev/null
+    -out "$pki/ca.crt" -subj /CN=kubernetes -days 3650
 fi
 leaf() {  # cert-path cn
   openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "${1%.*}.key" \
-    -subj "/CN=$2" -out /tmp/leaf.csr 2>/dev/null
-  openssl x509 -req -in /tmp/leaf.csr -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
-    -days "$days" -out "$1" 2>/dev/null
+    -subj "/CN=$2" -out "$root/tmp/leaf.csr"
+  openssl x509 -req -in "$root/tmp/leaf.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
+    -days "$days" -out "$1"
 }
 if [ "$layout" = kubeadm ]; then
   for n in apiserver apiserver-kubelet-client apiserver-etcd-client front-proxy-client \
-           etcd/server etcd/peer etcd/healthcheck-client; do leaf "$pki/$n.crt" "$n"; done
+           etcd/server etcd/peer etcd/healthcheck-client; do leaf "$pki/$n.crt" "${n//\//-}"; done
 else
   for n in apiserver apiserver-kubelet-client front-proxy-client; do leaf "$pki/$n.crt" "$n"; done
-  leaf "/etc/ssl/etcd/ssl/member-$node.pem" "member-$node"
-  leaf "/etc/ssl/etcd/ssl/node-$node.pem" "node-$node"
+  if [ "$mode" = all ]; then  # Kubespray's own etcd certificates: not kubeadm's to renew
+    leaf "$root/etc/ssl/etcd/ssl/member-$node.pem" "member-$node"
+    leaf "$root/etc/ssl/etcd/ssl/node-$node.pem" "node-$node"
+  fi
 fi
-leaf /tmp/admin.crt kubernetes-admin
+leaf "$root/tmp/admin.crt" kubernetes-admin
 {
   printf 'apiVersion: v1\nkind: Config\nusers:\n- name: kubernetes-admin\n  user:\n'
-  printf '    client-certificate-data: %s\n' "$(base64 -w0 /tmp/admin.crt)"
-  printf '    client-key-data: %s\n' "$(base64 -w0 /tmp/admin.key)"
-} > /etc/kubernetes/admin.conf
+  printf '    client-certificate-data: %s\n' "$(base64 -w0 "$root/tmp/admin.crt")"
+  printf '    client-key-data: %s\n' "$(base64 -w0 "$root/tmp/admin.key")"
+} > "$root/etc/kubernetes/admin.conf"
 """
 KUBEADM = r"""#!/bin/bash
 # RECORDING STAND-IN for kubeadm (NOT kubeadm): `certs renew all` re-signs the leaves for a year
 echo "kubeadm $*" >> /var/log/certs-standin.log
 [ "$1 $2 $3" = "certs renew all" ] || exit 2
 if [ "${4:-}" = --config ]; then layout=kubespray; else layout=kubeadm; fi
-mkcerts "$layout" 365
+mkcerts "$layout" 365 renew >/dev/null 2>&1
 """
 CRICTL = r"""#!/bin/bash
 # RECORDING STAND-IN for crictl (NOT crictl): two control-plane pod sandboxes
@@ -79,8 +82,8 @@ async def _setup(ssh: SshExecutor, host: Any, layout: str) -> SshStepExecutor:
     t = host.target()
     for name, text in (("mkcerts", MKCERTS), ("kubeadm", KUBEADM), ("crictl", CRICTL), ("kubectl", KUBECTL)):
         await ssh.put_file(t, f"/usr/local/sbin/{name}", text, mode=0o755)
-    res = await ssh.run(t, f"mkdir -p /etc/kubernetes && mkcerts {layout} 2")
-    assert res.ok, res.stderr
+    res = await ssh.run(t, f"mkdir -p /etc/kubernetes && mkcerts {layout} 2 2>&1")
+    assert res.ok, res.stdout[-2000:]
     return SshStepExecutor(ssh, {host.address: t})
 
 

@@ -57,5 +57,5 @@ def _renewal(req: Any, inst: VnfInstance, occ: OpOcc, flavour: Flavour, mgmt: An
     if driver is None or not getattr(driver, "renews_certificates", False):
         name = f"management driver '{driver.name}'" if driver is not None else "no management driver"
         raise UnprocessableEntity(f"additionalParams.{RENEW}: {name} is bound to heal_end of flavour "
-                                  f"'{flavour.id}', and it does not renew certificates (kubeadm's does)")
+                                  f"'{flavour.id}', and it does not renew certificates (kubeadm's and Kubespray's do)")
     occ.plan.update(entire=False, renew_certificates=True, vnfc_ids=[], old=[])

@@ -41,7 +41,7 @@ class EngineParams(Params):
                                              inert="vnfm never runs package Python")
     renew_certificates: StrictBool = doc("heal: renew the cluster's control-plane certificates in place, one master "
                                          "at a time, replacing no VNFC (the flavour's heal_end driver must renew "
-                                         "certificates: kubeadm's does)", default=False)
+                                         "certificates: kubeadm's and Kubespray's do)", default=False)
     ignore_dependent_cnfs: bool = doc("terminate of a cluster VNF: go ahead although CNFs still run on its "
                                       "Kubernetes VIM", default=False)
 

@@ -10,7 +10,7 @@ metric and expiry watch: service/certificates.py) and renewing them one master a
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from vnfm.adapters.mgmt.cluster import endpoint, etcd, vim
 from vnfm.adapters.mgmt.cluster.topology import Cluster, Node, gather, pin
@@ -38,11 +38,14 @@ async def record(c: Cluster, layout: str = KUBEADM, on: Sequence[Node] | None = 
                    f"on {time.strftime('%Y-%m-%d %H:%M:%SZ', time.gmtime(earliest[0]))}")
 
 
-async def renew(c: Cluster, layout: str = KUBEADM) -> None:
+async def renew(c: Cluster, layout: str = KUBEADM, *, etcd_check: bool = True,
+                refresh: Callable[[], Awaitable[None]] | None = None) -> None:
     """Renew every master's certificates one master at a time, so that the others serve the API
     through the VIP / load balancer meanwhile: renew and restart its control-plane static pods,
     wait until it answers and is Ready through the control-plane endpoint (its admin.conf names the
-    VIP or LB) and etcd has every member healthy; then refresh the Kubernetes VIM's credentials."""
+    VIP or LB) and (`etcd_check`: kubeadm's stacked etcd, its PKI paths) etcd has every member
+    healthy; then refresh what the VNFM holds: `refresh` (a driver's own: e.g. Kubespray's LB
+    kubeconfig and VIM), by default the Kubernetes VIM's credentials through the cluster endpoint."""
     masters = c.masters
     if not masters:
         raise OperationFailed("the cluster has no control plane to renew certificates on")
@@ -52,9 +55,13 @@ async def renew(c: Cluster, layout: str = KUBEADM) -> None:
                        "its API server, controller manager, scheduler and etcd restart")
         data = (await c.ex.run(m.ssh, CertRenew(m.name, layout))).data
         await c.ex.run(m.ssh, WaitNodeReady(m.name, c.p.node_ready_timeout))
-        await etcd.check_members(c, m, masters)
+        if etcd_check:
+            await etcd.check_members(c, m, masters)
         _store(c, layout, {m.name: dict(data["not_after"])})
         c.ctx.progress(f"control plane {m.name} renewed and Ready through the control-plane endpoint")
     c.ctx.state[KEY]["renewed_at"] = int(time.time())
+    if refresh is not None:
+        await refresh()
+        return
     _, api_url = await endpoint.endpoint(c)
     await vim.register(c, masters[0], api_url)

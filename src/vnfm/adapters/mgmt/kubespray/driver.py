@@ -36,6 +36,7 @@ class KubesprayDriver(MgmtDriver):
     # although seed 002's VNFD binds instantiate_end only
     implicit_hooks = frozenset({"instantiate_start"})
     declared = DECLARED
+    renews_certificates = True
 
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:
@@ -132,6 +133,20 @@ class KubesprayDriver(MgmtDriver):
             await s.close()
 
     # ------------------------------------------------------------------ heal
+    async def _renew(self, ctx: LcmContext) -> None:
+        """Certificates renewed one master at a time (kubeadm-managed ones: Kubespray's etcd
+        certificates are its own), then the LB's kubeconfig (the renewed admin.conf) and the VIM."""
+        s = open_site(ctx)
+        try:
+            async def refresh() -> None:
+                await lb.kubeconfig(s, s.c.admin())
+                await vim.register(s.c, s.c.admin(), s.api_url, extra=lb.vim_extra(s))
+
+            await pin(s.c, [s.lb_node])
+            await certs.renew(s.c, KUBESPRAY, etcd_check=False, refresh=refresh)
+        finally:
+            await s.close()
+
     async def heal_start(self, ctx: LcmContext) -> None:
         if ctx.heal_entire:
             ctx.state["heal_entire_vim_id"] = ctx.state.get("vim_id")
@@ -147,6 +162,9 @@ class KubesprayDriver(MgmtDriver):
             await s.close()
 
     async def heal_end(self, ctx: LcmContext) -> None:
+        if (ctx.request.get("additionalParams") or {}).get("renew_certificates") is True:
+            await self._renew(ctx)
+            return
         if ctx.heal_entire:
             vim_id = ctx.state.get("heal_entire_vim_id") or ctx.state.get("vim_id")
             forget_vnfc_pins(ctx)
