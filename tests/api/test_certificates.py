@@ -140,6 +140,26 @@ async def test_expired_cluster_refuses_admin_use_until_renewed_on_demand(api_fac
     await api.run(inst_id, "scale", {"type": "SCALE_OUT", "aspectId": "worker_instance"})
 
 
+async def test_unreadable_certificates_are_said_not_fatal(api: Api) -> None:
+    """A master whose certificates cannot be read (here: the twin lost them) does not fail the
+    operation that built the cluster: its progress and the view say why."""
+    _, vnfd_id = await api.onboard()
+    inst_id = await api.instantiated(vnfd_id)
+
+    def lose(extras: dict[str, Any]) -> None:
+        for h in extras["k8s"]["hosts"].values():
+            h.pop("certs", None)
+
+    api.core.sim.update_extras(inst_id, lose)
+    occ = await api.run(inst_id, "scale", {"type": "SCALE_OUT", "aspectId": "worker_instance"})
+    events = " | ".join(e["message"] for e in api.core.instances.op_get(occ["id"]).events)
+    assert "warning: the certificates of control plane masternode-0 could not be read" in events
+    view = (await api.c.get(CERTS.format(inst_id))).json()
+    assert view["unreadable"] == [{"node": "masternode-0", "reason": "this host is not a control plane: it has no "
+                                                                       "certificates"}]
+    assert "not read on masternode-0" in render_certificates(view)
+
+
 async def test_renewal_request_is_checked_before_anything_starts(api: Api) -> None:
     _, vnfd_id = await api.onboard()
     inst_id = await api.instantiated(vnfd_id)

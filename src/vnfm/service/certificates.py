@@ -46,7 +46,7 @@ def known(inst: VnfInstance) -> dict[str, Any] | None:
     """The certificates a management driver of the instance recorded (the first that did)."""
     for state in inst.driver_state.values():
         certs = state.get(KEY) if isinstance(state, dict) else None
-        if isinstance(certs, dict) and certs.get("nodes"):
+        if isinstance(certs, dict) and (certs.get("nodes") or certs.get("errors")):
             return certs
     return None
 
@@ -77,6 +77,8 @@ def view(inst: VnfInstance, now: float | None = None) -> dict[str, Any]:
     }
     if certs.get("renewed_at"):
         out["renewedAt"] = _iso(certs["renewed_at"])
+    if certs.get("errors"):  # control planes whose certificates could not be read, and why
+        out["unreadable"] = [{"node": n, "reason": why} for n, why in sorted(certs["errors"].items())]
     if first is not None:
         out["earliest"] = {"node": first[1], "name": first[2], "notAfter": _iso(first[0]),
                            "daysLeft": round((first[0] - now) / DAY, 2)}
@@ -123,6 +125,12 @@ class CertificateWatch:
         if inst is None or certs is None:
             return
         per_cert = earliest(certs)
+        if not per_cert:
+            log.warning("certificates of VNF instance %s: none could be read (%s)", inst_id,
+                        "; ".join(f"{n}: {e}" for n, e in sorted((certs.get("errors") or {}).items())),
+                        extra={"vnf_instance_id": inst_id})
+            self.store.record(inst_id, {})
+            return
         first_name, first = min(per_cert.items(), key=lambda kv: kv[1])
         warned = renewing = None
         if first - now <= self.policy.warn_before and warned_for != first:

@@ -87,14 +87,19 @@ def render_warnings(warnings: list[str]) -> str:
 
 def render_certificates(view: dict[str, Any]) -> str:
     """`vnf show`: the first certificate to expire, then each control plane's dates."""
-    first = view.get("earliest") or {}
-    head = (f"Certificates (read {view.get('checkedAt')}; first to expire: {first.get('name')} on "
-            f"{first.get('node')}, {first.get('notAfter')}, {first.get('daysLeft')} days left"
-            + (f"; last renewed {view['renewedAt']}" if view.get("renewedAt") else "") + "):")
+    first = view.get("earliest")
+    head = f"Certificates (read {view.get('checkedAt')}"
+    if first:
+        head += (f"; first to expire: {first.get('name')} on {first.get('node')}, {first.get('notAfter')}, "
+                 f"{first.get('daysLeft')} days left")
+    head += (f"; last renewed {view['renewedAt']}" if view.get("renewedAt") else "") + "):"
     rows = [{"node": n.get("node"), "certificate": c.get("name"), "notAfter": c.get("notAfter")}
             for n in view.get("nodes") or [] for c in n.get("certificates") or []]
-    return head + "\n" + render_table(rows, [("NODE", key("node")), ("CERTIFICATE", key("certificate")),
+    text = head + "\n" + render_table(rows, [("NODE", key("node")), ("CERTIFICATE", key("certificate")),
                                              ("NOT AFTER", key("notAfter"))])
+    for u in view.get("unreadable") or []:
+        text += f"\n  not read on {u.get('node')}: {u.get('reason')}"
+    return text
 
 
 def render_op(op: dict[str, Any]) -> str:

@@ -9,33 +9,57 @@ metric and expiry watch: service/certificates.py) and renewing them one master a
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
 from vnfm.adapters.mgmt.cluster import endpoint, etcd, vim
-from vnfm.adapters.mgmt.cluster.topology import Cluster, Node, gather, pin
+from vnfm.adapters.mgmt.cluster.topology import Cluster, Node, pin
 from vnfm.domain.errors import OperationFailed
+from vnfm.nodesteps.base import StepFailed
 from vnfm.nodesteps.certs import KUBEADM, CertExpiry, CertRenew
 from vnfm.nodesteps.kubernetes import WaitNodeReady
 
 KEY = "certificates"
 
 
-def _store(c: Cluster, layout: str, read: dict[str, dict[str, int]]) -> None:
+def _store(c: Cluster, layout: str, read: dict[str, dict[str, int]], errors: dict[str, str] | None = None) -> None:
     old = c.ctx.state.get(KEY) or {}
-    kept = {n: v for n, v in (old.get("nodes") or {}).items() if n in {m.name for m in c.masters}}
-    c.ctx.state[KEY] = {**old, "layout": layout, "checked_at": int(time.time()), "nodes": {**kept, **read}}
+    names = {m.name for m in c.masters}
+    kept = {n: v for n, v in (old.get("nodes") or {}).items() if n in names and n not in (errors or {})}
+    new = {**old, "layout": layout, "checked_at": int(time.time()), "nodes": {**kept, **read}}
+    bad = {n: e for n, e in {**(old.get("errors") or {}), **(errors or {})}.items() if n in names and n not in read}
+    if bad:
+        new["errors"] = bad
+    else:
+        new.pop("errors", None)
+    c.ctx.state[KEY] = new
 
 
 async def record(c: Cluster, layout: str = KUBEADM, on: Sequence[Node] | None = None) -> None:
     """Read the certificates of every master (`on`: those only; the others' stored dates are kept)
-    in parallel and store their notAfter dates."""
+    in parallel and store their notAfter dates. A master whose certificates cannot be read does not
+    fail the operation that built the cluster: the reason is stored (shown by the view and
+    `vnf show`) and said in the progress."""
     masters = list(c.masters if on is None else on)
-    results = await gather([c.ex.run(m.ssh, CertExpiry(m.name, layout)) for m in masters])
-    _store(c, layout, {m.name: dict(r.data["not_after"]) for m, r in zip(masters, results, strict=True)})
-    earliest = min((t, f"{n}/{cert}") for n, certs in c.ctx.state[KEY]["nodes"].items() for cert, t in certs.items())
-    c.ctx.progress(f"certificates of {len(masters)} control plane(s) read; the first to expire: {earliest[1]} "
-                   f"on {time.strftime('%Y-%m-%d %H:%M:%SZ', time.gmtime(earliest[0]))}")
+    results = await asyncio.gather(*(c.ex.run(m.ssh, CertExpiry(m.name, layout)) for m in masters),
+                                   return_exceptions=True)
+    read: dict[str, dict[str, int]] = {}
+    errors: dict[str, str] = {}
+    for m, r in zip(masters, results, strict=True):
+        if isinstance(r, StepFailed):  # the step ran and failed (never a cancel, a lost lease or a host key)
+            errors[m.name] = r.reason
+            c.ctx.progress(f"warning: the certificates of control plane {m.name} could not be read: {r.reason}")
+        elif isinstance(r, BaseException):
+            raise r
+        else:
+            read[m.name] = dict(r.data["not_after"])
+    _store(c, layout, read, errors)
+    dates = [(t, f"{n}/{cert}") for n, certs in c.ctx.state[KEY]["nodes"].items() for cert, t in certs.items()]
+    if dates:
+        t, what = min(dates)
+        c.ctx.progress(f"certificates of {len(read)} control plane(s) read; the first to expire: {what} "
+                       f"on {time.strftime('%Y-%m-%d %H:%M:%SZ', time.gmtime(t))}")
 
 
 async def renew(c: Cluster, layout: str = KUBEADM, *, etcd_check: bool = True,
