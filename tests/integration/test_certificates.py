@@ -2,8 +2,10 @@
 short-lived (2 days) certificates in kubeadm's layout and in Kubespray's; expiry read by
 cert_expiry.sh with the real openssl; renewal by cert_renew.sh against RECORDING STAND-INS for
 kubeadm (`certs renew all` re-signs the leaves for a year with the real openssl, as kubeadm would),
-crictl (lists two control-plane pod sandboxes, records stopp/rmp) and kubectl (its /readyz fails
-once, then answers: the script's wait loop is exercised). The stand-ins are test code, NOT
+crictl (lists two control-plane pod sandboxes, records stopp/rmp; removing the API server's
+"restarts" an `openssl s_server` on :6443 serving the certificate file of the time, so the script's
+check that the renewed certificate is served is real) and kubectl (its /readyz fails once, then
+answers: the script's wait loop is exercised). The stand-ins are test code, NOT
 Kubernetes."""
 
 from __future__ import annotations
@@ -65,9 +67,21 @@ if [ "${4:-}" = --config ]; then layout=kubespray; else layout=kubeadm; fi
 mkcerts "$layout" 365 renew >/dev/null 2>&1
 """
 CRICTL = r"""#!/bin/bash
-# RECORDING STAND-IN for crictl (NOT crictl): two control-plane pod sandboxes
+# RECORDING STAND-IN for crictl (NOT crictl): two control-plane pod sandboxes; removing the API
+# server's one "restarts" it (fake-apiserver, as the kubelet would from its manifest)
 echo "crictl $*" >> /var/log/certs-standin.log
-if [ "$1" = pods ]; then printf 'sandbox-apiserver\nsandbox-etcd\n'; fi
+case "$1" in
+  pods) printf 'sandbox-apiserver\nsandbox-etcd\n' ;;
+  rmp) if [ "$2" = sandbox-apiserver ]; then fake-apiserver; fi ;;
+esac
+"""
+# NOT an API server: openssl s_server on :6443 serving the API server's certificate of the time
+FAKE_APISERVER = r"""#!/bin/bash
+if [ -f /run/fake-apiserver.pid ]; then kill "$(cat /run/fake-apiserver.pid)" 2>/dev/null || true; fi
+if [ -d /etc/kubernetes/pki ]; then d=/etc/kubernetes/pki; else d=/etc/kubernetes/ssl; fi
+setsid openssl s_server -accept 6443 -cert "$d/apiserver.crt" -key "$d/apiserver.key" -quiet \
+  </dev/null >/dev/null 2>&1 &
+echo $! > /run/fake-apiserver.pid
 """
 KUBECTL = r"""#!/bin/bash
 # RECORDING STAND-IN for kubectl (NOT kubectl): /readyz fails once (the restart), then answers
@@ -80,9 +94,10 @@ exit 1
 
 async def _setup(ssh: SshExecutor, host: Any, layout: str) -> SshStepExecutor:
     t = host.target()
-    for name, text in (("mkcerts", MKCERTS), ("kubeadm", KUBEADM), ("crictl", CRICTL), ("kubectl", KUBECTL)):
+    for name, text in (("mkcerts", MKCERTS), ("kubeadm", KUBEADM), ("crictl", CRICTL), ("kubectl", KUBECTL),
+                       ("fake-apiserver", FAKE_APISERVER)):
         await ssh.put_file(t, f"/usr/local/sbin/{name}", text, mode=0o755)
-    res = await ssh.run(t, f"mkdir -p /etc/kubernetes && mkcerts {layout} 2 2>&1")
+    res = await ssh.run(t, f"mkdir -p /etc/kubernetes && mkcerts {layout} 2 2>&1 && fake-apiserver")
     assert res.ok, res.stdout[-2000:]
     return SshStepExecutor(ssh, {host.address: t})
 
@@ -111,7 +126,16 @@ async def test_kubeadm_layout_read_with_openssl_and_renewed(make_hosts: Any, ssh
     assert log[0] == "kubeadm certs renew all"
     assert "crictl rmp sandbox-apiserver" in log and "crictl rmp sandbox-etcd" in log
     readyz = [x for x in log if x.startswith("kubectl get --raw=/readyz")]
-    assert len(readyz) == 2 and "--tls-server-name=kubernetes" in readyz[0]  # waited through one failure
+    assert len(readyz) >= 2 and "--tls-server-name=kubernetes" in readyz[0]  # waited through one failure
+    served = await ssh.run(host.target(), "openssl s_client -connect 127.0.0.1:6443 </dev/null 2>/dev/null"
+                                          " | openssl x509 -noout -enddate", check=True)
+    assert served.stdout.strip() == (await ssh.run(host.target(), "openssl x509 -noout -enddate -in "
+                                                   "/etc/kubernetes/pki/apiserver.crt", check=True)).stdout.strip()
+
+    # no control-plane pod sandbox to restart: the renewal fails, saying so (never silently unserved)
+    await ssh.put_file(host.target(), "/usr/local/sbin/crictl", "#!/bin/bash\n", mode=0o755)
+    with pytest.raises(StepFailed, match="crictl found no control-plane pod sandbox"):
+        await steps.run(host.address, CertRenew("master-1", deadline_s=5))
 
     # a required certificate that is missing fails the read, naming it
     await ssh.run(host.target(), "rm /etc/kubernetes/pki/etcd/peer.crt", check=True)

@@ -22,8 +22,9 @@ Renewal (`CertRenew`): `kubeadm certs renew all` (Kubespray: the same command wi
 etcd certificates are outside kubeadm and are not renewed: they are read and shown). The
 control-plane static pods (kube-apiserver, kube-controller-manager, kube-scheduler, etcd) do not
 all reload certificates, so they are restarted (their pod sandboxes removed with crictl; the
-kubelet recreates them from /etc/kubernetes/manifests), then the step waits, with a deadline,
-until the local API server answers /readyz with the renewed admin.conf.
+kubelet recreates them from /etc/kubernetes/manifests; no sandbox found fails the step), then the
+step waits, with a deadline, until the local API server answers /readyz with the renewed
+admin.conf and serves the renewed certificate (the notAfter `openssl s_client` sees is the file's).
 """
 
 from __future__ import annotations

@@ -32,8 +32,9 @@ async def expiry(ex: ScriptRunner, t: SshTarget, step: CertExpiry) -> StepResult
 
 async def renew(ex: ScriptRunner, t: SshTarget, step: CertRenew) -> StepResult:
     config = KUBESPRAY_KUBEADM_CONFIG if step.layout == KUBESPRAY else ""
-    out = await ex.script(t, step, "cert_renew", {"DEADLINE_S": f"{step.deadline_s:g}", "KUBEADM_CONFIG": config},
-                          timeout=step.deadline_s + 120)
+    apiserver = next(f.path for f in step.files if f.name == "apiserver")
+    out = await ex.script(t, step, "cert_renew", {"DEADLINE_S": f"{step.deadline_s:g}", "KUBEADM_CONFIG": config,
+                                                  "APISERVER_CERT": apiserver}, timeout=step.deadline_s + 120)
     return StepResult(changed(out), await _read(ex, t, step))
 
 
