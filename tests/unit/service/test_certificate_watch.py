@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from tests.unit.db import factories as f
+from vnfm.domain.certificates import WatchRow
 from vnfm.domain.errors import Conflict
 from vnfm.domain.model import VnfInstance
 from vnfm.service.certificates import DAY, CertificateWatch, WatchPolicy, view
-from vnfm.service.ports import WatchRow
 
 NOW = 1_000_000_000.0
 

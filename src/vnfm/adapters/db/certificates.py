@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from vnfm.adapters.db.tables import certificate_watch as W
 from vnfm.adapters.db.tables import vnf_instances as I
-from vnfm.service.ports import WatchRow
+from vnfm.domain.certificates import WatchRow
 
 INSTANTIATED = "INSTANTIATED"
 

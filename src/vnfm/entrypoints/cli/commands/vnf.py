@@ -15,6 +15,7 @@ from vnfm.entrypoints.cli.lcm_task import lcm_task
 from vnfm.entrypoints.cli.render import (
     VNF_COLUMNS,
     op_warnings,
+    render_alarms,
     render_certificates,
     render_cluster_nodes,
     render_vnf,
@@ -99,8 +100,10 @@ def vnf_show(cc: CliContext, vnf_id: str) -> None:
     nodes = _cluster(cc, inst) if table else None
     warnings = _latest_warnings(cc, vnf_id) if table else []
     certs = _certificates(cc, inst) if table else None
+    alarms = _open_alarms(cc, vnf_id) if table else []
     cc.emit(inst, lambda i: render_vnf(i) + (f"\n\n{render_cluster_nodes(nodes, i)}" if nodes else "")
             + (f"\n\n{render_certificates(certs)}" if certs else "")
+            + (f"\n\n{render_alarms(alarms)}" if alarms else "")
             + (f"\n\n{render_warnings(warnings)}" if warnings else ""))
 
 
@@ -113,6 +116,14 @@ def _certificates(cc: CliContext, inst: dict[str, Any]) -> dict[str, Any] | None
     except ApiError:
         return None
     return view if isinstance(view, dict) and view.get("known") else None
+
+
+def _open_alarms(cc: CliContext, vnf_id: str) -> list[dict[str, Any]]:
+    """The instance's open alarms (/vnffm/v1); none when the server cannot tell."""
+    try:
+        return cc.client.open_alarms(vnf_id)
+    except ApiError:
+        return []
 
 
 def _latest_warnings(cc: CliContext, vnf_id: str) -> list[str]:
