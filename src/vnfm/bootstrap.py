@@ -38,6 +38,7 @@ from vnfm.adapters.notify.auth import notify_tls, probe_callback
 from vnfm.adapters.notify.http import HttpNotifier
 from vnfm.adapters.remote.egress import EgressPolicy
 from vnfm.adapters.remote.http_fetch import fetch_package
+from vnfm.adapters.snapshots import FileSnapshotStore
 from vnfm.config import Settings
 from vnfm.domain.autoheal import AutohealPolicy
 from vnfm.domain.model import utcnow
@@ -203,6 +204,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         nodes_of=infra_drivers.nodes_of,
         telemetry=metrics,
     )
+    engine.stages.snapshots = FileSnapshotStore(settings.data_dir / "etcd-snapshots")
     _track(metrics, engine, settings.run_engine)
     metrics.watch_fleet(lambda: fleet_counts(session_factory), database=session_factory.kw["bind"].dialect.name,
                         ttl=settings.metrics_cache_seconds)

@@ -26,14 +26,24 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
+from vnfm.domain.certificates import WatchRow
 from vnfm.domain.errors import Conflict, VnfmError
 from vnfm.domain.model import InstantiationState, VnfInstance
 from vnfm.domain.notifications import CERT_EXPIRY_NOTIFICATION, LCM
-from vnfm.service.ports import CertificateWatchStore
 
 log = logging.getLogger("vnfm.certificates")
+
+
+class CertificateWatchStore(Protocol):
+    """The certificate expiry watch's table (adapters/db/certificates.py)."""
+
+    def claim(self, owner: str, now: float, every: float, limit: int = 100) -> list[WatchRow]: ...
+    def record(self, inst_id: str, certs: Mapping[str, float], *, warned_for: float | None = None,
+               renew_for: float | None = None) -> None: ...
+
+
 DAY = 86400.0
 KEY = "certificates"
 

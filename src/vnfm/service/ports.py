@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import abc
 import builtins
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from vnfm.domain.access import DEFAULT_TENANT
 from vnfm.domain.alarms import Alarm
-from vnfm.domain.certificates import WatchRow
 from vnfm.domain.model import OpOcc, Subscription, Vim, VnfInstance, VnfPackage
 from vnfm.domain.params import Declared
 from vnfm.domain.resources import Vnfc, VnfResources
@@ -367,6 +366,14 @@ class NodeAccess(abc.ABC):
         (HostKeyChanged otherwise). The caller closes the session (`await ex.close()`)."""
 
 
+class SnapshotStore(Protocol):
+    """Copies of cluster snapshots (an etcd snapshot taken before an upgrade) kept by the VNFM,
+    off the cluster, per VNF instance; bounded in count and size by the adapter."""
+
+    def put(self, instance_id: str, name: str, data: bytes) -> str: ...  # -> where (for the log)
+    def get(self, instance_id: str, name: str) -> bytes | None: ...
+
+
 # ============================================================================= management drivers
 @dataclass
 class LcmContext:
@@ -403,6 +410,10 @@ class LcmContext:
     # this driver's declared parameters, parsed: instantiate's, or the stored ones with this
     # request's merged in by the driver's declared rule (None: the driver declares none)
     params: Any = None
+    # the VNFM's store of snapshot copies (None: none configured); `phase`: which part of a
+    # multi-stage hook the engine runs (change_vnfpkg: snapshot, control_plane, workers)
+    snapshots: SnapshotStore | None = None
+    phase: str = ""
 
 
 @dataclass(frozen=True)
@@ -450,9 +461,6 @@ class MgmtDriver:
     # accepts a top-level key only when the engine, the VIM's infrastructure driver or a driver of
     # the flavour declares it, and hands the hooks `ctx.params`, parsed with the declared merge rule
     declared: Declared[Any] | None = None
-    # True: its heal_end renews the cluster's certificates in place when the heal request says
-    # `additionalParams.renew_certificates: true` (service/heal_plan.py)
-    renews_certificates: bool = False
 
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:
@@ -468,14 +476,6 @@ class MgmtDriver:
         method = getattr(self, hook, None)
         if method is not None:
             await method(ctx)
-
-
-class CertificateWatchStore(Protocol):
-    """The certificate expiry watch's table (adapters/db/certificates.py)."""
-
-    def claim(self, owner: str, now: float, every: float, limit: int = 100) -> list[WatchRow]: ...
-    def record(self, inst_id: str, certs: Mapping[str, float], *, warned_for: float | None = None,
-               renew_for: float | None = None) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ class KubesprayDriver(MgmtDriver):
     # although seed 002's VNFD binds instantiate_end only
     implicit_hooks = frozenset({"instantiate_start"})
     declared = DECLARED
-    renews_certificates = True
+    renews_certificates = True  # its heal_end renews certificates in place (service/heal_plan.py)
 
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:

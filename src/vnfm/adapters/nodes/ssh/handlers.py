@@ -15,6 +15,7 @@ from vnfm.adapters.nodes.ssh import (
     registry,
     registry_vnf,
     storage,
+    upgrade,
 )
 from vnfm.adapters.nodes.ssh.base import Handler
 
@@ -29,4 +30,5 @@ ALL_HANDLERS: Mapping[type, Handler] = {
     **kubeadm.HANDLERS,
     **kubespray.HANDLERS,
     **certs.HANDLERS,
+    **upgrade.HANDLERS,
 }

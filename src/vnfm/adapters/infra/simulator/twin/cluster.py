@@ -14,6 +14,7 @@ from vnfm.nodesteps.base import StepFailed, StepResult
 from vnfm.nodesteps.certs import KUBEADM
 from vnfm.nodesteps.kubeadm import JoinInfo, KubeadmInit, KubeadmJoin, PrepareNode
 from vnfm.nodesteps.kubernetes import DeleteNode, DrainNode, LabelNode, UncordonNode, VimToken, WaitNodeReady
+from vnfm.nodesteps.upgrade import PACKAGES
 
 
 def prepare(tw: TwinHost, host: str, sid: str, step: PrepareNode) -> StepResult:
@@ -23,6 +24,7 @@ def prepare(tw: TwinHost, host: str, sid: str, step: PrepareNode) -> StepResult:
         if h.get("prepared") == want:
             return False
         h["prepared"] = want
+        h["packages"] = {p: step.version for p in PACKAGES}
         return True
 
     return StepResult(tw.tx(fn))
@@ -55,12 +57,15 @@ def register(tw: TwinHost, st: dict[str, Any], sid: str, name: str, role: str, a
              first: bool = False, layout: str = KUBEADM) -> None:
     """`first`: the kubeadm init host; `layout`: where the control plane's certificates are."""
     now = time.time()
-    st["nodes"][name] = {"name": name, "role": role, "server_id": sid, "addresses": [addr],
+    host = st["hosts"].setdefault(sid, {})
+    kubelet = (host.get("packages") or {}).get("kubelet") or (host.get("prepared") or {}).get("version")
+    st["nodes"][name] = {"version": kubelet, "name": name, "role": role, "server_id": sid, "addresses": [addr],
                          "labels": {"kubernetes.io/hostname": name,
                                     **({"node-role.kubernetes.io/control-plane": ""} if role == "master" else {})},
                          "cordoned": False, "ready": False,
                          "ready_at": now + (0.0 if ready_now else tw.config.ready_delay)}
     if role == "master":
+        host["control_plane"] = st["cluster"].get("version")
         st["etcd"]["members"][name] = {"name": name, "peer_url": f"https://{addr}:2380", "healthy": True}
         issue(tw, st, sid, name, layout, first=first)
     st["hosts"].setdefault(sid, {})["kubelet"] = name

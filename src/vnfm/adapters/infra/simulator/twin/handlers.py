@@ -16,6 +16,7 @@ from vnfm.adapters.infra.simulator.twin import (
     registry,
     registry_vnf,
     storage,
+    upgrade,
 )
 
 ALL_HANDLERS: Mapping[type, Any] = {
@@ -28,6 +29,7 @@ ALL_HANDLERS: Mapping[type, Any] = {
     **kubespray_nodes.HANDLERS,
     **lb.HANDLERS,
     **certs.HANDLERS,
+    **upgrade.HANDLERS,
 }
 # steps that run on operator hosts (outside the VNF, e.g. the Ansible server: twin/operator.py)
 OPERATOR_HANDLERS: Mapping[type, Any] = {
