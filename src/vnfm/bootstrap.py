@@ -15,7 +15,7 @@ from typing import Any
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, fleet_counts, make_session_factory, migrate, ping
 from vnfm.adapters.db.engine import DbLimits, is_memory_url
 from vnfm.adapters.db.liveness import SqlLiveness, liveness_engine
-from vnfm.adapters.db.reseal import rotate_stored, seal_stored
+from vnfm.adapters.db.reseal import check_stored, rotate_stored, seal_stored
 from vnfm.adapters.infra.bindings import InfraDrivers
 from vnfm.adapters.infra.kubernetes import KubernetesInfraDriver
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
@@ -134,6 +134,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
 
     seal_stored(uow(), box)
     _rotate_secrets(uow(), box)
+    check_stored(uow(), box)  # keys that decrypt nothing stored: the start fails, naming the setting
     metrics = Metrics()
     egress = EgressPolicy.of(settings.egress_allow_networks, settings.egress_deny_networks)
     tls = notify_tls(settings.notify_client_cert, settings.notify_client_key)
