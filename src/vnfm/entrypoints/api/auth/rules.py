@@ -36,6 +36,7 @@ ROUTE_RULES: dict[tuple[str, str], str] = {
     ("GET", "/docs"): READER,
     ("GET", "/docs/oauth2-redirect"): READER,
     ("GET", "/redoc"): READER,
+    ("GET", "/docs/assets/{name}"): READER,
     # SOL003 VNF LCM
     ("GET", f"{_LCM}/vnf_instances"): READER,
     ("POST", f"{_LCM}/vnf_instances"): OPERATOR,
