@@ -12,7 +12,7 @@ from starlette.types import ASGIApp
 from vnfm import __version__
 from vnfm.bootstrap import App, build
 from vnfm.config import Settings
-from vnfm.entrypoints.api import health, openapi, problem, tacker_vims, unsupported, vnflcm, vnfm_ext, vnfpkgm
+from vnfm.entrypoints.api import doctor, health, openapi, problem, tacker_vims, unsupported, vnflcm, vnfm_ext, vnfpkgm
 from vnfm.entrypoints.api.access import AccessLog
 from vnfm.entrypoints.api.auth import oauth2
 from vnfm.entrypoints.api.auth.authenticate import Authenticator
@@ -83,6 +83,7 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
             app.include_router(vnfm_ext.faults_router)
     app.include_router(tacker_vims.router)
     app.include_router(health.router)
+    app.include_router(doctor.router)
     app.include_router(oauth2.router)
     openapi.install(app)  # the completed /openapi.json, /docs and /redoc without a CDN
     app.add_middleware(AuthGate, authenticator=app.state.auth)  # outermost: before any route or body

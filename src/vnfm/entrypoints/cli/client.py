@@ -354,6 +354,11 @@ class VnfmClient:
     def delete_vim(self, vim_id: str) -> None:
         self.request("DELETE", f"{VIMS}/{vim_id}")
 
+    # --- what is wrong with the server ---
+    def doctor(self) -> dict[str, Any]:
+        result: dict[str, Any] = self._json("GET", "/vnfm/v1/doctor")
+        return result
+
     # --- simulator view ---
     def sim_state(self, vnf_id: str | None = None) -> Any:
         return self._json("GET", f"{SIM}/{vnf_id}" if vnf_id else SIM)

@@ -16,6 +16,7 @@ from vnfm.entrypoints.cli.commands.auth import auth
 from vnfm.entrypoints.cli.commands.completion import completion
 from vnfm.entrypoints.cli.commands.demo import demo
 from vnfm.entrypoints.cli.commands.dev import dev
+from vnfm.entrypoints.cli.commands.doctor import doctor
 from vnfm.entrypoints.cli.commands.healthcheck import healthcheck
 from vnfm.entrypoints.cli.commands.op import op
 from vnfm.entrypoints.cli.commands.package import package
@@ -144,7 +145,7 @@ def cli(ctx: click.Context, endpoint: str, token: str | None, client_id: str | N
     ctx.obj = cc
 
 
-for command in (server, demo, auth, package, vnf, op, subscription, vim, sim, dev, completion, healthcheck):
+for command in (server, demo, auth, package, vnf, op, subscription, vim, sim, dev, completion, healthcheck, doctor):
     cli.add_command(command)
 
 

@@ -31,6 +31,7 @@ ROUTE_RULES: dict[tuple[str, str], str] = {
     ("POST", "/oauth2/token"): PUBLIC,
     ("GET", "/oauth2/jwks"): PUBLIC,
     ("GET", "/metrics"): ADMIN,
+    ("GET", "/vnfm/v1/doctor"): ADMIN,
     # the API's own description
     ("GET", "/openapi.json"): READER,
     ("GET", "/docs"): READER,
