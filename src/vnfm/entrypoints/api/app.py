@@ -17,6 +17,9 @@ from vnfm.entrypoints.api.access import AccessLog
 from vnfm.entrypoints.api.auth import oauth2
 from vnfm.entrypoints.api.auth.authenticate import Authenticator
 from vnfm.entrypoints.api.auth.gate import AuthGate, authorize
+from vnfm.entrypoints.api.console import assets as console_assets
+from vnfm.entrypoints.api.console import login as console_login
+from vnfm.entrypoints.api.console import pages as console_pages
 from vnfm.entrypoints.api.etag import ETags
 from vnfm.entrypoints.api.headers import CanonicalHeaders
 from vnfm.entrypoints.api.negotiation import Negotiation
@@ -85,6 +88,8 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
     app.include_router(health.router)
     app.include_router(doctor.router)
     app.include_router(oauth2.router)
+    for console in (console_login, console_assets, console_pages):  # the web console, /console
+        app.include_router(console.router)
     openapi.install(app)  # the completed /openapi.json, /docs and /redoc without a CDN
     app.add_middleware(AuthGate, authenticator=app.state.auth)  # outermost: before any route or body
     return app
