@@ -23,6 +23,7 @@ from vnfm.adapters.infra.openstack.keystone import probe_keystone
 from vnfm.adapters.infra.simulator import SimCloud, SimConfig, SimulatorInfraDriver
 from vnfm.adapters.infra.simulator.k8sapi.server import KubeApiServer
 from vnfm.adapters.infra.simulator.twin import TwinAccess, TwinConfig
+from vnfm.adapters.kube.nodes import cluster_nodes
 from vnfm.adapters.metrics import Metrics
 from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
 from vnfm.adapters.mgmt.bindings import MgmtDrivers
@@ -36,9 +37,14 @@ from vnfm.adapters.notify.http import HttpNotifier
 from vnfm.adapters.remote.egress import EgressPolicy
 from vnfm.adapters.remote.http_fetch import fetch_package
 from vnfm.config import Settings
+from vnfm.domain.autoheal import AutohealPolicy
 from vnfm.domain.model import utcnow
 from vnfm.domain.vnfd import Vnfd
-from vnfm.service import views
+from vnfm.service import views, views_v2
+from vnfm.service.fm.alarms import AlarmService
+from vnfm.service.fm.autoheal import AutoHeal
+from vnfm.service.fm.health import HealthCheck
+from vnfm.service.fm.watcher import HealthWatcher, WatchSettings
 from vnfm.service.instances import InstanceService
 from vnfm.service.lcm.scheduler import LcmEngine
 from vnfm.service.packages import PackageService
@@ -58,6 +64,7 @@ class App:
     instances: InstanceService
     vims: VimService
     subscriptions: SubscriptionService
+    alarms: AlarmService
     engine: LcmEngine
     mgmt: MgmtDrivers
     sim: SimCloud
@@ -66,14 +73,19 @@ class App:
     extras: dict[str, Any] = field(default_factory=dict)
     metrics: Metrics = field(default_factory=Metrics)
     db_ping: Callable[[], None] = lambda: None
+    watcher: HealthWatcher | None = None
 
     async def start(self) -> None:
         if self.notifier is not None:
             self.notifier.wake()  # what the outbox still holds (this process's, or left overdue)
         if self.settings.run_engine:
             await self.engine.start()
+            if self.watcher is not None:
+                self.watcher.start()
 
     async def stop(self) -> None:
+        if self.watcher is not None:
+            await self.watcher.stop()
         await self.engine.stop()
         self.engine.liveness.close()
         kube_api = self.extras.get("kube_api")
@@ -160,9 +172,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
                                           simulator=settings.simulator)
     mgmt = mgmt or default_mgmt_drivers(settings)
 
-    def vnfd_of(pkg_id: str) -> Vnfd:
-        return packages.vnfd(pkg_id)
-
+    vnfd_of: Callable[[str], Vnfd] = packages.vnfd
     def files_of(pkg_id: str) -> PackageFiles | None:
         try:
             return packages.files(pkg_id)
@@ -198,9 +208,26 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         on_cancel=engine.request_cancel if settings.run_engine else None, infra=infra_drivers,
     )
     return App(settings=settings, uow=uow, packages=packages, instances=instances, vims=vims,
-               subscriptions=subscriptions, engine=engine, mgmt=mgmt, sim=sim,
+               subscriptions=subscriptions, alarms=(alarms := AlarmService(uow, notifier, settings.worker_id)),
+               engine=engine, mgmt=mgmt, sim=sim,
                infra_drivers=infra_drivers, notifier=notifier, metrics=metrics,
-               db_ping=lambda: ping(session_factory), extras={"kube_api": twin.kube_api})
+               db_ping=lambda: ping(session_factory), extras={"kube_api": twin.kube_api},
+               watcher=_health_watcher(settings, uow, alarms, instances, vims, infra_drivers, vnfd_of, metrics))
+
+
+def _health_watcher(settings: Settings, uow: Any, alarms: AlarmService, instances: InstanceService,
+                    vims: VimService, infra: InfraDrivers, vnfd_of: Callable[[str], Vnfd],
+                    metrics: Metrics) -> HealthWatcher | None:
+    """The process's node-health watcher with the automatic heal (None: health_interval 0)."""
+    if settings.health_interval <= 0:
+        return None
+
+    policy = AutohealPolicy(after=settings.autoheal_after, max_unhealthy_share=settings.autoheal_max_unhealthy,
+                            max_heals=settings.autoheal_max_per_hour)
+    check = HealthCheck(infra, vims.get, vnfd_of, cluster_nodes)
+    return HealthWatcher(uow, alarms, check, settings.worker_id, vims.list,
+                         WatchSettings(interval=settings.health_interval, batch=settings.health_batch),
+                         on_checked=AutoHeal(instances.heal, alarms, policy, metrics), telemetry=metrics)
 
 
 def db_limits(settings: Settings) -> DbLimits:
@@ -262,5 +289,5 @@ def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Se
 
     return HttpNotifier(subs, _OutboxSource(uow, settings.worker_id, settings.notify_reclaim_after),
                         instance_info=instance_info, package_info=package_info,
-                        on_delivery=metrics.notification_delivered, egress=egress,
+                        on_delivery=metrics.notification_delivered, egress=egress, reshape_v2=views_v2.notification,
                         verify=notify_tls(settings.notify_client_cert, settings.notify_client_key))

@@ -150,6 +150,17 @@ class Settings(BaseSettings):
     # GET /metrics reads the database's counts at most once per this many seconds (a scrape storm
     # cannot load the database); 0 reads them at every scrape.
     metrics_cache_seconds: float = Field(default=5.0, ge=0, le=300)
+    # Node-health watching (service/fm): one watcher per process checks its share of the instantiated
+    # instances every health_interval seconds (+-20 %), health_batch at a time; 0 turns it off.
+    health_interval: float = Field(default=10.0, ge=0)
+    health_batch: int = Field(default=20, ge=1)
+    # Automatic heal of instances with vnfConfigurableProperties.isAutohealEnabled: a VNFC unhealthy
+    # for autoheal_after seconds is healed, unless more than autoheal_max_unhealthy (a share) of the
+    # cluster's nodes are unhealthy, or the cluster had autoheal_max_per_hour automatic heals in the
+    # last hour (a master only while the other masters keep etcd's quorum).
+    autoheal_after: float = Field(default=30.0, ge=0)
+    autoheal_max_unhealthy: float = Field(default=0.4, ge=0, le=1)
+    autoheal_max_per_hour: int = Field(default=3, ge=0)
     # Lists longer than this are paged (SOL013 5.4.2: Link rel="next"); 0 sends every item at once.
     page_size: int = Field(default=1000, ge=0)
     # Extra hook bindings: implementation/artifact name -> driver name ("a=b,c=d").

@@ -71,6 +71,11 @@ async def test_every_route_is_documented_with_body_202_and_problems(api: Api) ->
     # the request models' own schemas: what the API validates is what is documented
     scale = doc["components"]["schemas"]["ScaleVnfRequest"]
     assert set(scale["required"]) == {"type", "aspectId"} and scale["additionalProperties"] is False
+    # v3.3.1 (/vnflcm/v2) models keep their own schemas: vimConnectionInfo a list on v1, a map on v2
+    v1_vims = schemas["InstantiateVnfRequest"]["properties"]["vimConnectionInfo"]["anyOf"][0]
+    v2_vims = schemas["InstantiateVnfRequestV2"]["properties"]["vimConnectionInfo"]["anyOf"][0]
+    assert v1_vims["type"] == "array" and v2_vims["type"] == "object"
+    assert v2_vims["additionalProperties"]["$ref"] == "#/components/schemas/VimConnectionInfoV2"
 
 
 async def test_each_operation_answers_what_it_documents(api: Api) -> None:

@@ -16,7 +16,7 @@ from vnfm.domain import lcm
 from vnfm.domain.access import caller_tenant
 from vnfm.domain.errors import BadRequest, Conflict, NotFound, UnprocessableEntity, VnfmError
 from vnfm.domain.model import InstantiationState, LcmOperation, OpOcc, OpState, VnfInstance, utcnow
-from vnfm.domain.scaling import scaled_levels, target_counts
+from vnfm.domain.scaling import initial_scale_levels, scaled_levels, target_counts
 from vnfm.domain.vnfd import Flavour
 from vnfm.packaging import k8s_manifests
 from vnfm.service import params as engine_params
@@ -24,6 +24,7 @@ from vnfm.service import requests as rq
 from vnfm.service import views
 from vnfm.service.notifications import Notifications
 from vnfm.service.packages import PackageService
+from vnfm.service.pkg_change import ChangeVnfPkgNotImplemented
 from vnfm.service.ports import Condition, InfraContext, InfraDriver, MgmtDriver, Notifier, PackageFiles, UowFactory
 from vnfm.service.vims import VimService
 
@@ -31,7 +32,7 @@ from vnfm.service.vims import VimService
 IGNORE_DEPENDENTS = "ignore_dependent_cnfs"
 
 
-class InstanceService:
+class InstanceService(ChangeVnfPkgNotImplemented):
     def __init__(
         self,
         uow: UowFactory,
@@ -169,6 +170,7 @@ class InstanceService:
             inst.ext_virtual_links = [v.model_dump(exclude_none=True) for v in req.extVirtualLinks or []]
             inst.ext_managed_virtual_links = list(req.extManagedVirtualLinks or [])
             inst.additional_params = dict(req.additionalParams or {})
+            inst.vnf_configurable_properties.update(req.vnfConfigurableProperties or {})  # isAutohealEnabled
             inst.vim_connection_info = choice.conns  # names the VIM the instance really runs on
             inst.vim_id = vim.id
             if vim.vim_type == "kubernetes":  # a CNF: its manifests are checked before anything is applied
@@ -184,8 +186,6 @@ class InstanceService:
                     package=self._files(inst), vim=vim, ext_virtual_links=inst.ext_virtual_links,
                     additional_params=inst.additional_params))
             # Computes the counts now so that an impossible level fails the request, not the operation.
-            from vnfm.domain.scaling import initial_scale_levels
-
             levels = initial_scale_levels(flavour, req.instantiationLevelId)
             occ.plan["levels"] = levels
             occ.plan["counts"] = target_counts(flavour, req.instantiationLevelId, levels)
@@ -226,12 +226,12 @@ class InstanceService:
 
         return self._start(inst_id, LcmOperation.SCALE, params, prepare)
 
-    def heal(self, inst_id: str, body: Any) -> OpOcc:
+    def heal(self, inst_id: str, body: Any, *, automatic: bool = False) -> OpOcc:  # automatic: fm/autoheal.py
         req = rq.parse(rq.HealVnfRequest, body)
         params = rq.dump(req)
 
         def prepare(inst: VnfInstance, occ: OpOcc) -> None:
-            flavour = self._flavour(inst)
+            occ.is_automatic_invocation, flavour = automatic, self._flavour(inst)
             self._validate_with_drivers(flavour, "HEAL", params, inst, occ)
             extra = req.additionalParams or {}
             if req.vnfcInstanceId:
@@ -312,8 +312,7 @@ class InstanceService:
         return self._resolve(op_id, "fail")
 
     def cancel(self, op_id: str, body: Any) -> OpOcc:
-        """SOL003 5.4.17: record the cancel (isCancelPending, cancelMode); the engine running the
-        occurrence stops it (GRACEFUL: before its next stage; FORCEFUL: at once) into FAILED_TEMP."""
+        """SOL003 5.4.17: recorded; the engine stops the occurrence into FAILED_TEMP (GRACEFUL: at a stage end)."""
         req = rq.parse(rq.CancelMode, body)
         with self.uow() as uow:
             occ = uow.op_occs.get_for_update(op_id)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from vnfm.domain.access import DEFAULT_TENANT
+from vnfm.domain.alarms import Alarm
 from vnfm.domain.model import OpOcc, Subscription, Vim, VnfInstance, VnfPackage
 from vnfm.domain.params import Declared
 from vnfm.domain.resources import Vnfc, VnfResources
@@ -117,6 +118,22 @@ class SubscriptionRepository(Repository[Subscription], Protocol):
         ...
 
 
+class AlarmRepository(Repository[Alarm], Protocol):
+    def open_for(self, instance_ids: Sequence[str]) -> builtins.list[Alarm]: ...
+    def open_outside(self, instance_ids: Sequence[str]) -> builtins.list[Alarm]: ...
+
+
+class WatchLeases(Protocol):
+    """Which process watches which instance's health (vnfm.adapters.db.alarms)."""
+
+    def acquire(self, owner: str, instance_ids: Sequence[str], now: Any, ttl: float) -> builtins.list[str]: ...
+    def release(self, owner: str, instance_ids: Sequence[str], *, leaving: bool = False) -> None: ...
+    def forget(self, keep: Sequence[str], now: Any) -> None: ...
+    def state(self, instance_id: str) -> dict[str, Any]: ...
+    def states(self, instance_ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
+    def put_state(self, instance_id: str, owner: str, state: dict[str, Any]) -> bool: ...
+
+
 @dataclass
 class OutboxEntry:
     """A notification waiting for delivery. `info`: the instance / package document filters read
@@ -169,6 +186,8 @@ class AbstractUnitOfWork(abc.ABC):
     subscriptions: SubscriptionRepository
     vims: VimRepository
     outbox: Outbox
+    alarms: AlarmRepository
+    leases: WatchLeases
 
     def __enter__(self) -> AbstractUnitOfWork:
         return self
@@ -277,6 +296,13 @@ class InfraDriver(abc.ABC):
     async def probe(self, ctx: InfraContext, vnfc: Vnfc) -> str | None:
         """Is the VNFC's server up and reachable? None when it is, else the reason."""
         return None
+
+    async def probe_all(self, ctx: InfraContext, vnfcs: Sequence[Vnfc]) -> list[str | None]:
+        """`probe` of each VNFC (the health watcher's, every round): one call to the VIM where the
+        driver can; by default the probes at once."""
+        import asyncio
+
+        return list(await asyncio.gather(*(self.probe(ctx, v) for v in vnfcs)))
 
     def check_instantiate(self, ctx: InfraContext) -> None:
         """Called (in a worker thread, synchronously) when an instantiate request arrives, before
@@ -438,6 +464,20 @@ class MgmtDriver:
         method = getattr(self, hook, None)
         if method is not None:
             await method(ctx)
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """A Kubernetes node as its cluster's API reports it: Ready condition and role (its labels)."""
+
+    ready: bool
+    role: str  # "master" (control-plane label) or "worker"
+    reason: str = ""  # the Ready condition's reason / message when not ready
+
+
+# The nodes of the cluster behind a Kubernetes VIM, by node name (synchronous: run it in a thread;
+# OperationFailed when the API does not answer). vnfm.adapters.kube.nodes.cluster_nodes.
+ClusterNodes = Callable[[Vim], dict[str, NodeState]]
 
 
 class Notifier(Protocol):

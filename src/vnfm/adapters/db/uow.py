@@ -19,12 +19,11 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
     CursorResult,
-    Table,
     and_,
     bindparam,
     delete,
@@ -34,116 +33,22 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
-from vnfm.adapters.db import mappers, paging, tables, tenancy
+from vnfm.adapters.db import mappers, tables
+from vnfm.adapters.db.alarms import SqlAlarmRepository, SqlWatchLeases
 from vnfm.adapters.db.kv import SqlKvStore
 from vnfm.adapters.db.paging import Col
+from vnfm.adapters.db.repository import TableRepository
 from vnfm.domain.access import DEFAULT_TENANT
 from vnfm.domain.errors import Conflict, NotFound
 from vnfm.domain.model import OpOcc, OpState, Subscription, Vim, VnfInstance, VnfPackage, new_id, utcnow
 from vnfm.service.ports import AbstractUnitOfWork, Condition, OutboxEntry, Sealer
 
-E = TypeVar("E")
-
 ACTIVE_OP_STATES = (OpState.STARTING.value, OpState.PROCESSING.value, OpState.ROLLING_BACK.value)
 
 
-class _TableRepository(Generic[E]):
-    """add / get / list / save / delete over one entity table with an `id` primary key."""
-
-    table: Table
-    label = "entity"
-    # API attribute -> the column holding exactly its value (list filters evaluated in SQL).
-    columns: Mapping[str, Col] = {"id": Col("id", ordered=True)}
-
-    def __init__(
-        self,
-        session: Session,
-        to_row: Callable[[E], dict[str, Any]],
-        from_row: Callable[[Mapping[str, Any]], E],
-        order_by: str = "created_at",
-    ) -> None:
-        self.session = session
-        self._to_row, self._from_row = (tenancy.with_tenant_column(to_row, from_row) if "tenant" in self.table.c
-                                        else (to_row, from_row))
-        self._order = (self.table.c[order_by], self.table.c.id)
-        self._order_by = order_by
-
-    # --- plumbing
-    def _conn(self) -> Connection:
-        return self.session.connection()
-
-    def _exec(self, stmt: Any, params: Any = None) -> CursorResult:
-        return self._conn().execute(stmt, params)
-
-    @property
-    def dialect(self) -> str:
-        return self._conn().dialect.name
-
-    def _scope(self) -> builtins.list[ColumnElement[bool]]:
-        """Every read, change and deletion sees the confined caller's tenant's rows only."""
-        return tenancy.scope_of(self.table)
-
-    def _select(self, *where: ColumnElement[bool]) -> builtins.list[E]:
-        rows = self._exec(select(self.table).where(*where, *self._scope()).order_by(*self._order)).mappings()
-        return [self._from_row(dict(r)) for r in rows.all()]
-
-    def _patch_body(self, entity_id: str, changes: Mapping[str, Any]) -> None:
-        """Keep the JSON body in sync after a column-only conditional update (row already locked)."""
-        t = self.table
-        body = self._exec(select(t.c.body).where(t.c.id == entity_id)).scalar_one_or_none()
-        if body is None:
-            return
-        body = dict(body)
-        body.update(changes)
-        self._exec(update(t).where(t.c.id == entity_id).values(body=body))
-
-    # --- Repository protocol
-    def add(self, entity: E) -> None:
-        # Values as execution parameters (not .values()): one cached compiled statement per table.
-        self._exec(insert(self.table), self._to_row(entity))
-
-    def get(self, entity_id: str) -> E | None:
-        row = self._exec(select(self.table).where(self.table.c.id == entity_id, *self._scope())).mappings().first()
-        return None if row is None else self._from_row(dict(row))
-
-    def list(self) -> builtins.list[E]:
-        return self._select()
-
-    def page(self, conditions: Sequence[Condition], after_id: str | None, limit: int,
-             omit: frozenset[str] = frozenset()) -> builtins.list[E]:
-        return self._page((), conditions, after_id, limit, omit)
-
-    # API attribute -> body keys only it needs (left out of the rows of a page that omits it).
-    body_parts: Mapping[str, tuple[str, ...]] = {}
-
-    def _page(self, scope: Sequence[ColumnElement[bool]], conditions: Sequence[Condition],
-              after_id: str | None, limit: int, omit: frozenset[str] = frozenset()) -> builtins.list[E]:
-        """Keyset page narrowed in SQL (vnfm.adapters.db.paging); `scope`: extra fixed clauses."""
-        t = self.table
-        mine = self._scope()
-        after = paging.after_key_of(self._conn(), t, self._order_by, after_id, mine)
-        where = [*scope, *mine, *paging.narrowing(t, self.columns, conditions, self.dialect)]
-        drop = [key for attr in omit for key in self.body_parts.get(attr, ())]
-        stmt = paging.keyset_page(t, self._order_by, where, after, limit, drop, self.dialect)
-        return [self._from_row(dict(r)) for r in self._exec(stmt).mappings().all()]
-
-    def save(self, entity: E) -> None:
-        row = self._to_row(entity)
-        entity_id = row.pop("id")
-        row.pop("tenant", None)  # a resource never changes tenant
-        stmt = update(self.table).where(self.table.c.id == bindparam("_where_id"), *self._scope())
-        res = self._exec(stmt, {"_where_id": entity_id, **row})
-        if res.rowcount == 0:
-            raise NotFound(f"{self.label} {entity_id} does not exist")
-
-    def delete(self, entity_id: str) -> None:
-        self._exec(delete(self.table).where(self.table.c.id == entity_id, *self._scope()))
-
-
-class SqlPackageRepository(_TableRepository[VnfPackage]):
+class SqlPackageRepository(TableRepository[VnfPackage]):
     table = tables.vnf_packages
     label = "VNF package"
     columns = {"id": Col("id", ordered=True), "vnfdId": Col("vnfd_id"),
@@ -182,7 +87,7 @@ class SqlPackageRepository(_TableRepository[VnfPackage]):
 _UNSEEN = object()
 
 
-class SqlInstanceRepository(_TableRepository[VnfInstance]):
+class SqlInstanceRepository(TableRepository[VnfInstance]):
     table = tables.vnf_instances
     label = "VNF instance"
     columns = {"id": Col("id", ordered=True), "vnfdId": Col("vnfd_id"), "vnfPkgId": Col("vnf_pkg_id", ordered=True),
@@ -273,7 +178,7 @@ class SqlInstanceRepository(_TableRepository[VnfInstance]):
         return self._exec(select(t.c.lock_op_id).where(t.c.id == instance_id)).scalar_one_or_none()
 
 
-class SqlOpOccRepository(_TableRepository[OpOcc]):
+class SqlOpOccRepository(TableRepository[OpOcc]):
     table = tables.vnf_lcm_op_occs
     label = "VNF LCM operation occurrence"
     columns = {"id": Col("id", ordered=True), "vnfInstanceId": Col("vnf_instance_id", ordered=True),
@@ -373,7 +278,7 @@ class SqlOpOccRepository(_TableRepository[OpOcc]):
         return self._exec(stmt, params).rowcount == 1
 
 
-class SqlSubscriptionRepository(_TableRepository[Subscription]):
+class SqlSubscriptionRepository(TableRepository[Subscription]):
     table = tables.subscriptions
     label = "subscription"
 
@@ -388,7 +293,7 @@ class SqlSubscriptionRepository(_TableRepository[Subscription]):
         return self._page((self.table.c.kind == kind,), conditions, after_id, limit)
 
 
-class SqlVimRepository(_TableRepository[Vim]):
+class SqlVimRepository(TableRepository[Vim]):
     table = tables.vims
     label = "VIM"
 
@@ -467,6 +372,8 @@ class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
     vims: SqlVimRepository
     outbox: SqlOutbox
     kv: SqlKvStore
+    alarms: SqlAlarmRepository
+    leases: SqlWatchLeases
 
     def __init__(self, session_factory: sessionmaker[Session] | Callable[[], Session],
                  box: Sealer | None = None) -> None:
@@ -482,6 +389,8 @@ class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
         self.vims = SqlVimRepository(self.session)
         self.outbox = SqlOutbox(self.session)
         self.kv = SqlKvStore(self.session)
+        self.alarms = SqlAlarmRepository(self.session)
+        self.leases = SqlWatchLeases(self.session)
 
     def __enter__(self) -> SqlAlchemyUnitOfWork:
         return self

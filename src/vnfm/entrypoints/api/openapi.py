@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from vnfm.domain.errors import NotFound
 from vnfm.entrypoints.api.problem import PROBLEM_JSON
+from vnfm.entrypoints.api.v2 import bodies as v2
 from vnfm.service import requests as req
 
 ASSETS = Path(fastapi_offline.__file__).parent / "static"
@@ -36,6 +37,8 @@ ASSET_TYPES = {"swagger-ui-bundle.js": "text/javascript", "swagger-ui.css": "tex
 _INST = "/vnflcm/v1/vnf_instances/{inst_id}"
 _OCC = "/vnflcm/v1/vnf_lcm_op_occs/{op_id}"
 _PKG = "/vnfpkgm/v1/vnf_packages/{pkg_id}"
+_INST2 = "/vnflcm/v2/vnf_instances/{inst_id}"
+_OCC2 = "/vnflcm/v2/vnf_lcm_op_occs/{op_id}"
 
 _OBJECT: dict[str, Any] = {"type": "object"}
 _VIM = {"type": "object", "required": ["vimType", "accessInfo"], "properties": {
@@ -71,9 +74,22 @@ BODIES: dict[tuple[str, str], type[BaseModel] | tuple[str, dict[str, Any]]] = {
     ("POST", "/v1.0/vims.json"): ("application/json", _TACKER_VIM),
     ("PUT", "/v1.0/vims/{ref}"): ("application/json", _TACKER_VIM),
     ("POST", "/sim/v1/faults"): req.SimFaultsRequest,
+    # SOL003 v3.3.1 (/vnflcm/v2): its own models (entrypoints/api/v2/bodies.py), named ...V2 here
+    ("POST", "/vnflcm/v2/vnf_instances"): v2.CreateVnfRequest,
+    ("PATCH", _INST2): v2.VnfInfoModificationRequest,
+    ("POST", f"{_INST2}/instantiate"): v2.InstantiateVnfRequest,
+    ("POST", f"{_INST2}/scale"): v2.ScaleVnfRequest,
+    ("POST", f"{_INST2}/heal"): v2.HealVnfRequest,
+    ("POST", f"{_INST2}/terminate"): v2.TerminateVnfRequest,
+    ("POST", f"{_INST2}/change_vnfpkg"): v2.ChangeCurrentVnfPkgRequest,
+    ("POST", f"{_OCC2}/cancel"): req.CancelMode,
+    ("POST", "/vnflcm/v2/subscriptions"): req.LccnSubscriptionRequestV2,
+    # SOL003 fault management (/vnffm/v1)
+    ("PATCH", "/vnffm/v1/alarms/{alarm_id}"): req.AlarmModifications,
+    ("POST", "/vnffm/v1/subscriptions"): req.FmSubscriptionRequest,
 }
 # POSTs that take no body (one with content is 400, not ignored)
-NO_BODY = {("POST", f"{_OCC}/retry"), ("POST", f"{_OCC}/rollback"), ("POST", f"{_OCC}/fail")}
+NO_BODY = {("POST", f"{occ}/{task}") for occ in (_OCC, _OCC2) for task in ("retry", "rollback", "fail")}
 # the routes that start work and answer 202 Accepted (the LCM ones with the occurrence's Location)
 ACCEPTED: dict[tuple[str, str], str] = {
     ("PATCH", _INST): "the modification's vnfLcmOpOcc is in Location",
@@ -84,6 +100,12 @@ ACCEPTED: dict[tuple[str, str], str] = {
     ("POST", f"{_OCC}/retry"): "the retried vnfLcmOpOcc is in Location",
     ("POST", f"{_OCC}/rollback"): "the vnfLcmOpOcc is in Location",
     ("POST", f"{_OCC}/cancel"): "the cancellation is under way",
+    **{("POST", f"{_INST2}/{task}"): "the vnfLcmOpOcc is in Location"
+       for task in ("instantiate", "scale", "heal", "terminate", "change_vnfpkg")},
+    ("PATCH", _INST2): "the modification's vnfLcmOpOcc is in Location",
+    ("POST", f"{_OCC2}/retry"): "the retried vnfLcmOpOcc is in Location",
+    ("POST", f"{_OCC2}/rollback"): "the vnfLcmOpOcc is in Location",
+    ("POST", f"{_OCC2}/cancel"): "the cancellation is under way",
     ("PUT", f"{_PKG}/package_content"): "onboarding runs (follow onboardingState)",
     ("POST", f"{_PKG}/package_content/upload_from_uri"): "fetching and onboarding run",
 }
@@ -126,11 +148,12 @@ def _body(spec: dict[str, Any], method: str, path: str) -> dict[str, Any] | None
         return None
     if isinstance(body, tuple):
         media, schema = body
-    else:
-        name = body.__name__
+    else:  # v3.3.1's models share v2.6.1's names: theirs are suffixed V2 (with the models they use)
+        suffix = "V2" if body.__module__ == v2.__name__ and not body.__name__.endswith("V2") else ""
+        name = body.__name__ + suffix
         schema = {"$ref": f"#/components/schemas/{name}"}
-        models = body.model_json_schema(ref_template="#/components/schemas/{model}")
-        spec["components"]["schemas"].update(models.pop("$defs", {}))
+        models = body.model_json_schema(ref_template="#/components/schemas/{model}" + suffix)
+        spec["components"]["schemas"].update({k + suffix: v for k, v in models.pop("$defs", {}).items()})
         spec["components"]["schemas"][name] = models
         media = "application/merge-patch+json" if method == "PATCH" else "application/json"
     return {"required": True, "content": {media: {"schema": schema}}}

@@ -277,6 +277,11 @@ class VnfmClient:
         result: dict[str, Any] = self._json("GET", f"{LCM}/vnf_instances/{vnf_id}")
         return result
 
+    def open_alarms(self, vnf_id: str) -> list[dict[str, Any]]:
+        """The instance's alarms not cleared (SOL003 /vnffm/v1/alarms)."""
+        flt = f"(eq,managedObjectId,{vnf_id});(neq,perceivedSeverity,CLEARED)"
+        return self._all("/vnffm/v1/alarms", {"filter": flt})
+
     def delete_vnf(self, vnf_id: str) -> None:
         self.request("DELETE", f"{LCM}/vnf_instances/{vnf_id}")
 

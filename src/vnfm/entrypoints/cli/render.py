@@ -81,6 +81,14 @@ def op_warnings(op: dict[str, Any]) -> list[str]:
     return [m.removeprefix("warning: ") for m in lines if m.startswith("warning: ")]
 
 
+def render_alarms(alarms: list[dict[str, Any]]) -> str:
+    """Open alarms (SOL003 Alarm documents), one line each."""
+    lines = [f"  - {a.get('perceivedSeverity')} VNFC {', '.join(a.get('vnfcInstanceIds') or [])}: "
+             f"{a.get('probableCause')} since {a.get('alarmRaisedTime')} ({a.get('ackState')}, alarm {a.get('id')})"
+             for a in alarms]
+    return "Open alarms:\n" + "\n".join(lines)
+
+
 def render_warnings(warnings: list[str]) -> str:
     return "Warnings:\n" + "\n".join(f"  - {w}" for w in warnings) if warnings else ""
 

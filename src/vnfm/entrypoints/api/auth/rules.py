@@ -16,14 +16,19 @@ ADMIN: Final = "admin"
 
 _LCM = "/vnflcm/v1"
 _PKG = "/vnfpkgm/v1"
+_FM = "/vnffm/v1"
 _INST = f"{_LCM}/vnf_instances/{{inst_id}}"
 _OCC = f"{_LCM}/vnf_lcm_op_occs/{{op_id}}"
 _P = f"{_PKG}/vnf_packages/{{pkg_id}}"
+_LCM2 = "/vnflcm/v2"  # SOL003 v3.3.1
+_INST2 = f"{_LCM2}/vnf_instances/{{inst_id}}"
+_OCC2 = f"{_LCM2}/vnf_lcm_op_occs/{{op_id}}"
 
 ROUTE_RULES: dict[tuple[str, str], str] = {
     # discovery, probes, the token endpoint: before any authentication
     ("GET", "/vnflcm/api_versions"): PUBLIC,
     ("GET", f"{_LCM}/api_versions"): PUBLIC,
+    ("GET", f"{_LCM2}/api_versions"): PUBLIC,
     ("GET", "/vnfpkgm/api_versions"): PUBLIC,
     ("GET", f"{_PKG}/api_versions"): PUBLIC,
     ("GET", "/healthz"): PUBLIC,
@@ -54,6 +59,33 @@ ROUTE_RULES: dict[tuple[str, str], str] = {
     ("POST", f"{_INST}/operate"): OPERATOR,
     ("POST", f"{_INST}/change_ext_conn"): OPERATOR,
     ("POST", f"{_INST}/change_vnfpkg"): OPERATOR,
+    # SOL003 v3.3.1 VNF LCM (/vnflcm/v2): the same roles as v1
+    ("GET", f"{_LCM2}/vnf_instances"): READER,
+    ("POST", f"{_LCM2}/vnf_instances"): OPERATOR,
+    ("GET", _INST2): READER,
+    ("PATCH", _INST2): OPERATOR,
+    ("DELETE", _INST2): OPERATOR,
+    ("POST", f"{_INST2}/instantiate"): OPERATOR,
+    ("POST", f"{_INST2}/scale"): OPERATOR,
+    ("POST", f"{_INST2}/heal"): OPERATOR,
+    ("POST", f"{_INST2}/terminate"): OPERATOR,
+    ("POST", f"{_INST2}/change_vnfpkg"): OPERATOR,
+    ("POST", f"{_INST2}/scale_to_level"): OPERATOR,  # not implemented (404), as on v1
+    ("POST", f"{_INST2}/change_flavour"): OPERATOR,
+    ("POST", f"{_INST2}/operate"): OPERATOR,
+    ("POST", f"{_INST2}/change_ext_conn"): OPERATOR,
+    ("POST", f"{_INST2}/create_snapshot"): OPERATOR,
+    ("POST", f"{_INST2}/revert_to_snapshot"): OPERATOR,
+    ("GET", f"{_LCM2}/vnf_lcm_op_occs"): READER,
+    ("GET", _OCC2): READER,
+    ("POST", f"{_OCC2}/retry"): OPERATOR,
+    ("POST", f"{_OCC2}/rollback"): OPERATOR,
+    ("POST", f"{_OCC2}/cancel"): OPERATOR,
+    ("POST", f"{_OCC2}/fail"): OPERATOR,
+    ("GET", f"{_LCM2}/subscriptions"): READER,
+    ("POST", f"{_LCM2}/subscriptions"): OPERATOR,
+    ("GET", f"{_LCM2}/subscriptions/{{sub_id}}"): READER,
+    ("DELETE", f"{_LCM2}/subscriptions/{{sub_id}}"): OPERATOR,
     ("GET", f"{_LCM}/vnf_lcm_op_occs"): READER,
     ("GET", _OCC): READER,
     ("POST", f"{_OCC}/retry"): OPERATOR,
@@ -64,6 +96,16 @@ ROUTE_RULES: dict[tuple[str, str], str] = {
     ("POST", f"{_LCM}/subscriptions"): OPERATOR,
     ("GET", f"{_LCM}/subscriptions/{{sub_id}}"): READER,
     ("DELETE", f"{_LCM}/subscriptions/{{sub_id}}"): OPERATOR,
+    # SOL003 VNF fault management (alarms are the instance's tenant's)
+    ("GET", "/vnffm/api_versions"): PUBLIC,
+    ("GET", f"{_FM}/api_versions"): PUBLIC,
+    ("GET", f"{_FM}/alarms"): READER,
+    ("GET", f"{_FM}/alarms/{{alarm_id}}"): READER,
+    ("PATCH", f"{_FM}/alarms/{{alarm_id}}"): OPERATOR,
+    ("GET", f"{_FM}/subscriptions"): READER,
+    ("POST", f"{_FM}/subscriptions"): OPERATOR,
+    ("GET", f"{_FM}/subscriptions/{{sub_id}}"): READER,
+    ("DELETE", f"{_FM}/subscriptions/{{sub_id}}"): OPERATOR,
     # SOL005 VNF packages
     ("GET", f"{_PKG}/vnf_packages"): READER,
     ("POST", f"{_PKG}/vnf_packages"): OPERATOR,

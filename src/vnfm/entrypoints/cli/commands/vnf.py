@@ -12,7 +12,14 @@ from vnfm.entrypoints.cli.client import ApiError, VnfmClient
 from vnfm.entrypoints.cli.context import CliContext, filter_option, json_option, pass_cc
 from vnfm.entrypoints.cli.files import load_json_object, required_json_object
 from vnfm.entrypoints.cli.lcm_task import lcm_task
-from vnfm.entrypoints.cli.render import VNF_COLUMNS, op_warnings, render_cluster_nodes, render_vnf, render_warnings
+from vnfm.entrypoints.cli.render import (
+    VNF_COLUMNS,
+    op_warnings,
+    render_alarms,
+    render_cluster_nodes,
+    render_vnf,
+    render_warnings,
+)
 
 additional_params_option = click.option(
     "--additional-params-file",
@@ -112,8 +119,18 @@ def vnf_show(cc: CliContext, vnf_id: str) -> None:
     table = cc.format == "table" and not cc.columns
     nodes = _cluster(cc, inst) if table else None
     warnings = _latest_warnings(cc, vnf_id) if table else []
+    alarms = _open_alarms(cc, vnf_id) if table else []
     cc.emit(inst, lambda i: render_vnf(i) + (f"\n\n{render_cluster_nodes(nodes, i)}" if nodes else "")
+            + (f"\n\n{render_alarms(alarms)}" if alarms else "")
             + (f"\n\n{render_warnings(warnings)}" if warnings else ""))
+
+
+def _open_alarms(cc: CliContext, vnf_id: str) -> list[dict[str, Any]]:
+    """The instance's open alarms (/vnffm/v1); none when the server cannot tell."""
+    try:
+        return cc.client.open_alarms(vnf_id)
+    except ApiError:
+        return []
 
 
 def _latest_warnings(cc: CliContext, vnf_id: str) -> list[str]:
