@@ -36,6 +36,7 @@ from vnfm.adapters.notify.auth import notify_tls, probe_callback
 from vnfm.adapters.notify.http import HttpNotifier
 from vnfm.adapters.remote.egress import EgressPolicy
 from vnfm.adapters.remote.http_fetch import fetch_package
+from vnfm.adapters.snapshots import FileSnapshotStore
 from vnfm.config import Settings
 from vnfm.domain.autoheal import AutohealPolicy
 from vnfm.domain.model import utcnow
@@ -195,6 +196,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         nodes_of=infra_drivers.nodes_of,
         telemetry=metrics,
     )
+    engine.stages.snapshots = FileSnapshotStore(settings.data_dir / "etcd-snapshots")
     metrics.track_in_flight(lambda: len(engine.running))
     metrics.track_heartbeat(lambda: engine.heartbeat.stats.last_lag, lambda: engine.heartbeat.stats.max_lag)
     if settings.run_engine:

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
+from vnfm.domain.alarms import CAUSE_SERVER_DOWN, PerceivedSeverity
 from vnfm.entrypoints.api.console.session import COOKIE
+from vnfm.service.fm.alarms import Finding
 
 from .conftest import MASTER_PW, WORKER_PW, Api, ApiFactory, seed_body
 from .test_oauth2 import SECRETS, bearer, clients, token_of
@@ -86,7 +88,7 @@ async def test_fleet_instance_and_operation_pages(secured: tuple[Api, str, str])
     assert f"/console/ops/{op_id}" in fleet.text and "FAILED_TEMP" in fleet.text
     assert re.search(r'<span class="n">1</span> NOT_INSTANTIATED', fleet.text)
     inst = await api.c.get(f"/console/instances/{inst_id}", headers=cookie)
-    assert inst.status_code == 200 and "Alarms are not watched" in inst.text and "INSTANTIATE" in inst.text
+    assert inst.status_code == 200 and "No open alarm" in inst.text and "INSTANTIATE" in inst.text
     op = await api.c.get(f"/console/ops/{op_id}", headers=cookie)
     assert op.status_code == 200 and "What to do next" in op.text and 'id="error"' in op.text
     assert 'id="retry-button"' in op.text and 'id="rollback-button"' in op.text and 'id="fail-button"' in op.text
@@ -145,14 +147,9 @@ async def test_an_operator_retries_through_a_csrf_safe_form(secured: tuple[Api, 
     assert again.status_code == 409 and "FAILED_TEMP" in again.text  # said on a page, not as JSON
 
 
-async def test_a_cluster_shows_its_nodes_and_alarms_when_a_source_exists(onboarded: tuple[Api, str, str]) -> None:
+async def test_a_cluster_shows_its_nodes_and_open_alarms(onboarded: tuple[Api, str, str]) -> None:
     api, _pkg, vnfd_id = onboarded  # no authentication configured: the anonymous admin, no login
     inst_id = await api.instantiated(vnfd_id)
-
-    class Alarms:
-        def open_alarms(self, instance_id: str) -> list[dict[str, Any]]:
-            return [{"id": "a1", "managedObjectId": instance_id, "perceivedSeverity": "CRITICAL",
-                     "alarmRaisedTime": "2026-01-01T00:00:00Z", "probableCause": "node NotReady"}]
 
     assert (await api.c.get("/console/login")).status_code == 303
     fleet = (await api.c.get("/console/")).text
@@ -160,8 +157,9 @@ async def test_a_cluster_shows_its_nodes_and_alarms_when_a_source_exists(onboard
     page = (await api.c.get(f"/console/instances/{inst_id}")).text
     assert "Kubernetes nodes" in page and "Ready" in page and "Not read" not in page, page
     assert re.search(r"API server: <code>https://[0-9.]+:\d+/\S*</code>", page), page
-    assert "No open alarm" not in page and "Alarms are not watched" in page
-    api.core.extras["alarms"] = Alarms()
+    assert "No open alarm" in page and "CRITICAL" not in page
+    down = Finding(CAUSE_SERVER_DOWN, ("server w-1 is SHUTOFF",), PerceivedSeverity.CRITICAL)
+    api.core.alarms.record(inst_id, "default", {"vnfc-w1": down})  # as the health watcher raises it
     page = (await api.c.get(f"/console/instances/{inst_id}")).text
-    assert "CRITICAL" in page and "node NotReady" in page
+    assert "CRITICAL" in page and "server w-1 is SHUTOFF" in page and "No open alarm" not in page
     assert MASTER_PW not in page and WORKER_PW not in page

@@ -15,7 +15,7 @@ import pytest
 
 from vnfm.config import Settings
 from vnfm.entrypoints.api.server import ServerHandle, start_in_thread
-from vnfm.examples import example_csar
+from vnfm.examples import example_csar, example_csar_version
 
 from .conftest import Cli
 from .test_tackerclient import INSTANTIATE, MASTER_PW
@@ -142,14 +142,21 @@ def test_retry_rollback_fail_with_the_stock_client_v2(cli: Cli, vnfd_id: str, tm
     assert [s["Instantiation State"] for s in states] == ["INSTANTIATED", "NOT_INSTANTIATED"]
 
 
-@pytest.mark.xfail(strict=True, reason="needs h26-upgrade")
 def test_change_vnfpkg_with_the_stock_client_v2(cli: Cli, vnfd_id: str, tmp_path: Path) -> None:
+    """A Kubernetes upgrade (README "Kubernetes upgrades") driven by `openstack vnflcm change-vnfpkg`."""
     inst_id = cli.http.post("/vnflcm/v1/vnf_instances", json={"vnfdId": vnfd_id}).json()["id"]
     assert cli.http.post(f"/vnflcm/v1/vnf_instances/{inst_id}/instantiate", json=INSTANTIATE).status_code == 202
     cli.wait_new_op(inst_id, set())
+    pkg_id = cli.http.post("/vnfpkgm/v1/vnf_packages", json={}).json()["id"]
+    newer = "5f2a9c1e-7b3d-4e8a-9c6f-0000000000c1"
+    r = cli.http.put(f"/vnfpkgm/v1/vnf_packages/{pkg_id}/package_content",
+                     content=example_csar_version("1.1", newer), headers={"Content-Type": "application/zip"})
+    assert r.status_code == 202, r.text
     change = tmp_path / "change_vnfpkg.json"
-    change.write_text(json.dumps({"vnfdId": vnfd_id, "additionalParams": {}}))
+    change.write_text(json.dumps({"vnfdId": newer, "additionalParams": {
+        "k8s_cluster_installation_param": {"kubernetes_version": "1.31.2"}}}))
     n = set(cli.ops_of(inst_id))
     _accepted(cli, "vnflcm", "change-vnfpkg", inst_id, str(change))
     op = cli.wait_new_op(inst_id, n)
     assert op["operation"] == "CHANGE_VNFPKG"
+    assert cli.json(*V2, "vnflcm", "show", inst_id)["VNFD ID"] == newer

@@ -64,6 +64,7 @@ class LcmOperation(StrEnum):
     OPERATE = "OPERATE"
     CHANGE_EXT_CONN = "CHANGE_EXT_CONN"
     MODIFY_INFO = "MODIFY_INFO"
+    CHANGE_VNFPKG = "CHANGE_VNFPKG"
 
 
 class OpState(StrEnum):

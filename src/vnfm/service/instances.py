@@ -19,12 +19,11 @@ from vnfm.domain.model import InstantiationState, LcmOperation, OpOcc, OpState, 
 from vnfm.domain.scaling import initial_scale_levels, scaled_levels, target_counts
 from vnfm.domain.vnfd import Flavour
 from vnfm.packaging import k8s_manifests
+from vnfm.service import change_pkg, views
 from vnfm.service import params as engine_params
 from vnfm.service import requests as rq
-from vnfm.service import views
 from vnfm.service.notifications import Notifications
 from vnfm.service.packages import PackageService
-from vnfm.service.pkg_change import ChangeVnfPkgNotImplemented
 from vnfm.service.ports import Condition, InfraContext, InfraDriver, MgmtDriver, Notifier, PackageFiles, UowFactory
 from vnfm.service.vims import VimService
 
@@ -32,7 +31,7 @@ from vnfm.service.vims import VimService
 IGNORE_DEPENDENTS = "ignore_dependent_cnfs"
 
 
-class InstanceService(ChangeVnfPkgNotImplemented):
+class InstanceService:
     def __init__(
         self,
         uow: UowFactory,
@@ -90,11 +89,9 @@ class InstanceService(ChangeVnfPkgNotImplemented):
         if inst is None:
             raise NotFound(f"VNF instance {inst_id} does not exist")
         return inst
-
     def list(self) -> builtins.list[VnfInstance]:
         with self.uow() as uow:
             return uow.instances.list()
-
     def page(self, conditions: Sequence[Condition], after_id: str | None, limit: int,
              omit: frozenset[str] = frozenset()) -> builtins.list[VnfInstance]:
         """One list page, narrowed in the database (a superset of the matches: see ports.Condition);
@@ -286,6 +283,13 @@ class InstanceService(ChangeVnfPkgNotImplemented):
 
         return self._start(inst_id, LcmOperation.TERMINATE, params, prepare)
 
+    def change_vnfpkg(self, inst_id: str, body: Any) -> OpOcc:
+        req = rq.parse(rq.ChangeCurrentVnfPkgRequest, body)  # a cluster VNF: a Kubernetes upgrade
+        occ = self._start(inst_id, LcmOperation.CHANGE_VNFPKG, rq.dump(req),
+                          lambda i, o: change_pkg.prepare(self, req, i, o))
+        self.packages.set_usage(occ.plan["new"]["vnf_pkg_id"], True)
+        return occ
+
     # =============================================================== occurrences
     def op_get(self, op_id: str) -> OpOcc:
         with self.uow() as uow:
@@ -297,17 +301,14 @@ class InstanceService(ChangeVnfPkgNotImplemented):
     def op_list(self) -> builtins.list[OpOcc]:
         with self.uow() as uow:
             return uow.op_occs.list()
-
     def op_page(self, conditions: Sequence[Condition], after_id: str | None, limit: int) -> builtins.list[OpOcc]:
         with self.uow() as uow:
             return uow.op_occs.page(conditions, after_id, limit)
 
     def retry(self, op_id: str) -> OpOcc:
         return self._resolve(op_id, "retry")
-
     def rollback(self, op_id: str) -> OpOcc:
         return self._resolve(op_id, "rollback")
-
     def fail(self, op_id: str) -> OpOcc:
         return self._resolve(op_id, "fail")
 

@@ -366,6 +366,14 @@ class NodeAccess(abc.ABC):
         (HostKeyChanged otherwise). The caller closes the session (`await ex.close()`)."""
 
 
+class SnapshotStore(Protocol):
+    """Copies of cluster snapshots (an etcd snapshot taken before an upgrade) kept by the VNFM,
+    off the cluster, per VNF instance; bounded in count and size by the adapter."""
+
+    def put(self, instance_id: str, name: str, data: bytes) -> str: ...  # -> where (for the log)
+    def get(self, instance_id: str, name: str) -> bytes | None: ...
+
+
 # ============================================================================= management drivers
 @dataclass
 class LcmContext:
@@ -402,6 +410,10 @@ class LcmContext:
     # this driver's declared parameters, parsed: instantiate's, or the stored ones with this
     # request's merged in by the driver's declared rule (None: the driver declares none)
     params: Any = None
+    # the VNFM's store of snapshot copies (None: none configured); `phase`: which part of a
+    # multi-stage hook the engine runs (change_vnfpkg: snapshot, control_plane, workers)
+    snapshots: SnapshotStore | None = None
+    phase: str = ""
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,16 @@ class HealVnfRequest(_Strict):
         return [v] if isinstance(v, str) else v
 
 
+class ChangeCurrentVnfPkgRequest(_Strict):
+    vnfdId: str
+    extVirtualLinks: list[ExtVirtualLinkData] | None = None
+    extManagedVirtualLinks: list[dict[str, Any]] | None = None
+    vimConnectionInfo: list[VimConnectionInfo] | None = None
+    additionalParams: dict[str, Any] | None = None
+    extensions: dict[str, Any] | None = None
+    vnfConfigurableProperties: dict[str, Any] | None = None
+
+
 class TerminateVnfRequest(_Strict):
     terminationType: Literal["FORCEFUL", "GRACEFUL"]
     gracefulTerminationTimeout: int | None = None

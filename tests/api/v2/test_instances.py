@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import json
 
+from vnfm.examples import example_csar_version
+
 from ..conftest import MASTER_PW, seed_body
 from . import schemas as s
 from .conftest import V2, VERSION, V2Api, check, problem, v2_instantiate
+
+NEW_VNFD = "5f2a9c1e-7b3d-4e8a-9c6f-000000000011"
 
 
 async def test_lifecycle_through_v2(v2: V2Api) -> None:
@@ -121,18 +125,25 @@ async def test_refused_requests_create_nothing(v2: V2Api) -> None:
     assert (await v2.show(inst_id))["instantiationState"] == "NOT_INSTANTIATED"
 
 
-async def test_change_vnfpkg_is_validated_then_not_implemented_here(v2: V2Api) -> None:
-    """The engine operation comes with branch h26-upgrade; until then, as v1's unsupported tasks: 404."""
+async def test_change_vnfpkg_upgrades_the_cluster(v2: V2Api) -> None:
+    """SOL003 v3.3.1 change_vnfpkg on the same engine as v1 (README "Kubernetes upgrades")."""
     inst_id = (await v2.create())["id"]
     url = f"{V2}/vnf_instances/{inst_id}/change_vnfpkg"
     problem(await v2.c.post(url, json={"additionalParams": {}}), 400, "vnfdId")
     problem(await v2.c.post(url, json={"vnfdId": v2.vnfd_id, "vnfPkgId": "x"}), 400, "vnfPkgId")
     problem(await v2.c.post(url, json={"vnfdId": v2.vnfd_id, "vimConnectionInfo": [{"id": "a"}]}), 400,
             "vimConnectionInfo")
-    body = problem(await v2.c.post(url, json={"vnfdId": v2.vnfd_id, "additionalParams": {"upgrade": True}}), 404,
-                   "CHANGE_VNFPKG", "not implemented")
-    assert body["operation"] == "CHANGE_VNFPKG"
+    problem(await v2.c.post(url, json={"vnfdId": v2.vnfd_id}), 409, "NOT_INSTANTIATED")
     problem(await v2.c.post(f"{V2}/vnf_instances/nope/change_vnfpkg", json={"vnfdId": v2.vnfd_id}), 404, "nope")
+    await v2.run(inst_id, "instantiate", v2_instantiate())
+    pkg_id = await v2.api.create_package()
+    assert (await v2.api.upload(pkg_id, example_csar_version("1.1", NEW_VNFD))).status_code == 202
+    up = {"k8s_cluster_installation_param": {"kubernetes_version": "1.31.2"}}
+    problem(await v2.c.post(url, json={"vnfdId": v2.vnfd_id, "additionalParams": up}), 422, "already runs")
+    occ = await v2.run(inst_id, "change_vnfpkg", {"vnfdId": NEW_VNFD, "additionalParams": up})
+    assert occ["operation"] == "CHANGE_VNFPKG"
+    shown = await v2.show(inst_id)
+    assert shown["vnfdId"] == NEW_VNFD and shown["vnfdVersion"] == "1.1"
 
 
 async def test_tasks_vnfm_does_not_implement_answer_404_naming_them(v2: V2Api) -> None:

@@ -23,11 +23,9 @@ TASKS = {
     "change_flavour": "CHANGE_FLAVOUR",
     "operate": "OPERATE",
     "change_ext_conn": "CHANGE_EXT_CONN",
-    "change_vnfpkg": "CHANGE_VNFPKG",
 }
-TASKS_V2 = {**{t: op for t, op in TASKS.items() if t != "change_vnfpkg"},
-            "create_snapshot": "CREATE_SNAPSHOT", "revert_to_snapshot": "REVERT_TO_SNAPSHOT"}
-IMPLEMENTED = "INSTANTIATE, SCALE, HEAL, TERMINATE, MODIFY_INFO"
+TASKS_V2 = {**TASKS, "create_snapshot": "CREATE_SNAPSHOT", "revert_to_snapshot": "REVERT_TO_SNAPSHOT"}
+IMPLEMENTED = "INSTANTIATE, SCALE, HEAL, TERMINATE, MODIFY_INFO, CHANGE_VNFPKG"
 
 
 def _add(target: APIRouter, task: str, operation: str, suffix: str = "") -> None:

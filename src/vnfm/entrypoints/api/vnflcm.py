@@ -92,6 +92,12 @@ async def heal(request: Request, inst_id: str) -> Response:
     return _accepted(request, await off_loop(app_of(request).instances.heal, inst_id, await json_body(request)))
 
 
+@router.post("/v1/vnf_instances/{inst_id}/change_vnfpkg")
+async def change_vnfpkg(request: Request, inst_id: str) -> Response:
+    return _accepted(request, await off_loop(app_of(request).instances.change_vnfpkg, inst_id,
+                                             await json_body(request)))
+
+
 @router.post("/v1/vnf_instances/{inst_id}/terminate")
 async def terminate(request: Request, inst_id: str) -> Response:
     return _accepted(request, await off_loop(app_of(request).instances.terminate, inst_id, await json_body(request)))

@@ -222,8 +222,9 @@ class ClusterParams(Params):
     worker: NodeParams = doc("the worker nodes", "000-004", default=..., alias="worker_node")
     proxy: ProxyParams = doc("HTTP proxy for the nodes (package installs, image pulls)", "000-004",
                              default=ProxyParams())
-    kubernetes_version: KubernetesVersion = doc("Kubernetes version to install (1.x.y); a scale or heal may not "
-                                                "change it", default=DEFAULT_K8S_VERSION)
+    kubernetes_version: KubernetesVersion = doc("Kubernetes version to install (1.x.y); a change_vnfpkg upgrades "
+                                                "it one minor version up; a scale or heal joins nodes of the "
+                                                "control plane's minor only", default=DEFAULT_K8S_VERSION)
     node_ready_timeout: Seconds = doc("how long a joining node may take to become Ready", default=600.0)
     drain_timeout: Seconds = doc("how long a drain before removal or heal may take", default=300.0)
     registries: list[RegistryConnection] = doc("private registries every node pulls from (instantiate, "

@@ -14,6 +14,7 @@ from vnfm.adapters.nodes.ssh import (
     registry,
     registry_vnf,
     storage,
+    upgrade,
 )
 from vnfm.adapters.nodes.ssh.base import Handler
 
@@ -27,4 +28,5 @@ ALL_HANDLERS: Mapping[type, Handler] = {
     **kubernetes.HANDLERS,
     **kubeadm.HANDLERS,
     **kubespray.HANDLERS,
+    **upgrade.HANDLERS,
 }

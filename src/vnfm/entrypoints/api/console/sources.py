@@ -1,31 +1,22 @@
 """What the console reads besides the records: the nodes of a cluster's Kubernetes VIM (their
-Ready condition and kubelet version, asked of its API server, bounded in time) and, when a fault
-management service is part of this server, the instance's open alarms.
-
-The alarm source is optional: a service that keeps alarms puts an `AlarmSource` in
-`App.extras["alarms"]`; without one the page says that alarms are not watched."""
+Ready condition and kubelet version, asked of its API server, bounded in time) and the instance's
+open alarms (the fault management service's, as /vnffm/v1 shows them)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from vnfm.adapters.kube.nodes import node_health
 from vnfm.bootstrap import App
+from vnfm.domain.alarms import alarm_info
 from vnfm.domain.errors import VnfmError
 from vnfm.service.views import masked
 
 log = logging.getLogger("vnfm.console")
 NODES_TIMEOUT = 6.0
-
-
-@runtime_checkable
-class AlarmSource(Protocol):
-    def open_alarms(self, instance_id: str) -> list[dict[str, Any]]:
-        """The instance's alarms not cleared, as SOL003 Alarm documents (newest first)."""
-        ...
 
 
 @dataclass
@@ -53,15 +44,8 @@ async def cluster_nodes(core: App, vim_id: str | None) -> Nodes:
     return Nodes(rows=rows, endpoint=endpoint)
 
 
-def alarm_source(core: App) -> AlarmSource | None:
-    found = core.extras.get("alarms")
-    return found if isinstance(found, AlarmSource) else None
-
-
-async def open_alarms(core: App, instance_id: str) -> list[dict[str, Any]] | None:
-    """The open alarms (secrets masked), or None when no alarm source is part of this server."""
-    source = alarm_source(core)
-    if source is None:
-        return None
-    found = await asyncio.to_thread(source.open_alarms, instance_id)
-    return [masked(a) for a in found if isinstance(a, dict)]
+async def open_alarms(core: App, instance_id: str) -> list[dict[str, Any]]:
+    """The instance's alarms not cleared, as SOL003 Alarm documents (newest first, secrets masked)."""
+    found = await asyncio.to_thread(core.alarms.open_for, instance_id)
+    found.sort(key=lambda a: a.alarm_raised_time, reverse=True)
+    return [masked(alarm_info(a)) for a in found]

@@ -15,6 +15,7 @@ from vnfm.adapters.infra.simulator.twin import (
     registry,
     registry_vnf,
     storage,
+    upgrade,
 )
 
 ALL_HANDLERS: Mapping[type, Any] = {
@@ -26,6 +27,7 @@ ALL_HANDLERS: Mapping[type, Any] = {
     **storage.HANDLERS,
     **kubespray_nodes.HANDLERS,
     **lb.HANDLERS,
+    **upgrade.HANDLERS,
 }
 # steps that run on operator hosts (outside the VNF, e.g. the Ansible server: twin/operator.py)
 OPERATOR_HANDLERS: Mapping[type, Any] = {
