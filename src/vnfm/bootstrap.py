@@ -146,8 +146,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         return SqlAlchemyUnitOfWork(session_factory, box)
 
     seal_stored(uow(), box)
-    _rotate_secrets(uow(), box)
-    check_stored(uow(), box)  # keys that decrypt nothing stored: the start fails, naming the setting
+    _rotate_secrets(uow, box)
     metrics = Metrics()
     egress = EgressPolicy.of(settings.egress_allow_networks, settings.egress_deny_networks)
     tls = notify_tls(settings.notify_client_cert, settings.notify_client_key)
@@ -267,11 +266,14 @@ class _OutboxSource:
             u.commit()
 
 
-def _rotate_secrets(uow: SqlAlchemyUnitOfWork, box: SecretBox) -> None:
-    rotated = rotate_stored(uow, box)
+def _rotate_secrets(uow: Callable[[], SqlAlchemyUnitOfWork], box: SecretBox) -> None:
+    """Re-encrypt with the newest key when rotating; then keys that decrypt nothing stored stop the
+    start (OperationFailed: `vnfm server` says so in one line, exit 2) before the engine runs."""
+    rotated = rotate_stored(uow(), box)
     if rotated:
         log.warning("secret key rotation: %d stored rows re-encrypted with the newest key of secret_key; "
                     "the older keys can go once every process runs with the new list", rotated)
+    check_stored(uow(), box)
 
 
 def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Settings,
