@@ -12,7 +12,7 @@ from starlette.types import ASGIApp
 from vnfm import __version__
 from vnfm.bootstrap import App, build
 from vnfm.config import Settings
-from vnfm.entrypoints.api import health, problem, tacker_vims, unsupported, vnffm, vnflcm, vnfm_ext, vnfpkgm
+from vnfm.entrypoints.api import backups, health, problem, tacker_vims, unsupported, vnffm, vnflcm, vnfm_ext, vnfpkgm
 from vnfm.entrypoints.api.access import AccessLog
 from vnfm.entrypoints.api.auth import oauth2
 from vnfm.entrypoints.api.auth.authenticate import Authenticator
@@ -89,6 +89,7 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
     app.include_router(v2_vnflcm.router)
     app.include_router(v2_subscriptions.router)
     app.include_router(vnfm_ext.router)
+    app.include_router(backups.router)
     if settings.simulator:  # the simulated cloud's API and fault injection exist only while it is a VIM
         app.include_router(vnfm_ext.sim_router)
         if settings.fault_injection:
