@@ -17,7 +17,7 @@ from vnfm.adapters.db import SqlAlchemyUnitOfWork, fleet_counts, make_session_fa
 from vnfm.adapters.db.backups import SqlBackupSchedule
 from vnfm.adapters.db.engine import DbLimits, is_memory_url
 from vnfm.adapters.db.liveness import SqlLiveness, liveness_engine
-from vnfm.adapters.db.reseal import rotate_stored, seal_stored
+from vnfm.adapters.db.reseal import check_stored, rotate_stored, seal_stored
 from vnfm.adapters.infra.bindings import InfraDrivers
 from vnfm.adapters.infra.kubernetes import KubernetesInfraDriver
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
@@ -157,7 +157,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         return SqlAlchemyUnitOfWork(session_factory, box)
 
     seal_stored(uow(), box)
-    _rotate_secrets(uow(), box)
+    _rotate_secrets(uow, box)
     metrics = Metrics()
     egress = EgressPolicy.of(settings.egress_allow_networks, settings.egress_deny_networks)
     tls = notify_tls(settings.notify_client_cert, settings.notify_client_key)
@@ -304,11 +304,14 @@ class _OutboxSource:
             u.commit()
 
 
-def _rotate_secrets(uow: SqlAlchemyUnitOfWork, box: SecretBox) -> None:
-    rotated = rotate_stored(uow, box)
+def _rotate_secrets(uow: Callable[[], SqlAlchemyUnitOfWork], box: SecretBox) -> None:
+    """Re-encrypt with the newest key when rotating; then keys that decrypt nothing stored stop the
+    start (OperationFailed: `vnfm server` says so in one line, exit 2) before the engine runs."""
+    rotated = rotate_stored(uow(), box)
     if rotated:
         log.warning("secret key rotation: %d stored rows re-encrypted with the newest key of secret_key; "
                     "the older keys can go once every process runs with the new list", rotated)
+    check_stored(uow(), box)
 
 
 def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Settings,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import os
+import ssl
 import tomllib
 from contextvars import ContextVar
 from pathlib import Path
@@ -340,6 +341,36 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
         _CONFIG_FILE.reset(token)
 
 
+def _tls_problems(settings: Settings) -> list[str]:
+    """The server's certificate and key load together (a PEM that is not one, a key of another
+    certificate), as uvicorn would load them only once the engine runs."""
+    if settings.tls_cert is None or settings.tls_key is None:
+        return []
+    if not (os.access(settings.tls_cert, os.R_OK) and os.access(settings.tls_key, os.R_OK)):
+        return []  # said above
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(settings.tls_cert, settings.tls_key)
+    except (ssl.SSLError, OSError) as exc:
+        why = getattr(exc, "reason", None) or exc.strerror or str(exc)
+        return [f"setting tls_cert / tls_key (env {ENV_PREFIX}TLS_CERT / {ENV_PREFIX}TLS_KEY): {settings.tls_cert} "
+                f"and {settings.tls_key} do not load as a certificate and its key ({why})"]
+    return []
+
+
+def _key_file_problems(settings: Settings) -> list[str]:
+    """Without secret_key, <data_dir>/secret.key (when there) holds a Fernet key."""
+    path = settings.data_dir / "secret.key"
+    if settings.secret_key or not path.exists():
+        return []
+    try:
+        parse_keys(path.read_text(encoding="ascii").strip() or "-")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not a Fernet key"
+        return [f"secret key file {path} ({why}): restore it from your backup, or give the key in "
+                f"{ENV_PREFIX}SECRET_KEY; a new key cannot decrypt the stored credentials"]
+    return []
+
+
 def check_runtime(settings: Settings, ping: Any = None) -> None:
     """The data directory can be written, the TLS files read and (given `ping(url)`) the database
     answers; SettingsError with one line per problem otherwise."""
@@ -357,6 +388,7 @@ def check_runtime(settings: Settings, ping: Any = None) -> None:
         path = getattr(settings, name)
         if path is not None and not os.access(path, os.R_OK):
             problems.append(f"setting {name} (env {ENV_PREFIX}{name.upper()}): {path} cannot be read")
+    problems += _tls_problems(settings) + _key_file_problems(settings)
     if ping is not None and not problems:
         try:
             ping(settings.database_url)
