@@ -161,6 +161,13 @@ class Settings(BaseSettings):
     autoheal_after: float = Field(default=30.0, ge=0)
     autoheal_max_unhealthy: float = Field(default=0.4, ge=0, le=1)
     autoheal_max_per_hour: int = Field(default=3, ge=0)
+    # Scheduled etcd backups of cluster VNFs (service/backups.py), each with a restore drill: seconds
+    # between two backups of a cluster whose instantiate request set no `etcd_backup` (0: off, the
+    # default; the request's `etcd_backup.interval` turns it on per cluster), how many the VNFM's store
+    # keeps per cluster, how often a process looks for clusters due (0: no backup task in this process).
+    etcd_backup_interval: float = Field(default=0.0, ge=0)
+    etcd_backup_keep: int = Field(default=7, ge=1, le=20)
+    etcd_backup_round: float = Field(default=60.0, ge=0)
     # Lists longer than this are paged (SOL013 5.4.2: Link rel="next"); 0 sends every item at once.
     page_size: int = Field(default=1000, ge=0)
     # Extra hook bindings: implementation/artifact name -> driver name ("a=b,c=d").

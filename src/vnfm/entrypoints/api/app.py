@@ -13,6 +13,7 @@ from vnfm import __version__
 from vnfm.bootstrap import App, build
 from vnfm.config import Settings
 from vnfm.entrypoints.api import (
+    backups,
     doctor,
     health,
     openapi,
@@ -100,6 +101,7 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
     app.include_router(v2_vnflcm.router)
     app.include_router(v2_subscriptions.router)
     app.include_router(vnfm_ext.router)
+    app.include_router(backups.router)
     if settings.simulator:  # the simulated cloud's API and fault injection exist only while it is a VIM
         app.include_router(vnfm_ext.sim_router)
         if settings.fault_injection:

@@ -277,6 +277,11 @@ class VnfmClient:
         result: dict[str, Any] = self._json("GET", f"{LCM}/vnf_instances/{vnf_id}")
         return result
 
+    def backups(self, vnf_id: str) -> dict[str, Any]:
+        """The instance's scheduled etcd backups and restore drills (vnfm's extension)."""
+        result: dict[str, Any] = self._json("GET", f"/vnfm/v1/vnf_instances/{vnf_id}/backups")
+        return result
+
     def open_alarms(self, vnf_id: str) -> list[dict[str, Any]]:
         """The instance's alarms not cleared (SOL003 /vnffm/v1/alarms)."""
         flt = f"(eq,managedObjectId,{vnf_id});(neq,perceivedSeverity,CLEARED)"

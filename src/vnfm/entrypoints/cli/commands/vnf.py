@@ -16,6 +16,7 @@ from vnfm.entrypoints.cli.render import (
     VNF_COLUMNS,
     op_warnings,
     render_alarms,
+    render_backups,
     render_cluster_nodes,
     render_vnf,
     render_warnings,
@@ -120,9 +121,19 @@ def vnf_show(cc: CliContext, vnf_id: str) -> None:
     nodes = _cluster(cc, inst) if table else None
     warnings = _latest_warnings(cc, vnf_id) if table else []
     alarms = _open_alarms(cc, vnf_id) if table else []
+    backup = _backups(cc, vnf_id) if table else None
     cc.emit(inst, lambda i: render_vnf(i) + (f"\n\n{render_cluster_nodes(nodes, i)}" if nodes else "")
+            + (f"\n\n{render_backups(backup)}" if backup and backup.get("scheduled") else "")
             + (f"\n\n{render_alarms(alarms)}" if alarms else "")
             + (f"\n\n{render_warnings(warnings)}" if warnings else ""))
+
+
+def _backups(cc: CliContext, vnf_id: str) -> dict[str, Any] | None:
+    """The instance's etcd backups (vnfm's extension); none when the server cannot tell."""
+    try:
+        return cc.client.backups(vnf_id)
+    except ApiError:
+        return None
 
 
 def _open_alarms(cc: CliContext, vnf_id: str) -> list[dict[str, Any]]:
