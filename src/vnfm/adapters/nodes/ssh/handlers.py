@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vnfm.adapters.nodes.ssh import (
+    backup,
     certs,
     etcd,
     hosts,
@@ -31,4 +32,5 @@ ALL_HANDLERS: Mapping[type, Handler] = {
     **kubespray.HANDLERS,
     **certs.HANDLERS,
     **upgrade.HANDLERS,
+    **backup.HANDLERS,
 }

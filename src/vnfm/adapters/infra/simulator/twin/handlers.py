@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vnfm.adapters.infra.simulator.twin import (
+    backup,
     certs,
     cluster,
     etcd,
@@ -30,6 +31,7 @@ ALL_HANDLERS: Mapping[type, Any] = {
     **lb.HANDLERS,
     **certs.HANDLERS,
     **upgrade.HANDLERS,
+    **backup.HANDLERS,
 }
 # steps that run on operator hosts (outside the VNF, e.g. the Ansible server: twin/operator.py)
 OPERATOR_HANDLERS: Mapping[type, Any] = {
