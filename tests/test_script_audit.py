@@ -29,6 +29,10 @@ Against what each runs (script(s): real program(s) or API; the tests):
 - prepare_volume: blkid, mkfs.ext4, mount on a loop device; engine storage heal (stand-ins in
   the registry/volume scripts test)
 - registry_client, registry_serve: docker-registry, skopeo; registry
+- cert_expiry: the real openssl on openssl-made kubeadm and Kubespray trees; certificates (issue 27)
+- cert_renew: recording stand-ins for kubeadm (re-signing with the real openssl), crictl, kubectl's
+  /readyz, and an openssl s_server as the restarted API server (the served certificate is checked
+  with the real openssl s_client); certificates
 - etcd_snapshot_save, etcd_snapshot_fetch (issue 26): the machine's etcd 3.4 on loopback, run
   with bash (not over SSH); tests/unit/nodesteps/test_etcd_snapshot_scripts.py
 """
@@ -65,10 +69,14 @@ NFS = IT + "test_nfs.py::test_nfs_export_and_pv"
 NFS_SEVERAL = K + "test_standin_registry_volume_node_scripts.py::test_several_nfs_exports_served_together_by_ganesha"
 BECOME = IT + "test_ssh_become.py::test_authorized_key_step_through_sudo_keeps_the_login_users_file"
 SNAPSHOTS = "tests/unit/nodesteps/test_etcd_snapshot_scripts.py::test_save_fetch_and_bound"
+CERTS = IT + "test_certificates.py::test_kubeadm_layout_read_with_openssl_and_renewed"
+CERTS_KUBESPRAY = IT + "test_certificates.py::test_kubespray_layout"
 
 # script -> the tests that run it against a real program or the simulated Kubernetes API
 SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "apply_pv": (KUBECTL, ENGINE_STORAGE),
+    "cert_expiry": (CERTS, CERTS_KUBESPRAY),
+    "cert_renew": (CERTS, CERTS_KUBESPRAY),
     "authorized_key": (BECOME, KS_PLAYBOOKS, KS_DRIVER, ENGINE_KUBESPRAY),
     "containerd_registries": (CONTAINERD,),
     "delete_node": (KUBECTL, KUBEADM, MASTER_HEAL, ENGINE, KS_DRIVER),

@@ -15,6 +15,7 @@ from typing import Any
 
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, fleet_counts, make_session_factory, migrate, ping
 from vnfm.adapters.db.backups import SqlBackupSchedule
+from vnfm.adapters.db.certificates import SqlCertificateWatch
 from vnfm.adapters.db.engine import DbLimits, is_memory_url
 from vnfm.adapters.db.liveness import SqlLiveness, liveness_engine
 from vnfm.adapters.db.reseal import check_stored, rotate_stored, seal_stored
@@ -46,6 +47,7 @@ from vnfm.domain.model import utcnow
 from vnfm.domain.vnfd import Vnfd
 from vnfm.service import views, views_v2
 from vnfm.service.backups import BackupPolicy, BackupSchedule, Resolvers
+from vnfm.service.certificates import WatchPolicy, build_watch
 from vnfm.service.fm.alarms import AlarmService
 from vnfm.service.fm.autoheal import AutoHeal
 from vnfm.service.fm.health import HealthCheck
@@ -91,8 +93,14 @@ class App:
                 self.watcher.start()
             if self.backups is not None:  # one etcd backup task per process (service/backups.py)
                 self.extras["backups_task"] = asyncio.create_task(self.backups.run(self._backups_stop))
+            if self.settings.cert_check_interval > 0:  # one watch task per process (service/certificates.py)
+                stop = self.extras["cert_watch_stop"] = asyncio.Event()
+                self.extras["cert_watch_task"] = asyncio.create_task(self.extras["cert_watch"].run(stop))
 
     async def stop(self) -> None:
+        if "cert_watch_task" in self.extras:
+            self.extras["cert_watch_stop"].set()
+            await self.extras.pop("cert_watch_task")
         if "backups_task" in self.extras:
             self._backups_stop.set()
             await self.extras.pop("backups_task")
@@ -172,7 +180,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     vims.ensure_default()
     if sim is None:
         sim = default_sim_cloud(settings)
-    twin = twin or TwinConfig(default_latency=settings.sim_node_step_time)
+    twin = twin or TwinConfig(default_latency=settings.sim_node_step_time, cert_validity_s=settings.sim_cert_validity)
     if twin.kube_api is None:
         twin.kube_api = KubeApiServer(settings.data_dir / "sim-kube-api", settings.sim_kube_api_host,
                                       settings.sim_kube_api_port)
@@ -216,7 +224,8 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         notifier=notifier, worker_id=settings.worker_id,
         on_cancel=engine.request_cancel if settings.run_engine else None, infra=infra_drivers,
     )
-    extras: dict[str, Any] = {"kube_api": twin.kube_api}
+    extras: dict[str, Any] = {"kube_api": twin.kube_api, "twin": twin,
+                              "cert_watch": _cert_watch(settings, uow, notifier, instances, session_factory)}
     return App(settings=settings, uow=uow, packages=packages, instances=instances, vims=vims,
                subscriptions=subscriptions, alarms=(alarms := AlarmService(uow, notifier, settings.worker_id)),
                engine=engine, mgmt=mgmt, sim=sim,
@@ -252,6 +261,12 @@ def _backups(settings: Settings, uow: Any, factory: Any, engine: LcmEngine, metr
     policy = BackupPolicy(interval=settings.etcd_backup_interval, keep=settings.etcd_backup_keep,
                           round_every=settings.etcd_backup_round)
     return BackupSchedule(table, get_instance, res, policy, settings.worker_id)
+
+
+def _cert_watch(settings: Settings, uow: Any, notifier: Notifier, instances: InstanceService, factory: Any) -> Any:
+    policy = WatchPolicy(settings.cert_check_interval, settings.cert_warn_days * 86400,
+                         settings.cert_renew_days * 86400, settings.cert_auto_renew)
+    return build_watch(uow, notifier, instances, SqlCertificateWatch(factory), policy, settings.worker_id)
 
 
 def _health_watcher(settings: Settings, uow: Any, alarms: AlarmService, instances: InstanceService,

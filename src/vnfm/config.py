@@ -113,6 +113,16 @@ class Settings(BaseSettings):
     sim_internal_pool: str = "10.64.0.0/10"
     # How long each node step on a simulated VM takes (the twin of kubeadm, etcd, ...; 0: instant).
     sim_node_step_time: float = Field(default=0.0, ge=0)
+    # How long the certificates of a simulated control plane last (kubeadm: one year); tests
+    # shorten it to reach certificate expiry
+    sim_cert_validity: float = Field(default=365 * 86400.0, gt=0)
+    # The clusters' certificate expiry watch (service/certificates.py): seconds between two checks
+    # of an instance (0: no watch in this process), the warning's and the automatic renewal's
+    # thresholds in days before the earliest expiry, and whether renewal is automatic (off).
+    cert_check_interval: float = Field(default=3600.0, ge=0)
+    cert_warn_days: float = Field(default=45.0, ge=0)
+    cert_renew_days: float = Field(default=30.0, ge=0)
+    cert_auto_renew: bool = False
     # The simulated clusters' Kubernetes API listener (HTTPS); port 0: any free port, chosen when
     # the first cluster registers as a VIM (a fixed port keeps registered VIM URLs valid across restarts).
     sim_kube_api_host: str = "127.0.0.1"

@@ -124,7 +124,7 @@ COMMANDS: dict[tuple[str, ...], list[str]] = {
     ("sim",): ["state"],
     ("subscription",): ["create", "delete", "list", "show"],
     ("vim",): ["delete", "kubeconfig", "list", "register", "show"],
-    ("vnf",): ["create", "delete", "heal", "instantiate", "list", "scale", "show", "terminate"],
+    ("vnf",): ["create", "delete", "heal", "instantiate", "list", "renew-certificates", "scale", "show", "terminate"],
 }
 
 

@@ -167,6 +167,22 @@ notification_outbox = Table(
     Column("body", JSON(), nullable=False),
 )
 
+# The certificate expiry watch (service/certificates.py, migration 0010): one row per instantiated
+# instance, claimed for a check by one conditional UPDATE of `next_check` (one process checks a
+# given instance per period); `certs`: the earliest notAfter (Unix time) of each certificate over
+# the cluster's control planes, read by the metric; `warned_for` / `renew_for`: the earliest
+# notAfter a warning was sent for / an automatic renewal was started for (each once).
+certificate_watch = Table(
+    "certificate_watch",
+    metadata,
+    Column("instance_id", String(ID), ForeignKey("vnf_instances.id", ondelete="CASCADE"), primary_key=True),
+    Column("next_check", Float(), nullable=False, index=True),
+    Column("owner", String(ID), nullable=True),
+    Column("certs", JSON(), nullable=True),
+    Column("warned_for", Float(), nullable=True),
+    Column("renew_for", Float(), nullable=True),
+)
+
 # Free-form state for other adapters (e.g. the simulated cloud), one JSON value per key.
 kv = Table(
     "kv",

@@ -14,6 +14,7 @@ from vnfm.bootstrap import App, build
 from vnfm.config import Settings
 from vnfm.entrypoints.api import (
     backups,
+    certificates,
     doctor,
     health,
     openapi,
@@ -102,6 +103,7 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
     app.include_router(v2_subscriptions.router)
     app.include_router(vnfm_ext.router)
     app.include_router(backups.router)
+    app.include_router(certificates.router)
     if settings.simulator:  # the simulated cloud's API and fault injection exist only while it is a VIM
         app.include_router(vnfm_ext.sim_router)
         if settings.fault_injection:

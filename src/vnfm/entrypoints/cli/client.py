@@ -364,6 +364,10 @@ class VnfmClient:
     def delete_vim(self, vim_id: str) -> None:
         self.request("DELETE", f"{VIMS}/{vim_id}")
 
+    def certificates(self, vnf_id: str) -> Any:
+        """A cluster's certificate expiry dates (vnfm's extension route)."""
+        return self._json("GET", f"/vnfm/v1/vnf_instances/{vnf_id}/certificates")
+
     # --- what is wrong with the server ---
     def doctor(self) -> dict[str, Any]:
         result: dict[str, Any] = self._json("GET", "/vnfm/v1/doctor")

@@ -114,6 +114,23 @@ def render_warnings(warnings: list[str]) -> str:
     return "Warnings:\n" + "\n".join(f"  - {w}" for w in warnings) if warnings else ""
 
 
+def render_certificates(view: dict[str, Any]) -> str:
+    """`vnf show`: the first certificate to expire, then each control plane's dates."""
+    first = view.get("earliest")
+    head = f"Certificates (read {view.get('checkedAt')}"
+    if first:
+        head += (f"; first to expire: {first.get('name')} on {first.get('node')}, {first.get('notAfter')}, "
+                 f"{first.get('daysLeft')} days left")
+    head += (f"; last renewed {view['renewedAt']}" if view.get("renewedAt") else "") + "):"
+    rows = [{"node": n.get("node"), "certificate": c.get("name"), "notAfter": c.get("notAfter")}
+            for n in view.get("nodes") or [] for c in n.get("certificates") or []]
+    text = head + "\n" + render_table(rows, [("NODE", key("node")), ("CERTIFICATE", key("certificate")),
+                                             ("NOT AFTER", key("notAfter"))])
+    for u in view.get("unreadable") or []:
+        text += f"\n  not read on {u.get('node')}: {u.get('reason')}"
+    return text
+
+
 def render_op(op: dict[str, Any]) -> str:
     """An operation occurrence's fields, its warnings, then its error (if any) as one line."""
     text = render_fields(op)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vnfm.adapters.mgmt.cluster import backup, endpoint, etcd, nodes, vim
+from vnfm.adapters.mgmt.cluster import backup, certs, endpoint, etcd, nodes, vim
 from vnfm.adapters.mgmt.cluster import params as P
 from vnfm.adapters.mgmt.cluster.checks import check_cluster
 from vnfm.adapters.mgmt.cluster.topology import gather, open_cluster, pin
@@ -26,6 +26,7 @@ from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
 class KubeadmDriver(MgmtDriver):
     name = "kubeadm"
     declared = P.DECLARED
+    renews_certificates = True  # its heal_end renews certificates in place (service/heal_plan.py)
     # Tacker's samples bind no change_current_package hooks: the driver of the other hooks runs them
     implicit_hooks = frozenset({"change_current_package_start", "change_current_package_end"})
 
@@ -71,6 +72,7 @@ class KubeadmDriver(MgmtDriver):
         c = open_cluster(ctx)
         try:
             await install(c)
+            await certs.record(c)
         finally:
             await c.close()
 
@@ -118,6 +120,7 @@ class KubeadmDriver(MgmtDriver):
                 await add_workers(c, admin, added, cp_endpoint)
                 ctx.progress(f"node(s) {', '.join(n.name for n in added)} joined and Ready")
             await nodes.hosts(c, c.nodes)
+            await certs.record(c)
         finally:
             await c.close()
 
@@ -135,6 +138,13 @@ class KubeadmDriver(MgmtDriver):
             await c.close()
 
     async def heal_end(self, ctx: LcmContext) -> None:
+        if (ctx.request.get("additionalParams") or {}).get("renew_certificates") is True:
+            c = open_cluster(ctx)
+            try:
+                await certs.renew(c)
+            finally:
+                await c.close()
+            return
         if ctx.heal_entire:
             vim_id = ctx.state.get("heal_entire_vim_id") or ctx.state.get("vim_id")
             ctx.state.pop("host_keys", None)
@@ -147,6 +157,7 @@ class KubeadmDriver(MgmtDriver):
         c = open_cluster(ctx)
         try:
             await heal.after(c)
+            await certs.record(c)
         finally:
             await c.close()
 
@@ -161,6 +172,8 @@ class KubeadmDriver(MgmtDriver):
                 await upgrade.roll_back(c, ctx.phase)
             else:
                 await upgrade.upgrade(c, ctx.phase)
+            if ctx.phase == "control_plane":  # `kubeadm upgrade` renews the certificates (or a revert restores them)
+                await certs.record(c)
         finally:
             await c.close()
 

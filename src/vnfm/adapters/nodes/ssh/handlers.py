@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from vnfm.adapters.nodes.ssh import (
     backup,
+    certs,
     etcd,
     hosts,
     kubeadm,
@@ -29,6 +30,7 @@ ALL_HANDLERS: Mapping[type, Handler] = {
     **kubernetes.HANDLERS,
     **kubeadm.HANDLERS,
     **kubespray.HANDLERS,
+    **certs.HANDLERS,
     **upgrade.HANDLERS,
     **backup.HANDLERS,
 }

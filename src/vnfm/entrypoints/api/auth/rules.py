@@ -128,6 +128,8 @@ ROUTE_RULES: dict[tuple[str, str], str] = {
     ("GET", "/vnfm/v1/vims/{vim_id}/kubeconfig"): OPERATOR,
     ("DELETE", "/vnfm/v1/vims/{vim_id}"): OPERATOR,
     ("GET", "/vnfm/v1/vnf_instances/{inst_id}/backups"): READER,  # scheduled etcd backups, drills
+    ("GET", "/vnfm/v1/vnf_instances/{inst_id}/certificates"): READER,
+    ("POST", "/vnfm/v1/vnf_instances/{inst_id}/renew_certificates"): OPERATOR,
     # Tacker's VIM API (python-tackerclient)
     ("GET", "/v1.0/vims"): READER,
     ("GET", "/v1.0/vims.json"): READER,

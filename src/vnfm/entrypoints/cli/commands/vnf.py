@@ -17,6 +17,7 @@ from vnfm.entrypoints.cli.render import (
     op_warnings,
     render_alarms,
     render_backups,
+    render_certificates,
     render_cluster_nodes,
     render_vnf,
     render_warnings,
@@ -120,12 +121,25 @@ def vnf_show(cc: CliContext, vnf_id: str) -> None:
     table = cc.format == "table" and not cc.columns
     nodes = _cluster(cc, inst) if table else None
     warnings = _latest_warnings(cc, vnf_id) if table else []
+    certs = _certificates(cc, inst) if table else None
     alarms = _open_alarms(cc, vnf_id) if table else []
     backup = _backups(cc, vnf_id) if table else None
     cc.emit(inst, lambda i: render_vnf(i) + (f"\n\n{render_cluster_nodes(nodes, i)}" if nodes else "")
+            + (f"\n\n{render_certificates(certs)}" if certs else "")
             + (f"\n\n{render_backups(backup)}" if backup and backup.get("scheduled") else "")
             + (f"\n\n{render_alarms(alarms)}" if alarms else "")
             + (f"\n\n{render_warnings(warnings)}" if warnings else ""))
+
+
+def _certificates(cc: CliContext, inst: dict[str, Any]) -> dict[str, Any] | None:
+    """The cluster's certificate dates, when a driver recorded them (a cluster VNF)."""
+    if inst.get("instantiationState") != "INSTANTIATED":
+        return None
+    try:
+        view = cc.client.certificates(str(inst.get("id")))
+    except ApiError:
+        return None
+    return view if isinstance(view, dict) and view.get("known") else None
 
 
 def _backups(cc: CliContext, vnf_id: str) -> dict[str, Any] | None:
@@ -266,6 +280,20 @@ def vnf_heal(
     if not body.get("vnfcInstanceId") and not yes:
         click.confirm(f"No VNFC named: heal the entire VNF {vnf_id} (every VNFC is rebuilt)?", abort=True)
     return client.heal(vnf_id, body)
+
+
+@vnf.command("renew-certificates")
+@click.argument("vnf_id")
+@lcm_task("Heal")
+def vnf_renew_certificates(client: VnfmClient, vnf_id: str) -> str:
+    """Renew a cluster's control-plane certificates in place, one master at a time (a HEAL with
+    additionalParams.renew_certificates; no VNFC is replaced). Dates: `vnfm vnf show VNF_ID`.
+
+    \b
+    Example:
+      vnfm vnf renew-certificates VNF_ID --wait
+    """
+    return client.heal(vnf_id, {"additionalParams": {"renew_certificates": True}})
 
 
 @vnf.command("terminate")

@@ -7,6 +7,7 @@ from typing import Any
 
 from vnfm.adapters.infra.simulator.twin import (
     backup,
+    certs,
     cluster,
     etcd,
     hosts,
@@ -28,6 +29,7 @@ ALL_HANDLERS: Mapping[type, Any] = {
     **storage.HANDLERS,
     **kubespray_nodes.HANDLERS,
     **lb.HANDLERS,
+    **certs.HANDLERS,
     **upgrade.HANDLERS,
     **backup.HANDLERS,
 }
