@@ -69,6 +69,8 @@ NFS = IT + "test_nfs.py::test_nfs_export_and_pv"
 NFS_SEVERAL = K + "test_standin_registry_volume_node_scripts.py::test_several_nfs_exports_served_together_by_ganesha"
 BECOME = IT + "test_ssh_become.py::test_authorized_key_step_through_sudo_keeps_the_login_users_file"
 SNAPSHOTS = "tests/unit/nodesteps/test_etcd_snapshot_scripts.py::test_save_fetch_and_bound"
+DRILL = "tests/unit/nodesteps/test_etcd_snapshot_scripts.py::test_restore_drill"
+BACKUP = IT + "test_etcd_backup.py::test_backup_and_restore_drill_on_real_etcd"
 CERTS = IT + "test_certificates.py::test_kubeadm_layout_read_with_openssl_and_renewed"
 CERTS_KUBESPRAY = IT + "test_certificates.py::test_kubespray_layout"
 
@@ -86,7 +88,8 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "drain_node": (KUBECTL, KUBEADM, ENGINE, KS_DRIVER),
     "etcd_health": (ETCD, MASTER_HEAL, ENGINE),
     "etcd_member_add": (ETCD,),
-    "etcd_snapshot_fetch": (SNAPSHOTS,),
+    "etcd_restore_drill": (DRILL, BACKUP),
+    "etcd_snapshot_fetch": (SNAPSHOTS, BACKUP),
     "etcd_snapshot_save": (SNAPSHOTS,),
     "etcd_member_list": (ETCD, KUBEADM, MASTER_HEAL, ENGINE),
     "etcd_member_remove": (ETCD, MASTER_HEAL, ENGINE),

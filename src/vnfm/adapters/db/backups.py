@@ -1,4 +1,4 @@
-"""The etcd backup schedule's table (`etcd_backups`, migration 0013): claiming instances due for a
+"""The etcd backup schedule's table (`etcd_backups`, migration 0009): claiming instances due for a
 backup, recording what a backup did, and the metrics' read. Each statement runs on its own
 autocommit connection: a claim is one conditional write whose row count says whether this process
 won the instance (one process backs up a given instance per period, as the certificate watch)."""

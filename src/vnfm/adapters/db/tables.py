@@ -233,7 +233,7 @@ Index("ix_vnf_lcm_op_occs_start_time_id", vnf_lcm_op_occs.c.start_time, vnf_lcm_
 Index("ix_subscriptions_kind_created_at_id", subscriptions.c.kind, subscriptions.c.created_at, subscriptions.c.id)
 Index("ix_alarms_alarm_raised_time_id", alarms.c.alarm_raised_time, alarms.c.id)
 
-# Scheduled etcd backups (service/backups.py, migration 0013): one row per instantiated instance,
+# Scheduled etcd backups (service/backups.py, migration 0009): one row per instantiated instance,
 # claimed by one conditional UPDATE of `next_at` (one process backs up a given instance per period);
 # `last`: the latest attempt's record, `last_ok`: the latest successful backup's (size, keys, digest,
 # the restore drill's outcome), read by the metrics and the API.

@@ -2,7 +2,7 @@
 earliest notAfter of each of its cluster's certificates, what was warned about / renewed).
 
 Revision ID: 0010
-Revises: 0013
+Revises: 0009
 Create Date: 2026-11-26 00:00:00
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0010"
-down_revision = "0013"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """Scheduled etcd backups: one row per instantiated instance (who backs it up next, when, the
 latest attempt and the latest successful backup with its restore drill).
 
-Revision ID: 0013
+Revision ID: 0009
 Revises: 0008
 Create Date: 2026-11-26 03:00:00
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0013"
+revision = "0009"
 down_revision = "0008"
 branch_labels = None
 depends_on = None
