@@ -29,8 +29,12 @@ Against what each runs (script(s): real program(s) or API; the tests):
 - prepare_volume: blkid, mkfs.ext4, mount on a loop device; engine storage heal (stand-ins in
   the registry/volume scripts test)
 - registry_client, registry_serve: docker-registry, skopeo; registry
+- cert_expiry: the real openssl on openssl-made kubeadm and Kubespray trees; certificates (issue 27)
+- cert_renew: recording stand-ins for kubeadm (re-signing with the real openssl), crictl, kubectl's
+  /readyz, and an openssl s_server as the restarted API server (the served certificate is checked
+  with the real openssl s_client); certificates
 - etcd_snapshot_save, etcd_snapshot_fetch (issue 26): the machine's etcd 3.4 on loopback, run
-  with bash (not over SSH); tests/unit/nodesteps/test_etcd_snapshot_scripts.py; and over SSH with
+  with bash (not over SSH); tests/unit/nodesteps/test_etcd_snapshot_scripts.py; over SSH also as in the next line
 - etcd_snapshot_put, etcd_snapshot_restore: etcd 3.4 / etcdctl on test hosts (saved on one, put
   back and restored on another, an etcd serving the restored data; a corrupt snapshot refused);
   upgrade node scripts
@@ -76,10 +80,16 @@ UPGRADE = K + "test_upgrade_node_scripts.py::"
 SNAPSHOT_RESTORE = UPGRADE + "test_etcd_snapshot_put_back_and_restore_real_etcd"
 AT_VERSION = UPGRADE + "test_node_at_version_real_kubectl_against_the_simulated_api"
 KUBEADM_UPGRADE = UPGRADE + "test_kube_packages_and_kubeadm_upgrade_strict_standins"
+DRILL = "tests/unit/nodesteps/test_etcd_snapshot_scripts.py::test_restore_drill"
+BACKUP = IT + "test_etcd_backup.py::test_backup_and_restore_drill_on_real_etcd"
+CERTS = IT + "test_certificates.py::test_kubeadm_layout_read_with_openssl_and_renewed"
+CERTS_KUBESPRAY = IT + "test_certificates.py::test_kubespray_layout"
 
 # script -> the tests that run it against a real program or the simulated Kubernetes API
 SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "apply_pv": (KUBECTL, ENGINE_STORAGE),
+    "cert_expiry": (CERTS, CERTS_KUBESPRAY),
+    "cert_renew": (CERTS, CERTS_KUBESPRAY),
     "authorized_key": (BECOME, KS_PLAYBOOKS, KS_DRIVER, ENGINE_KUBESPRAY),
     "containerd_registries": (CONTAINERD,),
     "delete_node": (KUBECTL, KUBEADM, MASTER_HEAL, ENGINE, KS_DRIVER),
@@ -89,7 +99,8 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "drain_node": (KUBECTL, KUBEADM, ENGINE, KS_DRIVER),
     "etcd_health": (ETCD, MASTER_HEAL, ENGINE),
     "etcd_member_add": (ETCD,),
-    "etcd_snapshot_fetch": (SNAPSHOTS, SNAPSHOT_RESTORE),
+    "etcd_restore_drill": (DRILL, BACKUP),
+    "etcd_snapshot_fetch": (SNAPSHOTS, BACKUP, SNAPSHOT_RESTORE),
     "etcd_snapshot_put": (SNAPSHOT_RESTORE,),
     "etcd_snapshot_restore": (SNAPSHOT_RESTORE,),
     "etcd_snapshot_save": (SNAPSHOTS, SNAPSHOT_RESTORE),

@@ -90,8 +90,15 @@ class FleetCollector(Collector):
             for sev in sorted({s.value for s in PerceivedSeverity if s is not PerceivedSeverity.CLEARED}
                               | set(snap.open_alarms)):
                 open_alarms.add_metric([sev], snap.open_alarms.get(sev, 0))
+        certs = GaugeMetricFamily("vnfm_cluster_certificate_expiry_timestamp_seconds",
+                                  "When a certificate of a cluster's control planes expires (Unix time; the "
+                                  "earliest over its masters), as the certificate watch last recorded it",
+                                  labels=["vnf_instance_id", "cert"])
+        if snap is not None:
+            for (inst_id, cert), t in sorted(snap.certificates.items()):
+                certs.add_metric([inst_id, cert], t)
         if described or snap is not None:
-            yield from (occ, oldest, inst, open_alarms)
+            yield from (occ, oldest, inst, open_alarms, certs)
 
 
 def register_fleet(registry: CollectorRegistry, counts: Callable[[], FleetCounts], *, database: str,

@@ -12,6 +12,10 @@ LCM_OCC_NOTIFICATION = "VnfLcmOperationOccurrenceNotification"
 NOTIFICATION_TYPES = frozenset(
     {LCM_OCC_NOTIFICATION, "VnfIdentifierCreationNotification", "VnfIdentifierDeletionNotification"}
 )
+# vnfm's own notification types on the VNF LCM subscriptions: delivered only to subscriptions whose
+# filter lists them in notificationTypes (opt-in: a SOL003 client never sees a type it does not know)
+CERT_EXPIRY_NOTIFICATION = "VnfmCertificateExpiryNotification"
+OPT_IN_NOTIFICATION_TYPES = frozenset({CERT_EXPIRY_NOTIFICATION})
 OPERATION_TYPES = frozenset({"INSTANTIATE", "SCALE", "SCALE_TO_LEVEL", "CHANGE_FLAVOUR", "TERMINATE", "HEAL",
                              "OPERATE", "CHANGE_EXT_CONN", "MODIFY_INFO"})
 # SOL003 v3.3.1 LcmOperationType (a v2 subscription's filter may name these)

@@ -19,7 +19,7 @@ from vnfm.domain.model import InstantiationState, LcmOperation, OpOcc, OpState, 
 from vnfm.domain.scaling import initial_scale_levels, scaled_levels, target_counts
 from vnfm.domain.vnfd import Flavour
 from vnfm.packaging import k8s_manifests
-from vnfm.service import change_pkg, views
+from vnfm.service import change_pkg, heal_plan, views
 from vnfm.service import params as engine_params
 from vnfm.service import requests as rq
 from vnfm.service.notifications import Notifications
@@ -230,31 +230,7 @@ class InstanceService:
         def prepare(inst: VnfInstance, occ: OpOcc) -> None:
             occ.is_automatic_invocation, flavour = automatic, self._flavour(inst)
             self._validate_with_drivers(flavour, "HEAL", params, inst, occ)
-            extra = req.additionalParams or {}
-            if req.vnfcInstanceId:
-                unknown = [i for i in req.vnfcInstanceId if inst.resources.by_id(i) is None]
-                if unknown:
-                    raise UnprocessableEntity(
-                        f"vnfcInstanceId {', '.join(unknown)} is not a VNFC of VNF instance {inst.id}"
-                    )
-                ids = list(dict.fromkeys(req.vnfcInstanceId))
-                occ.plan.update(
-                    entire=False,
-                    vnfc_ids=ids,
-                    old=[dataclasses.asdict(inst.resources.by_id(i)) for i in ids],  # type: ignore[arg-type]
-                    keep_storage=not bool(extra.get("all", False)),
-                )
-            else:
-                deps = self.vims.dependents(inst.id)
-                if deps:
-                    self._note(occ, f"warning: CNF instance(s) {', '.join(d.label for d in deps)} run on this "
-                                    "cluster's Kubernetes VIM: heal entire rebuilds the cluster without their "
-                                    "workloads and does not re-apply them; heal each of them (entire) afterwards")
-                occ.plan.update(
-                    entire=True,
-                    old=[dataclasses.asdict(v) for v in inst.resources.vnfcs],
-                    counts=target_counts(flavour, inst.instantiation_level_id, inst.scale_levels),
-                )
+            heal_plan.plan(req, inst, occ, flavour, mgmt=self.mgmt, vims=self.vims, note=self._note)
 
         return self._start(inst_id, LcmOperation.HEAL, params, prepare)
 

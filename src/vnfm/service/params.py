@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from pydantic import StrictBool
+
 from vnfm.domain.errors import BadRequest, UnprocessableEntity
 from vnfm.domain.model import LcmOperation
 from vnfm.domain.params import Declared, PackagePath, Params, PythonName, Text, doc, nearest
@@ -37,6 +39,9 @@ class EngineParams(Params):
                                         inert=USER_DATA_NOT_RUN)
     user_data_class: PythonName | None = doc("its class name", "000-004", alias="lcm-operation-user-data-class",
                                              inert="vnfm never runs package Python")
+    renew_certificates: StrictBool = doc("heal: renew the cluster's control-plane certificates in place, one master "
+                                         "at a time, replacing no VNFC (the flavour's heal_end driver must renew "
+                                         "certificates: kubeadm's and Kubespray's do)", default=False)
     ignore_dependent_cnfs: bool = doc("terminate of a cluster VNF: go ahead although CNFs still run on its "
                                       "Kubernetes VIM", default=False)
 
@@ -48,6 +53,7 @@ DRIVER_OPERATIONS = frozenset({LcmOperation.INSTANTIATE, LcmOperation.SCALE, Lcm
 # the engine's keys that only one operation reads (any other operation would ignore them: refused)
 ENGINE_KEY_OPERATIONS: dict[str, LcmOperation] = {
     "all": LcmOperation.HEAL,
+    "renew_certificates": LcmOperation.HEAL,
     "vnfc_instance_ids": LcmOperation.SCALE,
     "vnfcInstanceIds": LcmOperation.SCALE,
     "ignore_dependent_cnfs": LcmOperation.TERMINATE,

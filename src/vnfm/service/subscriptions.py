@@ -17,6 +17,7 @@ from vnfm.domain.notifications import (
     OPERATION_STATES,
     OPERATION_TYPES,
     OPERATION_TYPES_V2,
+    OPT_IN_NOTIFICATION_TYPES,
     PKGM_NOTIFICATION_TYPES,
 )
 from vnfm.service import requests as rq
@@ -40,8 +41,8 @@ def _check_enums(flt: dict[str, Any], enums: tuple[tuple[str, frozenset[str] | s
 
 
 def _check_filter(flt: dict[str, Any]) -> None:
-    _check_enums(flt, (("notificationTypes", NOTIFICATION_TYPES), ("operationTypes", OPERATION_TYPES),
-                       ("operationStates", OPERATION_STATES)))
+    _check_enums(flt, (("notificationTypes", NOTIFICATION_TYPES | OPT_IN_NOTIFICATION_TYPES),
+                       ("operationTypes", OPERATION_TYPES), ("operationStates", OPERATION_STATES)))
 
 
 LCCN_FILTER_KEYS = {"vnfInstanceSubscriptionFilter", "notificationTypes", "operationTypes", "operationStates"}

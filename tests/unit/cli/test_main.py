@@ -115,7 +115,8 @@ def test_every_command_has_help_with_an_example() -> None:
 
 # the commands `vnfm --help` and each group's --help listed before the CLI was split by group
 COMMANDS: dict[tuple[str, ...], list[str]] = {
-    (): ["auth", "demo", "dev", "op", "package", "server", "sim", "subscription", "vim", "vnf"],
+    (): ["auth", "completion", "demo", "dev", "doctor", "healthcheck", "op", "package", "server", "sim",
+         "subscription", "vim", "vnf"],
     ("auth",): ["hash-secret", "new-secret-key", "rotate-key"],
     ("dev",): ["params-doc"],
     ("op",): ["cancel", "fail", "list", "retry", "rollback", "show", "watch"],
@@ -123,7 +124,7 @@ COMMANDS: dict[tuple[str, ...], list[str]] = {
     ("sim",): ["state"],
     ("subscription",): ["create", "delete", "list", "show"],
     ("vim",): ["delete", "kubeconfig", "list", "register", "show"],
-    ("vnf",): ["create", "delete", "heal", "instantiate", "list", "scale", "show", "terminate"],
+    ("vnf",): ["create", "delete", "heal", "instantiate", "list", "renew-certificates", "scale", "show", "terminate"],
 }
 
 

@@ -101,3 +101,11 @@ def test_scale_type_is_case_insensitive(fake: FakeVnfm, tmp_path: Path) -> None:
     res = run(fake, "vnf", "scale", vnf_id, "--type", "scale_out", "--aspect-id", "worker_instance")
     assert res.exit_code == 0, res.output
     assert fake.bodies("POST", "/scale")[0]["type"] == "SCALE_OUT"
+
+
+def test_renew_certificates_is_a_heal_with_the_declared_key(fake: FakeVnfm, tmp_path: Path) -> None:
+    vnf_id = new_vnf(fake)
+    run(fake, "vnf", "instantiate", vnf_id, request_file(tmp_path, SEED_REQUEST), "--wait")
+    res = run(fake, "vnf", "renew-certificates", vnf_id, "--wait")
+    assert res.exit_code == 0, res.output
+    assert fake.bodies("POST", "/heal") == [{"additionalParams": {"renew_certificates": True}}]

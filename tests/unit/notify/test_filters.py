@@ -188,3 +188,14 @@ PKG_INFO = {"vnfProvider": "Company", "vnfProductName": "P", "vnfSoftwareVersion
 )
 def test_matches_pkgm_subscription(flt: dict[str, Any], info: dict[str, Any] | None, expected: bool) -> None:
     assert matches_pkgm_subscription(flt, PKG_NOTE, info) is expected
+
+
+def test_vnfm_extension_types_are_opt_in() -> None:
+    """VnfmCertificateExpiryNotification reaches only subscriptions that list it: a SOL003 client
+    with no notificationTypes filter never gets a type it does not know."""
+    n = {"notificationType": "VnfmCertificateExpiryNotification", "vnfInstanceId": "i1"}
+    assert not matches_subscription(None, n)
+    assert not matches_subscription({"notificationTypes": ["VnfLcmOperationOccurrenceNotification"]}, n)
+    assert matches_subscription({"notificationTypes": ["VnfmCertificateExpiryNotification"]}, n)
+    assert not matches_subscription({"notificationTypes": ["VnfmCertificateExpiryNotification"],
+                                     "vnfInstanceSubscriptionFilter": {"vnfInstanceIds": ["i2"]}}, n)

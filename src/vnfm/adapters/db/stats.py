@@ -2,7 +2,8 @@
 the time the oldest of each entered its state) and instances by instantiation state. Two GROUP BY
 queries on indexed columns, in one read-only connection: no transaction is begun (on SQLite a unit
 of work's `BEGIN IMMEDIATE` would take the write lock), so a scrape never waits for or blocks the
-engine's writes. Also the open alarms by perceived severity (a third GROUP BY, issue 28)."""
+engine's writes. Also the open alarms by perceived severity (a third GROUP BY, issue 28) and the
+certificate watch's expiry dates (one read of its rows, issue 27)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from vnfm.adapters.db.tables import alarms, vnf_instances, vnf_lcm_op_occs
+from vnfm.adapters.db.tables import alarms, certificate_watch, vnf_instances, vnf_lcm_op_occs
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,9 @@ class FleetCounts:
     instances: dict[str, int] = field(default_factory=dict)
     # perceivedSeverity -> number of alarms not cleared
     open_alarms: dict[str, int] = field(default_factory=dict)
+    # (instance id, certificate) -> its earliest notAfter (Unix time), as the certificate watch
+    # last recorded it (instantiated instances only)
+    certificates: dict[tuple[str, str], float] = field(default_factory=dict)
 
 
 def fleet_counts(factory: sessionmaker[Session]) -> FleetCounts:
@@ -35,13 +39,19 @@ def fleet_counts(factory: sessionmaker[Session]) -> FleetCounts:
     by_state = select(inst.instantiation_state, func.count()).group_by(inst.instantiation_state)
     by_severity = select(alarms.c.perceived_severity, func.count()).where(alarms.c.cleared.is_(False)) \
         .group_by(alarms.c.perceived_severity)
+    w = certificate_watch.c
+    certs = select(w.instance_id, w.certs) \
+        .select_from(certificate_watch.join(vnf_instances, inst.id == w.instance_id)) \
+        .where(inst.instantiation_state == "INSTANTIATED", w.certs.is_not(None))
     with factory.kw["bind"].connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         rows = conn.execute(by_op).all()
         inst_rows = conn.execute(by_state).all()
         alarm_rows = conn.execute(by_severity).all()
+        cert_rows = conn.execute(certs).all()
     return FleetCounts(
         occurrences={(op, state): int(n) for op, state, n, _ in rows},
         oldest_entered={(op, state): oldest for op, state, _, oldest in rows if oldest is not None},
         instances={state: int(n) for state, n in inst_rows},
         open_alarms={str(sev): int(n) for sev, n in alarm_rows},
+        certificates={(i, str(c)): float(t) for i, cs in cert_rows for c, t in (cs or {}).items()},
     )

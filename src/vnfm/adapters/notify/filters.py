@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vnfm.domain.alarms import ALARM_NOTIFICATION, FM_NOTIFICATION_TYPES
-from vnfm.domain.notifications import LCM_OCC_NOTIFICATION, PKGM_NOTIFICATION_TYPES
+from vnfm.domain.notifications import LCM_OCC_NOTIFICATION, OPT_IN_NOTIFICATION_TYPES, PKGM_NOTIFICATION_TYPES
 
 # The keys of the instance filter that need the instance's data (not just its id).
 INSTANCE_DATA_KEYS = ("vnfdIds", "vnfProductsFromProviders", "vnfInstanceNames")
@@ -110,6 +110,8 @@ def matches_subscription(
     ntype = notification.get("notificationType")
     if not _in(ntype, flt.get("notificationTypes")):
         return False
+    if ntype in OPT_IN_NOTIFICATION_TYPES and ntype not in (_listed(flt.get("notificationTypes")) or ()):
+        return False  # vnfm's own types: only to subscriptions that name them
     if ntype == LCM_OCC_NOTIFICATION:
         if not _in(notification.get("operation"), flt.get("operationTypes")):
             return False

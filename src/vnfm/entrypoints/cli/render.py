@@ -89,8 +89,46 @@ def render_alarms(alarms: list[dict[str, Any]]) -> str:
     return "Open alarms:\n" + "\n".join(lines)
 
 
+def render_backups(b: dict[str, Any]) -> str:
+    """One line: the newest etcd backup (age, size) and its restore drill, or the latest failure."""
+    ok, drill, last = b.get("lastBackup"), b.get("lastDrill"), b.get("lastAttempt") or {}
+    if ok:
+        text = (f"etcd backup: newest {ok['at']} ({_age(ok['ageSeconds'])} old, {ok['sizeBytes']} bytes, "
+                f"{ok['keys']} keys)")
+        text += (f"; restore drill {drill['result']} at {drill['at']}" + (f" ({drill['reason']})" if drill.get("reason")
+                 else f" ({drill['keys']} keys)")) if drill else "; no restore drill yet"
+    else:
+        text = "etcd backup: none yet"
+    if last.get("result") == "FAILED":
+        text += f"; latest attempt FAILED at {last.get('at')}: {last.get('reason')}"
+    return text + (f"; next {b['nextAt']}" if b.get("nextAt") else "")
+
+
+def _age(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 86400}d{s % 86400 // 3600}h" if s >= 86400 else f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 \
+        else f"{s // 60}m{s % 60:02d}s"
+
+
 def render_warnings(warnings: list[str]) -> str:
     return "Warnings:\n" + "\n".join(f"  - {w}" for w in warnings) if warnings else ""
+
+
+def render_certificates(view: dict[str, Any]) -> str:
+    """`vnf show`: the first certificate to expire, then each control plane's dates."""
+    first = view.get("earliest")
+    head = f"Certificates (read {view.get('checkedAt')}"
+    if first:
+        head += (f"; first to expire: {first.get('name')} on {first.get('node')}, {first.get('notAfter')}, "
+                 f"{first.get('daysLeft')} days left")
+    head += (f"; last renewed {view['renewedAt']}" if view.get("renewedAt") else "") + "):"
+    rows = [{"node": n.get("node"), "certificate": c.get("name"), "notAfter": c.get("notAfter")}
+            for n in view.get("nodes") or [] for c in n.get("certificates") or []]
+    text = head + "\n" + render_table(rows, [("NODE", key("node")), ("CERTIFICATE", key("certificate")),
+                                             ("NOT AFTER", key("notAfter"))])
+    for u in view.get("unreadable") or []:
+        text += f"\n  not read on {u.get('node')}: {u.get('reason')}"
+    return text
 
 
 def render_op(op: dict[str, Any]) -> str:

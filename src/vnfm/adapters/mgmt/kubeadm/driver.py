@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vnfm.adapters.mgmt.cluster import endpoint, etcd, nodes, vim
+from vnfm.adapters.mgmt.cluster import backup, certs, endpoint, etcd, nodes, vim
 from vnfm.adapters.mgmt.cluster import params as P
 from vnfm.adapters.mgmt.cluster.checks import check_cluster
 from vnfm.adapters.mgmt.cluster.topology import gather, open_cluster, pin
@@ -26,6 +26,7 @@ from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
 class KubeadmDriver(MgmtDriver):
     name = "kubeadm"
     declared = P.DECLARED
+    renews_certificates = True  # its heal_end renews certificates in place (service/heal_plan.py)
     # Tacker's samples bind no change_current_package hooks: the driver of the other hooks runs them
     implicit_hooks = frozenset({"change_current_package_start", "change_current_package_end"})
 
@@ -34,6 +35,9 @@ class KubeadmDriver(MgmtDriver):
                          flavour: Flavour, package: PackageFiles | None = None) -> None:
         op = str(operation)
         extra = request.get("additionalParams") or {}
+        if op != LcmOperation.INSTANTIATE and "etcd_backup" in extra:
+            raise UnprocessableEntity("additionalParams.etcd_backup: the backup schedule is set at instantiate only "
+                                      "(a later request would change it for that operation alone)")
         if op == LcmOperation.CHANGE_VNFPKG:
             check_change(P.ROOT, instance, extra)
             return
@@ -68,6 +72,7 @@ class KubeadmDriver(MgmtDriver):
         c = open_cluster(ctx)
         try:
             await install(c)
+            await certs.record(c)
         finally:
             await c.close()
 
@@ -115,6 +120,7 @@ class KubeadmDriver(MgmtDriver):
                 await add_workers(c, admin, added, cp_endpoint)
                 ctx.progress(f"node(s) {', '.join(n.name for n in added)} joined and Ready")
             await nodes.hosts(c, c.nodes)
+            await certs.record(c)
         finally:
             await c.close()
 
@@ -132,6 +138,13 @@ class KubeadmDriver(MgmtDriver):
             await c.close()
 
     async def heal_end(self, ctx: LcmContext) -> None:
+        if (ctx.request.get("additionalParams") or {}).get("renew_certificates") is True:
+            c = open_cluster(ctx)
+            try:
+                await certs.renew(c)
+            finally:
+                await c.close()
+            return
         if ctx.heal_entire:
             vim_id = ctx.state.get("heal_entire_vim_id") or ctx.state.get("vim_id")
             ctx.state.pop("host_keys", None)
@@ -144,6 +157,7 @@ class KubeadmDriver(MgmtDriver):
         c = open_cluster(ctx)
         try:
             await heal.after(c)
+            await certs.record(c)
         finally:
             await c.close()
 
@@ -158,9 +172,27 @@ class KubeadmDriver(MgmtDriver):
                 await upgrade.roll_back(c, ctx.phase)
             else:
                 await upgrade.upgrade(c, ctx.phase)
+            if ctx.phase == "control_plane":  # `kubeadm upgrade` renews the certificates (or a revert restores them)
+                await certs.record(c)
         finally:
             await c.close()
 
     async def change_current_package_end(self, ctx: LcmContext) -> None:
         """Phase workers."""
         await self.change_current_package_start(ctx)
+
+    # ------------------------------------------------------------------ scheduled etcd backups
+    def backup_schedule(self, instance: VnfInstance) -> tuple[float, int] | None:
+        """The instance's own schedule (additionalParams.etcd_backup: interval, keep), if it has one."""
+        b = P.DECLARED.parse(instance.additional_params).etcd_backup
+        return (b.interval, b.keep) if b is not None else None
+
+    async def etcd_backup(self, ctx: LcmContext, keep: int) -> dict[str, Any]:
+        """A snapshot on a master, copied into the VNFM's store, and its restore drill
+        (cluster/backup.py); outside any LCM operation (service/backups.py)."""
+        c = open_cluster(ctx)
+        try:
+            await pin(c, c.masters)
+            return await backup.backup(c, keep)
+        finally:
+            await c.close()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vnfm.adapters.mgmt.cluster import vim
+from vnfm.adapters.mgmt.cluster import certs, vim
 from vnfm.adapters.mgmt.cluster.topology import pin
 from vnfm.adapters.mgmt.kubespray import lb
 from vnfm.adapters.mgmt.kubespray.install import install
@@ -24,6 +24,7 @@ from vnfm.domain.errors import OperationFailed
 from vnfm.domain.model import VnfInstance
 from vnfm.domain.vnfd import Flavour
 from vnfm.nodesteps.base import StepFailed
+from vnfm.nodesteps.certs import KUBESPRAY
 from vnfm.nodesteps.kubernetes import UncordonNode
 from vnfm.nodesteps.kubespray import KubesprayCheckInventory, KubesprayRemoveInventory
 from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
@@ -35,6 +36,7 @@ class KubesprayDriver(MgmtDriver):
     # although seed 002's VNFD binds instantiate_end only
     implicit_hooks = frozenset({"instantiate_start"})
     declared = DECLARED
+    renews_certificates = True  # its heal_end renews certificates in place (service/heal_plan.py)
 
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:
@@ -45,6 +47,7 @@ class KubesprayDriver(MgmtDriver):
         s = open_site(ctx)
         try:
             await install(s)
+            await certs.record(s.c, KUBESPRAY)
         finally:
             await s.close()
 
@@ -125,10 +128,25 @@ class KubesprayDriver(MgmtDriver):
         s = open_site(ctx)
         try:
             await add_workers(s, [] if ctx.rollback else s.c.of(ctx.added))
+            await certs.record(s.c, KUBESPRAY)
         finally:
             await s.close()
 
     # ------------------------------------------------------------------ heal
+    async def _renew(self, ctx: LcmContext) -> None:
+        """Certificates renewed one master at a time (kubeadm-managed ones: Kubespray's etcd
+        certificates are its own), then the LB's kubeconfig (the renewed admin.conf) and the VIM."""
+        s = open_site(ctx)
+        try:
+            async def refresh() -> None:
+                await lb.kubeconfig(s, s.c.admin())
+                await vim.register(s.c, s.c.admin(), s.api_url, extra=lb.vim_extra(s))
+
+            await pin(s.c, [s.lb_node])
+            await certs.renew(s.c, KUBESPRAY, etcd_check=False, refresh=refresh)
+        finally:
+            await s.close()
+
     async def heal_start(self, ctx: LcmContext) -> None:
         if ctx.heal_entire:
             ctx.state["heal_entire_vim_id"] = ctx.state.get("vim_id")
@@ -144,6 +162,9 @@ class KubesprayDriver(MgmtDriver):
             await s.close()
 
     async def heal_end(self, ctx: LcmContext) -> None:
+        if (ctx.request.get("additionalParams") or {}).get("renew_certificates") is True:
+            await self._renew(ctx)
+            return
         if ctx.heal_entire:
             vim_id = ctx.state.get("heal_entire_vim_id") or ctx.state.get("vim_id")
             forget_vnfc_pins(ctx)
@@ -162,6 +183,7 @@ class KubesprayDriver(MgmtDriver):
                 await lb.configure(s)
                 ctx.progress(f"external LB {s.lb_node.ssh} configured again after its VM was replaced")
                 await lb.reapply_cnf_parts(s)
+            await certs.record(s.c, KUBESPRAY)
         finally:
             await s.close()
 

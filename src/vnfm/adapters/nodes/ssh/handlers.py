@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vnfm.adapters.nodes.ssh import (
+    backup,
+    certs,
     etcd,
     hosts,
     kubeadm,
@@ -28,5 +30,7 @@ ALL_HANDLERS: Mapping[type, Handler] = {
     **kubernetes.HANDLERS,
     **kubeadm.HANDLERS,
     **kubespray.HANDLERS,
+    **certs.HANDLERS,
     **upgrade.HANDLERS,
+    **backup.HANDLERS,
 }

@@ -12,7 +12,11 @@ from vnfm.service.ports import InfraDriver
 
 
 async def heal(st: Stages, job: Job) -> None:
-    if job.plan.get("entire"):
+    if job.plan.get("renew_certificates"):
+        # in place (service/heal_plan.py): no server is replaced; the driver renews in heal_end
+        st.progress(job, "renewing the cluster's certificates in place: no VNFC is replaced")
+        await st.stage(job, "heal_end", lambda: st.hook(job, "heal_end"))
+    elif job.plan.get("entire"):
         await _heal_entire(st, job)
     else:
         await _heal_vnfcs(st, job)

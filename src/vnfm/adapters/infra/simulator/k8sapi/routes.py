@@ -16,6 +16,7 @@ from vnfm.adapters.infra.simulator.k8sapi.kinds import GROUPS, group_list, kind_
 from vnfm.adapters.infra.simulator.k8sapi.ops import Call, run
 from vnfm.adapters.infra.simulator.k8sapi.tables import table
 from vnfm.adapters.infra.simulator.twin.base import KEY, empty, sha
+from vnfm.adapters.infra.simulator.twin.certs import api_down
 
 HEALTH = ("/healthz", "/livez", "/readyz")
 
@@ -114,15 +115,19 @@ def _call(req: Request) -> Call:
 
 def answer(sim: Any, instance_id: str, req: Request, server: str) -> Answer:
     """The answer of the simulated API of VNF instance `instance_id`'s cluster to `req`."""
-    if req.path in HEALTH:
-        return Answer(200, "ok", "text/plain")
     try:
         extras = sim.extras(instance_id)
     except Exception:  # an instance id the simulated cloud cannot read
         extras = {}
+    if req.path in HEALTH:
+        down = isinstance(extras.get(KEY), dict) and api_down(_state(dict(extras)))
+        return Answer(503, "not ready", "text/plain") if down else Answer(200, "ok", "text/plain")
     st = extras.get(KEY)
     if not isinstance(st, dict) or not st.get("service_accounts"):
         return Answer(404, ApiError(404, "NotFound", f"no simulated Kubernetes cluster {instance_id}").status())
+    if api_down(_state(dict(extras))):
+        return Answer(503, ApiError(503, "ServiceUnavailable", "no API server of the cluster answers: every "
+                                    "control plane is restarting").status())
     if not _authorised(st, req.headers):
         return Answer(401, ApiError(401, "Unauthorized", "Unauthorized").status())
     try:

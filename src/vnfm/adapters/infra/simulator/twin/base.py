@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -28,6 +29,12 @@ class TwinConfig:
     # The simulated clusters' Kubernetes API (k8sapi.server.KubeApiServer); None: the process's
     # shared listener. The VIM a cluster driver registers points at it.
     kube_api: Any = None
+    # Certificates a control plane gets (init, join, renewal) last this long (kubeadm: one year);
+    # the twin's clock (`clock`, Unix time) decides when they have expired. Tests shorten the one
+    # or move the other (twin/certs.py).
+    cert_validity_s: float = 365 * 86400.0
+    clock: Callable[[], float] = time.time
+    restart_time: float = 0.0  # a control plane's static pods restarting after a certificate renewal
 
 
 def sha(text: str) -> str:

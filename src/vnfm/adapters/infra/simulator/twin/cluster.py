@@ -9,7 +9,9 @@ from typing import Any
 
 from vnfm.adapters.infra.simulator.k8sapi.budgets import blocking_budget
 from vnfm.adapters.infra.simulator.twin.base import TwinHost, fake_ca, node_on, sha
+from vnfm.adapters.infra.simulator.twin.certs import issue, require_admin
 from vnfm.nodesteps.base import StepFailed, StepResult
+from vnfm.nodesteps.certs import KUBEADM
 from vnfm.nodesteps.kubeadm import JoinInfo, KubeadmInit, KubeadmJoin, PrepareNode
 from vnfm.nodesteps.kubernetes import DeleteNode, DrainNode, LabelNode, UncordonNode, VimToken, WaitNodeReady
 from vnfm.nodesteps.upgrade import PACKAGES
@@ -45,13 +47,15 @@ def init(tw: TwinHost, host: str, sid: str, step: KubeadmInit) -> StepResult:
                          "cert_sans": list(step.cert_sans), "token_sha256": [], "cert_key_sha256": []}
         st["nodes"] = {}
         st["etcd"] = {"members": {}}
-        register(tw, st, sid, step.node, "master", step.advertise_address, ready_now=True)
+        register(tw, st, sid, step.node, "master", step.advertise_address, ready_now=True, first=True)
         return True
 
     return StepResult(tw.tx(fn))
 
 
-def register(tw: TwinHost, st: dict[str, Any], sid: str, name: str, role: str, addr: str, *, ready_now: bool) -> None:
+def register(tw: TwinHost, st: dict[str, Any], sid: str, name: str, role: str, addr: str, *, ready_now: bool,
+             first: bool = False, layout: str = KUBEADM) -> None:
+    """`first`: the kubeadm init host; `layout`: where the control plane's certificates are."""
     now = time.time()
     host = st["hosts"].setdefault(sid, {})
     kubelet = (host.get("packages") or {}).get("kubelet") or (host.get("prepared") or {}).get("version")
@@ -63,6 +67,7 @@ def register(tw: TwinHost, st: dict[str, Any], sid: str, name: str, role: str, a
     if role == "master":
         host["control_plane"] = st["cluster"].get("version")
         st["etcd"]["members"][name] = {"name": name, "peer_url": f"https://{addr}:2380", "healthy": True}
+        issue(tw, st, sid, name, layout, first=first)
     st["hosts"].setdefault(sid, {})["kubelet"] = name
 
 
@@ -74,6 +79,7 @@ def join_info(tw: TwinHost, host: str, sid: str, step: JoinInfo) -> StepResult:
         c = st["cluster"]
         if not c.get("initialized") or node_on(st, sid, "master") is None:
             raise StepFailed(host, step, "this host is not a control plane of an initialised cluster")
+        require_admin(tw, st, host, sid, step)
         # like kubeadm, every token created stays valid (until its TTL): parallel joins may use any
         c["token_sha256"] = [*(c.get("token_sha256") or [])[-31:], sha(token)]
         c["cert_key_sha256"] = [*(c.get("cert_key_sha256") or [])[-31:], sha(cert_key)]
@@ -117,6 +123,7 @@ async def wait_ready(tw: TwinHost, host: str, sid: str, step: WaitNodeReady) -> 
     deadline = time.monotonic() + step.deadline_s
     while True:
         def fn(st: dict[str, Any]) -> tuple[bool, bool]:
+            require_admin(tw, st, host, sid, step)
             n = st["nodes"].get(step.node)
             if n is None:
                 return False, False
@@ -144,6 +151,7 @@ async def drain(tw: TwinHost, host: str, sid: str, step: DrainNode) -> StepResul
     changed = False
     while True:
         def fn(st: dict[str, Any]) -> tuple[bool, list[str]]:
+            require_admin(tw, st, host, sid, step)
             n = st["nodes"].get(step.node)
             if n is None:
                 return False, []
@@ -191,6 +199,7 @@ def blocking_pdb(st: dict[str, Any], pod: dict[str, Any]) -> str | None:
 
 def uncordon(tw: TwinHost, host: str, sid: str, step: UncordonNode) -> StepResult:
     def fn(st: dict[str, Any]) -> bool:
+        require_admin(tw, st, host, sid, step)
         n = st["nodes"].get(step.node)
         if n is None:
             raise StepFailed(host, step, f"node {step.node} is not in the cluster (already removed)")
@@ -204,6 +213,7 @@ def uncordon(tw: TwinHost, host: str, sid: str, step: UncordonNode) -> StepResul
 
 def delete(tw: TwinHost, host: str, sid: str, step: DeleteNode) -> StepResult:
     def fn(st: dict[str, Any]) -> bool:
+        require_admin(tw, st, host, sid, step)
         if st["nodes"].pop(step.node, None) is None:
             return False
         for pod in st["pods"].values():
@@ -216,6 +226,7 @@ def delete(tw: TwinHost, host: str, sid: str, step: DeleteNode) -> StepResult:
 
 def label(tw: TwinHost, host: str, sid: str, step: LabelNode) -> StepResult:
     def fn(st: dict[str, Any]) -> bool:
+        require_admin(tw, st, host, sid, step)
         n = st["nodes"].get(step.node)
         if n is None:
             raise StepFailed(host, step, f"node {step.node} not found")
@@ -234,6 +245,7 @@ def vim_token(tw: TwinHost, host: str, sid: str, step: VimToken) -> StepResult:
     def fn(st: dict[str, Any]) -> str:
         if node_on(st, sid, "master") is None:
             raise StepFailed(host, step, "this host is not a control plane")
+        require_admin(tw, st, host, sid, step)
         st["service_accounts"][f"{step.namespace}/{step.service_account}"] = {"token_sha256": sha(token)}
         return str(st["cluster"]["ca_pem"])
 

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from vnfm.adapters.infra.simulator.twin import (
+    backup,
+    certs,
     cluster,
     etcd,
     hosts,
@@ -27,7 +29,9 @@ ALL_HANDLERS: Mapping[type, Any] = {
     **storage.HANDLERS,
     **kubespray_nodes.HANDLERS,
     **lb.HANDLERS,
+    **certs.HANDLERS,
     **upgrade.HANDLERS,
+    **backup.HANDLERS,
 }
 # steps that run on operator hosts (outside the VNF, e.g. the Ansible server: twin/operator.py)
 OPERATOR_HANDLERS: Mapping[type, Any] = {

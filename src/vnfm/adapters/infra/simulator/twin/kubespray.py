@@ -25,6 +25,7 @@ from vnfm.adapters.infra.simulator.twin.base import TwinHost, fake_ca, sha
 from vnfm.adapters.infra.simulator.twin.cluster import register
 from vnfm.adapters.infra.simulator.twin.operator import ensure, operator_tx, tree_files
 from vnfm.nodesteps.base import NodeStep, StepFailed, StepResult
+from vnfm.nodesteps.certs import KUBESPRAY
 from vnfm.nodesteps.kubespray import (
     GROUPS,
     KubesprayCheckInventory,
@@ -306,7 +307,7 @@ def _cluster(tw: TwinHost, st: dict[str, Any], inv: dict[str, Any], servers: dic
         n = st["nodes"].get(name)
         if n is not None and n.get("server_id") == server["id"]:
             continue
-        register(tw, st, server["id"], name, h["role"], h["ip"], ready_now=True)
+        register(tw, st, server["id"], name, h["role"], h["ip"], ready_now=True, layout=KUBESPRAY)
         st["nodes"][name]["ready"] = True
 
 

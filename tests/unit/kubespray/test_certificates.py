@@ -1,0 +1,31 @@
+"""A Kubespray cluster's certificates (issue 27 item 1): its layout's dates are read on the masters
+and stored; a renew_certificates HEAL renews the kubeadm-managed ones one master at a time (its own
+etcd certificates are left), re-installs the LB's kubeconfig and updates the VIM in place."""
+
+from __future__ import annotations
+
+from tests.unit.kubespray.conftest import Ks
+
+
+async def test_dates_read_and_renewed_in_place(ks: Ks) -> None:
+    app = ks.app
+    twin = app.extras["twin"]
+    inst_id, _ = await ks.instantiate()
+    certs = app.instances.get(inst_id).driver_state["kubespray"]["certificates"]
+    assert certs["layout"] == "kubespray"
+    (node, dates), = certs["nodes"].items()
+    assert {"apiserver", "etcd-member", "apiserver-etcd-client", "admin.conf", "ca"} <= set(dates)
+    vim_before = app.vims.get(app.instances.get(inst_id).driver_state["kubespray"]["vim_id"])
+    assert vim_before is not None
+
+    twin.cert_validity_s *= 2
+    occ = await ks.done(app.instances.heal(inst_id, {"additionalParams": {"renew_certificates": True}}))
+    after = app.instances.get(inst_id).driver_state["kubespray"]["certificates"]["nodes"][node]
+    assert after["apiserver"] > dates["apiserver"] and after["admin.conf"] > dates["admin.conf"]
+    assert after["etcd-member"] == dates["etcd-member"]  # Kubespray's etcd certificates are not kubeadm's
+    assert twin.observed["max_renewals_in_flight"] == 1
+    messages = " | ".join(ks.messages(occ))
+    assert "renewing the certificates of control plane" in messages and "updated in place" in messages
+    vim_after = app.vims.get(vim_before.id)
+    assert vim_after is not None and vim_after.id == vim_before.id  # updated in place
+    assert not occ.resource_changes.get("affectedVnfcs")
