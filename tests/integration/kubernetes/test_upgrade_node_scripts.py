@@ -162,10 +162,12 @@ async def test_kube_packages_and_kubeadm_upgrade_strict_standins(make_hosts, ssh
     for bad, why in (("upgrade apply v1.31.2", "Are you sure"), ("upgrade apply --yes=0 v1.31.2", "Are you sure"),
                      ("upgrade apply -y --force-upgrade v1.31.2", "unknown flag"),
                      ("upgrade apply -y v1.31.2 --certificate-renewal=maybe", "ParseBool"),
-                     ("upgrade node v1.31.2", "unknown command"),
+                     ("upgrade node v1.31.2", "unknown command"), ("upgrade plan --yes", "unknown flag"),
                      ("upgrade apply -y v1.31.3", "Upgrade kubeadm first")):
         res = await ssh.run(cp.target(), f"kubeadm {bad}")
         assert not res.ok and why in res.stderr, (bad, res.stderr)
+    plan = await ssh.run(cp.target(), "kubeadm upgrade plan --certificate-renewal=false", check=True)
+    assert plan.stdout.strip() == "cluster at v1.30.4, kubeadm v1.31.2"
     assert (await ex.run(cp.address, KubeadmUpgradeApply("k8s-m1", "1.31.2"))).changed
     api = await ssh.run(cp.target(), "cat /etc/kubernetes/manifests/kube-apiserver.yaml", check=True)
     assert "registry.k8s.io/kube-apiserver:v1.31.2" in api.stdout
