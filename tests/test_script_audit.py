@@ -34,7 +34,14 @@ Against what each runs (script(s): real program(s) or API; the tests):
   /readyz, and an openssl s_server as the restarted API server (the served certificate is checked
   with the real openssl s_client); certificates
 - etcd_snapshot_save, etcd_snapshot_fetch (issue 26): the machine's etcd 3.4 on loopback, run
-  with bash (not over SSH); tests/unit/nodesteps/test_etcd_snapshot_scripts.py
+  with bash (not over SSH); tests/unit/nodesteps/test_etcd_snapshot_scripts.py; over SSH also as in the next line
+- etcd_snapshot_put, etcd_snapshot_restore: etcd 3.4 / etcdctl on test hosts (saved on one, put
+  back and restored on another, an etcd serving the restored data; a corrupt snapshot refused);
+  upgrade node scripts
+- node_at_version: kubectl -> simulated API (per-node kubelet versions, NotReady); upgrade node scripts
+- kube_packages, kubeadm_upgrade: the strict stand-ins of standins_upgrade.py (apt-get/apt-mark/
+  dpkg-query with apt's pin, hold and downgrade rules; kubeadm's upgrade apply/node flags and
+  version rules, its manifest backups); upgrade node scripts
 """
 
 from __future__ import annotations
@@ -69,6 +76,10 @@ NFS = IT + "test_nfs.py::test_nfs_export_and_pv"
 NFS_SEVERAL = K + "test_standin_registry_volume_node_scripts.py::test_several_nfs_exports_served_together_by_ganesha"
 BECOME = IT + "test_ssh_become.py::test_authorized_key_step_through_sudo_keeps_the_login_users_file"
 SNAPSHOTS = "tests/unit/nodesteps/test_etcd_snapshot_scripts.py::test_save_fetch_and_bound"
+UPGRADE = K + "test_upgrade_node_scripts.py::"
+SNAPSHOT_RESTORE = UPGRADE + "test_etcd_snapshot_put_back_and_restore_real_etcd"
+AT_VERSION = UPGRADE + "test_node_at_version_real_kubectl_against_the_simulated_api"
+KUBEADM_UPGRADE = UPGRADE + "test_kube_packages_and_kubeadm_upgrade_strict_standins"
 DRILL = "tests/unit/nodesteps/test_etcd_snapshot_scripts.py::test_restore_drill"
 BACKUP = IT + "test_etcd_backup.py::test_backup_and_restore_drill_on_real_etcd"
 CERTS = IT + "test_certificates.py::test_kubeadm_layout_read_with_openssl_and_renewed"
@@ -89,8 +100,10 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "etcd_health": (ETCD, MASTER_HEAL, ENGINE),
     "etcd_member_add": (ETCD,),
     "etcd_restore_drill": (DRILL, BACKUP),
-    "etcd_snapshot_fetch": (SNAPSHOTS, BACKUP),
-    "etcd_snapshot_save": (SNAPSHOTS,),
+    "etcd_snapshot_fetch": (SNAPSHOTS, BACKUP, SNAPSHOT_RESTORE),
+    "etcd_snapshot_put": (SNAPSHOT_RESTORE,),
+    "etcd_snapshot_restore": (SNAPSHOT_RESTORE,),
+    "etcd_snapshot_save": (SNAPSHOTS, SNAPSHOT_RESTORE),
     "etcd_member_list": (ETCD, KUBEADM, MASTER_HEAL, ENGINE),
     "etcd_member_remove": (ETCD, MASTER_HEAL, ENGINE),
     "etcd_start": (ETCD,),
@@ -101,11 +114,14 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "keepalived": (KEEPALIVED,),  # the engine flows run it against the recording stand-in
     "kubeadm_init": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
     "kubeadm_join": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
+    "kubeadm_upgrade": (KUBEADM_UPGRADE,),  # the strict stand-in kubeadm (upgrade plan/apply/node)
+    "kube_packages": (KUBEADM_UPGRADE,),  # the strict apt-get/apt-mark/dpkg-query stand-ins
     "kubeconfig": (KS_PLAYBOOKS, KS_DRIVER, ENGINE_KUBESPRAY),
     "kubespray_inventory": (KS_PLAYBOOKS, KS_DRIVER, ENGINE_KUBESPRAY),
     "kubespray_playbook": (KS_PLAYBOOKS, KS_DRIVER, ENGINE_KUBESPRAY),
     "label_node": (KUBECTL, KUBEADM, ENGINE, ENGINE_STORAGE),
     "lb_frontends": (LB, NODEPORT, KS_DRIVER, ENGINE_KUBESPRAY),
+    "node_at_version": (AT_VERSION,),
     "nfs_client": (KUBECTL, ENGINE_STORAGE),  # the apt stand-in: this kernel has no NFS client
     "nfs_export": (NFS, NFS_SEVERAL, ENGINE_STORAGE),
     "prepare_node": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
@@ -118,15 +134,9 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "wait_node_ready": (KUBECTL, KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
 }
 
-# scripts with no run against a real program yet, and why (issue 26's upgrade scripts arrived with
-# tests of their inputs over a recording transport only: tests/unit/kubernetes/test_upgrade_ssh.py)
-KNOWN_GAPS: dict[str, str] = {
-    "etcd_snapshot_put": "upload of a snapshot: recording transport only",
-    "etcd_snapshot_restore": "etcdctl snapshot restore: recording transport only",
-    "kube_packages": "apt-get of kubeadm/kubelet/kubectl: recording transport only (no packages here)",
-    "kubeadm_upgrade": "kubeadm upgrade apply/node: recording transport only (the stand-in kubeadm has no upgrade)",
-    "node_at_version": "kubectl's node version: recording transport only",
-}
+# scripts with no run against a real program yet, and why (none now: issue 26's upgrade scripts
+# run in tests/integration/kubernetes/test_upgrade_node_scripts.py)
+KNOWN_GAPS: dict[str, str] = {}
 # where a script may be run against a real program: integration tests, and these unit modules
 REAL_RUN_MODULES = ("tests/unit/nodesteps/test_etcd_snapshot_scripts.py",)
 

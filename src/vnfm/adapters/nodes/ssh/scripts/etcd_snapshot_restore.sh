@@ -13,6 +13,10 @@ fi
   || { echo "no snapshot with that digest at $SNAPSHOT" >&2; exit 1; }
 manifest=/etc/kubernetes/manifests/etcd.yaml
 parked=/etc/kubernetes/etcd.yaml.vnfm-restore
+fresh="$DATA_DIR.vnfm-restore"
+# whatever happens from here on, the etcd static pod comes back (on the old data when the restore
+# failed) and no half-written data directory stays behind
+trap 'rm -rf -- "$fresh"; if [ -f "$parked" ]; then mv -f "$parked" "$manifest"; fi' EXIT
 if [ -f "$manifest" ]; then mv -f "$manifest" "$parked"; fi
 # the kubelet stops the static pod once its manifest is gone
 end=$((SECONDS + 120))
@@ -20,7 +24,6 @@ while crictl ps -q --name '^etcd$' 2>/dev/null | grep -q .; do
   [ "$SECONDS" -lt "$end" ] || { echo "etcd did not stop within 120s" >&2; exit 1; }
   sleep 1
 done
-fresh="$DATA_DIR.vnfm-restore"
 rm -rf -- "$fresh"
 restore=(etcdctl snapshot restore)  # etcd 3.4; etcdutl from 3.5 on
 if command -v etcdutl >/dev/null; then restore=(etcdutl snapshot restore); fi
@@ -29,7 +32,6 @@ if command -v etcdutl >/dev/null; then restore=(etcdutl snapshot restore); fi
 rm -rf -- "$DATA_DIR.vnfm-old"
 if [ -d "$DATA_DIR" ]; then mv "$DATA_DIR" "$DATA_DIR.vnfm-old"; fi
 mv "$fresh" "$DATA_DIR"
-if [ -f "$parked" ]; then mv -f "$parked" "$manifest"; fi
 mkdir -p /etc/vnfm
 printf '%s' "$SHA256" > "$marker"
 echo "@@ changed=true"
