@@ -104,6 +104,12 @@ class OpOccRepository(Repository[OpOcc], Protocol):
         (and nothing written) when another process took it over or it was retried meanwhile."""
         ...
 
+    def save_changes(self, occ: OpOcc, since: OpOcc, owner: str | None, epoch: int) -> tuple[bool, str | None]:
+        """`save_owned`, writing only what differs from `since` (the occurrence as the caller last
+        wrote it); a cancel the row has is kept while `occ` is cancellable and cancels nothing
+        itself. Returns (written, the row's cancel mode after the write)."""
+        ...
+
 
 class VimRepository(Repository[Vim], Protocol):
     def default(self) -> Vim | None: ...
