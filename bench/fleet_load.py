@@ -210,17 +210,18 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict
                 start["rss"] = sum(proc_kb(pid, "VmRSS") for pid in pids)
                 start["cpu"] = sum(proc_cpu(pid) for pid in pids)
 
-            res = asyncio.run(drive([u for _, u in procs], n, concurrency, body, mark))
+            try:
+                res = asyncio.run(drive([u for _, u in procs], n, concurrency, body, mark))
+            except BaseException:
+                keep_logs(Path(tmp))
+                raise
             cpu = sum(proc_cpu(pid) for pid in pids) - start["cpu"]
             rss0 = start["rss"]
             lag = max(heartbeat_lag(u) for _, u in procs)
             rss1 = sum(proc_kb(pid, "VmRSS") for pid in pids)
             hwm = max(proc_kb(pid, "VmHWM") for pid in pids)
         if res["post_failures"] or res["completed"] < n:  # keep the servers' logs to look at
-            keep = Path(tempfile.mkdtemp(prefix="vnfm-fleet-logs-"))
-            for log in Path(tmp).glob("server-*.log"):
-                shutil.copy(log, keep / log.name)
-            print(f"  servers' logs kept in {keep}")
+            keep_logs(Path(tmp))
     failed = n - res["completed"]
     print(f"{db}, {k} process(es), {n:,} clusters x 3 nodes: wall {res['wall']:.1f} s "
           f"(POSTs answered in {res['posted']:.1f} s), {res['completed'] / res['wall']:.1f} instantiates/s, "
@@ -236,6 +237,13 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict
         print(f"profile of the first server's event-loop thread ({profile}), by own time:")
         pstats.Stats(profile).sort_stats("tottime").print_stats(15)
         pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
+
+
+def keep_logs(data_dir: Path) -> None:
+    keep = Path(tempfile.mkdtemp(prefix="vnfm-fleet-logs-"))
+    for log in data_dir.glob("server-*.log"):
+        shutil.copy(log, keep / log.name)
+    print(f"  servers' logs kept in {keep}")
 
 
 def heartbeat_lag(url: str) -> float:
