@@ -23,6 +23,7 @@ PACKAGES=(
   openssl ca-certificates
   postgresql                      # PostgreSQL repository tests (throwaway cluster per test session)
   prometheus                      # promtool + prometheus: checks of deploy/prometheus/vnfm-rules.yml (tests/api/test_alerting*)
+  chromium chromium-driver        # the web console's browser test (tests/browser: Selenium drives chromedriver)
 )
 
 missing=()

@@ -1,6 +1,7 @@
 """Fault-injection campaign against `vnfm server` on the simulated cloud (issue 12).
 
-Each round sends one LCM request (instantiate, scale out / in, heal a worker or a master, terminate)
+Each round sends one LCM request (instantiate, scale out / in, heal a worker or a master, terminate,
+change_vnfpkg: a Kubernetes upgrade one minor up to the next release of the example package)
 to a server process, and (most rounds) SIGKILLs that process from outside: after a random delay, or
 when the occurrence's progress log shows it inside a chosen stage (a management driver hook such as
 `scale_end`, or the infrastructure step); with two servers some rounds SIGSTOP it instead until the
@@ -8,7 +9,7 @@ other server took the occurrence over, then SIGCONT it (a paused owner must chan
 rounds also inject a cloud fault (failed build, unreachable VM, failed delete) through
 `POST /sim/v1/faults`. The killed server is restarted; the occurrence (found by listing the
 instance's occurrences when the 202 was lost) is then resolved by retry or rollback (rollback of
-instantiate / scale-out / scale-in, else retry), with further kills on some attempts, until it is
+instantiate / scale-out / scale-in / change_vnfpkg, else retry), with further kills on some attempts, until it is
 final. After the round the invariants of `chaos_invariants.py` are checked against the simulated
 cloud.
 
@@ -43,7 +44,7 @@ import httpx
 from chaos_invariants import check
 
 from vnfm.entrypoints.cli.demo import instantiate_request
-from vnfm.examples import example_csar
+from vnfm.examples import example_csar, example_csar_version
 
 LCM = "/vnflcm/v1"
 FINAL = {"COMPLETED", "FAILED", "ROLLED_BACK"}
@@ -52,7 +53,15 @@ KILL_STAGES = {
     "SCALE": ["scale_start", "infra_update", "scale_end"],
     "HEAL": ["heal_start", "infra_heal", "heal_end"],
     "TERMINATE": ["terminate_start", "infra_undeploy", "terminate_end"],
+    "CHANGE_VNFPKG": ["upgrade_snapshot", "upgrade_control_plane", "upgrade_workers", "switch_package"],
 }
+# the rollback stages where they are not named like the forward ones
+ROLLBACK_KILL_STAGES = {"CHANGE_VNFPKG": ["change_current_package_start", "switch_package"]}
+# releases of the example package a change_vnfpkg moves to: descriptor version -> the next one, its
+# vnfdId and Kubernetes version (one minor up each)
+RELEASES = {"1.0": ("1.1", "5f2a9c1e-7b3d-4e8a-9c6f-000000000011", "1.31.2"),
+            "1.1": ("1.2", "5f2a9c1e-7b3d-4e8a-9c6f-000000000012", "1.32.1"),
+            "1.2": ("1.3", "5f2a9c1e-7b3d-4e8a-9c6f-000000000013", "1.33.0")}
 ENV = {"VNFM_ORPHAN_AFTER": "1", "VNFM_PROBE_CALLBACKS": "0", "VNFM_FAULT_INJECTION": "1", "VNFM_SIM_BOOT_TIME": "0.2",
        "VNFM_SIM_STEP_TIME": "0.01", "VNFM_SIM_NODE_STEP_TIME": "0.01"}
 
@@ -144,9 +153,11 @@ def _zombie_lines(log: Path, offset: int, op_id: str) -> tuple[list[str], int]:
 
 
 class Campaign:
-    def __init__(self, servers: list[Server], rng: random.Random, stats: Stats, pause_share: float = 0.15) -> None:
+    def __init__(self, servers: list[Server], rng: random.Random, stats: Stats, pause_share: float = 0.15,
+                 upgrade_share: float = 0.0) -> None:
         self.servers, self.rng, self.stats = servers, rng, stats
         self.pause_share = pause_share
+        self.upgrade_share = upgrade_share  # rounds that upgrade an upgradable cluster (beyond the mix)
         self.vnfd_id = ""
 
     # ------------------------------------------------------------------ plumbing
@@ -160,6 +171,11 @@ class Campaign:
                       headers={"Content-Type": "application/zip"})
             r.raise_for_status()
             self.vnfd_id = c.get(f"/vnfpkgm/v1/vnf_packages/{pkg['id']}").json()["vnfdId"]
+            for version, vnfd_id, _ in RELEASES.values():  # the releases a change_vnfpkg moves to
+                pkg = c.post("/vnfpkgm/v1/vnf_packages", json={}).json()
+                c.put(f"/vnfpkgm/v1/vnf_packages/{pkg['id']}/package_content",
+                      content=example_csar_version(version, vnfd_id),
+                      headers={"Content-Type": "application/zip"}).raise_for_status()
 
     def instances(self) -> list[dict[str, Any]]:
         with self.client() as c:
@@ -192,6 +208,13 @@ class Campaign:
             choices += [("scale", {"type": "SCALE_IN", "aspectId": "worker_instance"})] * 2
         if workers:
             choices += [("heal", {"vnfcInstanceId": [self.rng.choice(workers)]})] * 2
+        if inst.get("vnfdVersion") in RELEASES:
+            _, vnfd_id, k8s = RELEASES[inst["vnfdVersion"]]
+            upgrade = ("change_vnfpkg", {"vnfdId": vnfd_id, "additionalParams": {
+                "k8s_cluster_installation_param": {"kubernetes_version": k8s}}})
+            if self.rng.random() < self.upgrade_share:
+                return inst["id"], upgrade[0], upgrade[1]
+            choices += [upgrade] * 2
         if self.rng.random() < 0.15:
             choices = [("terminate", {"terminationType": "FORCEFUL"})]
         task, body = self.rng.choice(choices)
@@ -304,7 +327,7 @@ class Campaign:
                 self.finish(occ, attempt)
                 return
             self.clear_faults()
-            rollback_ok = op_name in ("INSTANTIATE", "SCALE") and attempt < 6
+            rollback_ok = op_name in ("INSTANTIATE", "SCALE", "CHANGE_VNFPKG") and attempt < 6
             action = "rollback" if rollback_ok and self.rng.random() < 0.5 else "retry"
             target = self.rng.choice(self.servers)
             with self.client(target) as c:
@@ -318,7 +341,9 @@ class Campaign:
             self.stats.retries += action == "retry"
             self.stats.rollbacks += action == "rollback"
             if self.rng.random() < 0.3:
-                killer = Killer(self, target, f"stage:{self.rng.choice(KILL_STAGES[op_name])}", rollback=action)
+                stages = ROLLBACK_KILL_STAGES.get(op_name, KILL_STAGES[op_name]) if action == "rollback" \
+                    else KILL_STAGES[op_name]
+                killer = Killer(self, target, f"stage:{self.rng.choice(stages)}", rollback=action)
                 killer.start(op_id)
                 killer.join()
         with self.client() as c:
@@ -453,7 +478,7 @@ def run(args: argparse.Namespace) -> Stats:
     try:
         for s in servers:
             s.start()
-        campaign = Campaign(servers, random.Random(args.seed), stats, args.pause_share)
+        campaign = Campaign(servers, random.Random(args.seed), stats, args.pause_share, args.upgrade_share)
         campaign.onboard()
         deadline = time.monotonic() + args.max_seconds
         shown = 0
@@ -489,6 +514,8 @@ def main() -> None:
     p.add_argument("--max-seconds", type=float, default=3600.0, help="stop starting rounds after this")
     p.add_argument("--pause-share", type=float, default=0.15,
                    help="with two servers: share of the rounds that SIGSTOP the runner instead of killing it")
+    p.add_argument("--upgrade-share", type=float, default=0.0,
+                   help="share of the rounds on an upgradable cluster that are a change_vnfpkg (besides the mix)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = p.parse_args()
     if args.seed is None:

@@ -5,7 +5,8 @@ After every round, with no operation in flight:
 - the cloud holds exactly what the VNFM records: one deployment per INSTANTIATED instance with the
   same VNFCs and servers, and no server, port, floating IP or volume that no VNFC refers to;
 - each cluster's nodes are exactly its VNFCs (no duplicate or leftover join), all Ready and
-  schedulable, and etcd has one member per master;
+  schedulable, every kubelet at the Kubernetes version the instance records (after a change_vnfpkg,
+  its rollback or retry), and etcd has one member per master;
 - one Kubernetes VIM per instantiated cluster.
 """
 
@@ -14,6 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+
+from vnfm.adapters.mgmt.cluster.params import DEFAULT_K8S_VERSION
 
 LCM = "/vnflcm/v1"
 UNRESOLVED = {"STARTING", "PROCESSING", "ROLLING_BACK", "FAILED_TEMP"}
@@ -73,6 +76,12 @@ def _cloud_matches(insts: dict[str, dict[str, Any]], sim: dict[str, Any]) -> lis
     return problems
 
 
+def _k8s_version(inst: dict[str, Any]) -> str:
+    """The Kubernetes version the instance records (its stored cluster parameters)."""
+    stored = ((inst.get("instantiatedVnfInfo") or {}).get("additionalParams") or {})
+    return str((stored.get("k8s_cluster_installation_param") or {}).get("kubernetes_version") or DEFAULT_K8S_VERSION)
+
+
 def _cluster_matches(c: httpx.Client, inst: dict[str, Any]) -> list[str]:
     r = c.get(f"/sim/v1/state/{inst['id']}")
     if r.status_code != 200:
@@ -94,6 +103,10 @@ def _cluster_matches(c: httpx.Client, inst: dict[str, Any]) -> list[str]:
     for n in nodes.values():
         if not n["ready"] or n["cordoned"]:
             problems.append(f"{tag}: node {n['name']} ready={n['ready']} cordoned={n['cordoned']}")
+    want_version = _k8s_version(inst)
+    off = sorted(n["name"] for n in nodes.values() if n.get("version") and n["version"] != want_version)
+    if want_version and off:
+        problems.append(f"{tag}: node(s) {off} not at the instance's Kubernetes {want_version}")
     masters = {n for n in nodes if nodes[n]["role"] == "master"}
     members = {m["name"] for m in (k8s.get("etcd") or {}).get("members", [])}
     if k8s.get("etcd") and members != masters:

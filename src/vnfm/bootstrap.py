@@ -5,6 +5,7 @@ The API server, the CLI's embedded demo and the tests all start vnfm through `bu
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import Callable
@@ -13,9 +14,10 @@ from datetime import timedelta
 from typing import Any
 
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, fleet_counts, make_session_factory, migrate, ping
+from vnfm.adapters.db.backups import SqlBackupSchedule
 from vnfm.adapters.db.engine import DbLimits, is_memory_url
 from vnfm.adapters.db.liveness import SqlLiveness, liveness_engine
-from vnfm.adapters.db.reseal import rotate_stored, seal_stored
+from vnfm.adapters.db.reseal import check_stored, rotate_stored, seal_stored
 from vnfm.adapters.infra.bindings import InfraDrivers
 from vnfm.adapters.infra.kubernetes import KubernetesInfraDriver
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
@@ -23,7 +25,9 @@ from vnfm.adapters.infra.openstack.keystone import probe_keystone
 from vnfm.adapters.infra.simulator import SimCloud, SimConfig, SimulatorInfraDriver
 from vnfm.adapters.infra.simulator.k8sapi.server import KubeApiServer
 from vnfm.adapters.infra.simulator.twin import TwinAccess, TwinConfig
+from vnfm.adapters.kube.nodes import cluster_nodes
 from vnfm.adapters.metrics import Metrics
+from vnfm.adapters.metrics_backups import register_backups
 from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
 from vnfm.adapters.mgmt.bindings import MgmtDrivers
 from vnfm.adapters.mgmt.cnf_nodeport import CnfNodePortDriver
@@ -35,10 +39,17 @@ from vnfm.adapters.notify.auth import notify_tls, probe_callback
 from vnfm.adapters.notify.http import HttpNotifier
 from vnfm.adapters.remote.egress import EgressPolicy
 from vnfm.adapters.remote.http_fetch import fetch_package
+from vnfm.adapters.snapshots import FileSnapshotStore
 from vnfm.config import Settings
+from vnfm.domain.autoheal import AutohealPolicy
 from vnfm.domain.model import utcnow
 from vnfm.domain.vnfd import Vnfd
-from vnfm.service import views
+from vnfm.service import views, views_v2
+from vnfm.service.backups import BackupPolicy, BackupSchedule, Resolvers
+from vnfm.service.fm.alarms import AlarmService
+from vnfm.service.fm.autoheal import AutoHeal
+from vnfm.service.fm.health import HealthCheck
+from vnfm.service.fm.watcher import HealthWatcher, WatchSettings
 from vnfm.service.instances import InstanceService
 from vnfm.service.lcm.scheduler import LcmEngine
 from vnfm.service.packages import PackageService
@@ -58,6 +69,7 @@ class App:
     instances: InstanceService
     vims: VimService
     subscriptions: SubscriptionService
+    alarms: AlarmService
     engine: LcmEngine
     mgmt: MgmtDrivers
     sim: SimCloud
@@ -66,14 +78,26 @@ class App:
     extras: dict[str, Any] = field(default_factory=dict)
     metrics: Metrics = field(default_factory=Metrics)
     db_ping: Callable[[], None] = lambda: None
+    watcher: HealthWatcher | None = None
+    backups: BackupSchedule | None = None
+    _backups_stop: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def start(self) -> None:
         if self.notifier is not None:
             self.notifier.wake()  # what the outbox still holds (this process's, or left overdue)
         if self.settings.run_engine:
             await self.engine.start()
+            if self.watcher is not None:
+                self.watcher.start()
+            if self.backups is not None:  # one etcd backup task per process (service/backups.py)
+                self.extras["backups_task"] = asyncio.create_task(self.backups.run(self._backups_stop))
 
     async def stop(self) -> None:
+        if "backups_task" in self.extras:
+            self._backups_stop.set()
+            await self.extras.pop("backups_task")
+        if self.watcher is not None:
+            await self.watcher.stop()
         await self.engine.stop()
         self.engine.liveness.close()
         kube_api = self.extras.get("kube_api")
@@ -134,7 +158,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         return SqlAlchemyUnitOfWork(session_factory, box)
 
     seal_stored(uow(), box)
-    _rotate_secrets(uow(), box)
+    _rotate_secrets(uow, box)
     metrics = Metrics()
     egress = EgressPolicy.of(settings.egress_allow_networks, settings.egress_deny_networks)
     tls = notify_tls(settings.notify_client_cert, settings.notify_client_key)
@@ -160,9 +184,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
                                           simulator=settings.simulator)
     mgmt = mgmt or default_mgmt_drivers(settings)
 
-    def vnfd_of(pkg_id: str) -> Vnfd:
-        return packages.vnfd(pkg_id)
-
+    vnfd_of: Callable[[str], Vnfd] = packages.vnfd
     def files_of(pkg_id: str) -> PackageFiles | None:
         try:
             return packages.files(pkg_id)
@@ -185,10 +207,8 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         nodes_of=infra_drivers.nodes_of,
         telemetry=metrics,
     )
-    metrics.track_in_flight(lambda: len(engine.running))
-    metrics.track_heartbeat(lambda: engine.heartbeat.stats.last_lag, lambda: engine.heartbeat.stats.max_lag)
-    if settings.run_engine:
-        metrics.track_engine(lambda: engine.is_running)
+    engine.stages.snapshots = FileSnapshotStore(settings.data_dir / "etcd-snapshots")
+    _track(metrics, engine, settings.run_engine)
     metrics.watch_fleet(lambda: fleet_counts(session_factory), database=session_factory.kw["bind"].dialect.name,
                         ttl=settings.metrics_cache_seconds)
     instances = InstanceService(
@@ -197,10 +217,57 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         notifier=notifier, worker_id=settings.worker_id,
         on_cancel=engine.request_cancel if settings.run_engine else None, infra=infra_drivers,
     )
+    extras: dict[str, Any] = {"kube_api": twin.kube_api}
     return App(settings=settings, uow=uow, packages=packages, instances=instances, vims=vims,
-               subscriptions=subscriptions, engine=engine, mgmt=mgmt, sim=sim,
+               subscriptions=subscriptions, alarms=(alarms := AlarmService(uow, notifier, settings.worker_id)),
+               engine=engine, mgmt=mgmt, sim=sim,
                infra_drivers=infra_drivers, notifier=notifier, metrics=metrics,
-               db_ping=lambda: ping(session_factory), extras={"kube_api": twin.kube_api})
+               db_ping=lambda: ping(session_factory), extras=extras,
+               watcher=_health_watcher(settings, uow, alarms, instances, vims, infra_drivers, vnfd_of, metrics),
+               backups=_backups(settings, uow, session_factory, engine, metrics, extras))
+
+
+def _track(metrics: Metrics, engine: LcmEngine, run_engine: bool) -> None:
+    metrics.track_in_flight(lambda: len(engine.running))
+    metrics.track_heartbeat(lambda: engine.heartbeat.stats.last_lag, lambda: engine.heartbeat.stats.max_lag)
+    if run_engine:
+        metrics.track_engine(lambda: engine.is_running)
+
+
+def _backups(settings: Settings, uow: Any, factory: Any, engine: LcmEngine, metrics: Metrics,
+             extras: dict[str, Any]) -> BackupSchedule | None:
+    """The process's etcd backup schedule and its gauges (None: etcd_backup_round 0, or no engine)."""
+    table = extras["etcd_backups"] = SqlBackupSchedule(factory)
+    register_backups(metrics.registry, table.all_recorded)
+    if settings.etcd_backup_round <= 0 or not settings.run_engine:
+        return None
+
+    def get_instance(inst_id: str) -> Any:
+        with uow() as u:
+            return u.instances.get(inst_id)
+
+    root = settings.data_dir / "etcd-backups"  # apart from the upgrades' snapshots: bounds of their own
+    res = Resolvers(vnfd_of=engine.vnfd_of, files_of=engine.files_of, vim_of=engine.vim_of,
+                    nodes_of=engine.nodes_of or (lambda vim: None), mgmt=engine.mgmt,
+                    store_for=lambda keep: FileSnapshotStore(root, keep=keep))
+    policy = BackupPolicy(interval=settings.etcd_backup_interval, keep=settings.etcd_backup_keep,
+                          round_every=settings.etcd_backup_round)
+    return BackupSchedule(table, get_instance, res, policy, settings.worker_id)
+
+
+def _health_watcher(settings: Settings, uow: Any, alarms: AlarmService, instances: InstanceService,
+                    vims: VimService, infra: InfraDrivers, vnfd_of: Callable[[str], Vnfd],
+                    metrics: Metrics) -> HealthWatcher | None:
+    """The process's node-health watcher with the automatic heal (None: health_interval 0)."""
+    if settings.health_interval <= 0:
+        return None
+
+    policy = AutohealPolicy(after=settings.autoheal_after, max_unhealthy_share=settings.autoheal_max_unhealthy,
+                            max_heals=settings.autoheal_max_per_hour)
+    check = HealthCheck(infra, vims.get, vnfd_of, cluster_nodes)
+    return HealthWatcher(uow, alarms, check, settings.worker_id, vims.list,
+                         WatchSettings(interval=settings.health_interval, batch=settings.health_batch),
+                         on_checked=AutoHeal(instances.heal, alarms, policy, metrics), telemetry=metrics)
 
 
 def db_limits(settings: Settings) -> DbLimits:
@@ -238,11 +305,14 @@ class _OutboxSource:
             u.commit()
 
 
-def _rotate_secrets(uow: SqlAlchemyUnitOfWork, box: SecretBox) -> None:
-    rotated = rotate_stored(uow, box)
+def _rotate_secrets(uow: Callable[[], SqlAlchemyUnitOfWork], box: SecretBox) -> None:
+    """Re-encrypt with the newest key when rotating; then keys that decrypt nothing stored stop the
+    start (OperationFailed: `vnfm server` says so in one line, exit 2) before the engine runs."""
+    rotated = rotate_stored(uow(), box)
     if rotated:
         log.warning("secret key rotation: %d stored rows re-encrypted with the newest key of secret_key; "
                     "the older keys can go once every process runs with the new list", rotated)
+    check_stored(uow(), box)
 
 
 def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Settings,
@@ -262,5 +332,5 @@ def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Se
 
     return HttpNotifier(subs, _OutboxSource(uow, settings.worker_id, settings.notify_reclaim_after),
                         instance_info=instance_info, package_info=package_info,
-                        on_delivery=metrics.notification_delivered, egress=egress,
+                        on_delivery=metrics.notification_delivered, egress=egress, reshape_v2=views_v2.notification,
                         verify=notify_tls(settings.notify_client_cert, settings.notify_client_key))

@@ -43,8 +43,13 @@ async def test_every_route_has_exactly_one_rule_and_public_ones_are_exact(api: A
         if role == PUBLIC:
             assert "{" not in template and method in ("GET", "POST"), (method, template)
     public = sorted(t for (_, t), role in ROUTE_RULES.items() if role == PUBLIC)
-    assert public == sorted(["/vnflcm/api_versions", "/vnflcm/v1/api_versions", "/vnfpkgm/api_versions",
-                             "/vnfpkgm/v1/api_versions", "/healthz", "/readyz", "/oauth2/token", "/oauth2/jwks"])
+    assert public == sorted(["/vnflcm/api_versions", "/vnflcm/v1/api_versions", "/vnflcm/v2/api_versions",
+                             "/vnfpkgm/api_versions",
+                             "/vnfpkgm/v1/api_versions", "/vnffm/api_versions", "/vnffm/v1/api_versions",
+                             "/healthz", "/readyz", "/oauth2/token", "/oauth2/jwks",
+                             # the console's login, logout and the two assets its login page uses
+                             "/console/login", "/console/login", "/console/logout",
+                             "/console/static/console.css", "/console/static/console.js"])
     # the simulator and its fault injection span every tenant: admin only
     assert {ROUTE_RULES[("GET", "/sim/v1/state")], ROUTE_RULES[("POST", "/sim/v1/faults")]} == {"admin"}
 

@@ -126,7 +126,7 @@ async def test_an_unsupported_content_type_is_415(api: Api) -> None:
 
 @pytest.mark.parametrize(("task", "operation"), [
     ("scale_to_level", "SCALE_TO_LEVEL"), ("change_flavour", "CHANGE_FLAVOUR"), ("operate", "OPERATE"),
-    ("change_ext_conn", "CHANGE_EXT_CONN"), ("change_vnfpkg", "CHANGE_VNFPKG"),
+    ("change_ext_conn", "CHANGE_EXT_CONN"),
 ])
 async def test_an_lcm_task_vnfm_does_not_implement_says_so(onboarded: tuple[Api, str, str], task: str,
                                                             operation: str) -> None:
@@ -136,6 +136,15 @@ async def test_an_lcm_task_vnfm_does_not_implement_says_so(onboarded: tuple[Api,
     body = assert_problem(r, 404, operation, "not implemented by vnfm")
     assert body["operation"] == operation
     assert_problem(await api.c.post(f"{INSTANCES}/nope/{task}", json={}), 404, "nope")
+    assert (await api.c.get("/vnflcm/v1/vnf_lcm_op_occs")).json() == []
+
+
+async def test_change_vnfpkg_is_routed_and_refuses_an_unknown_package(onboarded: tuple[Api, str, str]) -> None:
+    api, _, vnfd_id = onboarded
+    inst_id = await api.create_instance(vnfd_id)
+    r = await api.c.post(f"{INSTANCES}/{inst_id}/change_vnfpkg", json={"vnfdId": vnfd_id})
+    assert_problem(r, 409, "NOT_INSTANTIATED")
+    assert_problem(await api.c.post(f"{INSTANCES}/{inst_id}/change_vnfpkg", json={"vnfdId": 3}), 400, "vnfdId")
     assert (await api.c.get("/vnflcm/v1/vnf_lcm_op_occs")).json() == []
 
 

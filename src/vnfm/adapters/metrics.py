@@ -18,6 +18,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, G
 
 from vnfm.adapters.db.stats import FleetCounts
 from vnfm.adapters.metrics_fleet import FleetCollector, register_fleet
+from vnfm.domain.alarms import PerceivedSeverity
+from vnfm.domain.autoheal import SKIP_REASONS
 from vnfm.domain.model import LcmOperation
 
 STAGE_BUCKETS = (0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600)
@@ -52,6 +54,20 @@ class Metrics:
         self.http = Histogram("vnfm_http_request_duration_seconds", "HTTP request latency",
                               ["method", "route", "status"], registry=r)
         self.fleet: FleetCollector | None = None
+        # fault management (service/fm): alarms raised, detection and automatic-heal latency, skipped heals
+        self.alarms = Counter("vnfm_alarms_raised", "Alarms raised here, by perceived severity", ["severity"],
+                              registry=r)
+        self.detection = Histogram("vnfm_alarm_detection_seconds", "From the last check that saw the VNFC "
+                                   "healthy to its alarm (an upper bound of the detection latency)",
+                                   buckets=STAGE_BUCKETS, registry=r)
+        self.heal_latency = Histogram("vnfm_autoheal_start_seconds", "From a VNFC first seen unhealthy to its "
+                                      "automatic heal started", buckets=STAGE_BUCKETS, registry=r)
+        self.heal_skipped = Counter("vnfm_autoheal_skipped", "Automatic heals not started, by reason", ["reason"],
+                                    registry=r)
+        for sev in PerceivedSeverity:
+            self.alarms.labels(sev.value)
+        for reason in SKIP_REASONS:
+            self.heal_skipped.labels(reason)
         for op in LcmOperation:
             self.ops_started.labels(op.value)
             for outcome in OUTCOMES:
@@ -93,6 +109,17 @@ class Metrics:
 
     def http_request(self, method: str, route: str, status: int, seconds: float) -> None:
         self.http.labels(method, route, str(status)).observe(seconds)
+
+    def alarm_raised(self, severity: str, detection_seconds: float | None) -> None:
+        self.alarms.labels(severity).inc()
+        if detection_seconds is not None:
+            self.detection.observe(detection_seconds)
+
+    def autoheal_started(self, seconds: float) -> None:
+        self.heal_latency.observe(seconds)
+
+    def autoheal_skipped(self, reason: str) -> None:
+        self.heal_skipped.labels(reason).inc()
 
     def render(self) -> bytes:
         return bytes(generate_latest(self.registry))

@@ -27,6 +27,7 @@ from prometheus_client.registry import Collector
 
 from vnfm import __version__
 from vnfm.adapters.db.stats import FleetCounts
+from vnfm.domain.alarms import PerceivedSeverity
 from vnfm.domain.model import FINAL_OP_STATES, InstantiationState, LcmOperation, OpState
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,8 @@ class FleetCollector(Collector):
                                    "(Unix time; absent when there is none)", labels=["operation_state"])
         inst = GaugeMetricFamily("vnfm_vnf_instances", "VNF instances in the database, by instantiationState",
                                  labels=["instantiation_state"])
+        open_alarms = GaugeMetricFamily("vnfm_alarms_open", "SOL003 alarms not cleared, by perceived severity",
+                                        labels=["severity"])
         if snap is not None:
             pairs = {(o.value, s.value) for o in LcmOperation for s in OpState} | set(snap.occurrences)
             for op, state in sorted(pairs):
@@ -84,8 +87,11 @@ class FleetCollector(Collector):
                     oldest.add_metric([state], min(times).timestamp())
             for st in sorted({s.value for s in InstantiationState} | set(snap.instances)):
                 inst.add_metric([st], snap.instances.get(st, 0))
+            for sev in sorted({s.value for s in PerceivedSeverity if s is not PerceivedSeverity.CLEARED}
+                              | set(snap.open_alarms)):
+                open_alarms.add_metric([sev], snap.open_alarms.get(sev, 0))
         if described or snap is not None:
-            yield from (occ, oldest, inst)
+            yield from (occ, oldest, inst, open_alarms)
 
 
 def register_fleet(registry: CollectorRegistry, counts: Callable[[], FleetCounts], *, database: str,

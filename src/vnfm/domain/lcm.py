@@ -38,11 +38,12 @@ NEEDS_INSTANTIATED = frozenset(
         LcmOperation.HEAL,
         LcmOperation.OPERATE,
         LcmOperation.CHANGE_EXT_CONN,
+        LcmOperation.CHANGE_VNFPKG,
     }
 )
 
-# Operations that can be rolled back (SOL003: rollback undoes instantiate and scale-out).
-ROLLBACK_SUPPORTED = frozenset({LcmOperation.INSTANTIATE, LcmOperation.SCALE})
+# Operations that can be rolled back (SOL003: rollback undoes instantiate, scale-out, change_vnfpkg).
+ROLLBACK_SUPPORTED = frozenset({LcmOperation.INSTANTIATE, LcmOperation.SCALE, LcmOperation.CHANGE_VNFPKG})
 
 
 def check_can_start(instance: VnfInstance, operation: LcmOperation) -> None:

@@ -64,6 +64,7 @@ class LcmOperation(StrEnum):
     OPERATE = "OPERATE"
     CHANGE_EXT_CONN = "CHANGE_EXT_CONN"
     MODIFY_INFO = "MODIFY_INFO"
+    CHANGE_VNFPKG = "CHANGE_VNFPKG"
 
 
 class OpState(StrEnum):
@@ -185,7 +186,8 @@ class Subscription:
     filter: dict[str, Any] = field(default_factory=dict)
     authentication: dict[str, Any] | None = None  # never returned by the API
     id: str = field(default_factory=new_id)
-    kind: str = "vnflcm"  # "vnflcm" (SOL003) or "vnfpkgm" (SOL005)
+    kind: str = "vnflcm"  # "vnflcm" (SOL003), "vnflcm2" (SOL003 v3.3.1, /vnflcm/v2) or "vnfpkgm" (SOL005)
+    verbosity: str | None = None  # v2 only: FULL or SHORT notifications (SOL003 v3.3.1 LccnSubscription)
     created_at: datetime = field(default_factory=utcnow)
     tenant: str = DEFAULT_TENANT  # who owns it (a column, never in the API body)
 

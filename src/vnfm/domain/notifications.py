@@ -4,6 +4,8 @@ from __future__ import annotations
 
 LCM = "/vnflcm/v1"  # SOL003 VNF LCM API root
 PKGM = "/vnfpkgm/v1"  # SOL005 VNF package management API root
+LCM_V2 = "/vnflcm/v2"  # SOL003 v3.3.1 VNF LCM API root (API version 2.0.0)
+LCM_V2_KIND = "vnflcm2"  # Subscription.kind of a subscription made through /vnflcm/v2
 
 LCM_OCC_NOTIFICATION = "VnfLcmOperationOccurrenceNotification"
 # SOL003 v2.6.1 LifecycleChangeNotificationsFilter.notificationTypes
@@ -12,6 +14,8 @@ NOTIFICATION_TYPES = frozenset(
 )
 OPERATION_TYPES = frozenset({"INSTANTIATE", "SCALE", "SCALE_TO_LEVEL", "CHANGE_FLAVOUR", "TERMINATE", "HEAL",
                              "OPERATE", "CHANGE_EXT_CONN", "MODIFY_INFO"})
+# SOL003 v3.3.1 LcmOperationType (a v2 subscription's filter may name these)
+OPERATION_TYPES_V2 = OPERATION_TYPES | {"CHANGE_VNFPKG", "CREATE_SNAPSHOT", "REVERT_TO_SNAPSHOT"}
 OPERATION_STATES = frozenset({"STARTING", "PROCESSING", "COMPLETED", "FAILED_TEMP", "FAILED", "ROLLING_BACK",
                               "ROLLED_BACK"})
 # SOL005 v2.6.1 PkgmNotificationsFilter.notificationTypes

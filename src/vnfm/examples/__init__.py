@@ -20,3 +20,26 @@ def example_package_dir(name: str = "k8s_cluster") -> Path:
 def example_csar(name: str = "k8s_cluster") -> bytes:
     """The example package as a CSAR zip (deterministic; TOSCA.meta hashes refreshed)."""
     return build_csar(example_package_dir(name))
+
+
+EXAMPLE_VNFD_ID = "5f2a9c1e-7b3d-4e8a-9c6f-1d2e3f4a5b6c"
+
+
+def example_csar_version(version: str, vnfd_id: str, name: str = "k8s_cluster") -> bytes:
+    """A copy of the example package as another release of the same product: descriptor and
+    software version `version`, vnfdId `vnfd_id` (a change_vnfpkg target, e.g. '1.1')."""
+    import re
+    import shutil
+    import tempfile
+
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)*", version) or not re.fullmatch(r"[0-9a-f-]{36}", vnfd_id):
+        raise ValueError("version must be dotted numbers and vnfd_id a UUID")
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / name
+        shutil.copytree(example_package_dir(name), tree)
+        for f in (tree / "Definitions").glob("*.yaml"):
+            text = f.read_text().replace(EXAMPLE_VNFD_ID, vnfd_id)
+            if f.name.endswith(("_top.vnfd.yaml", "_types.yaml")):
+                text = text.replace("'1.0'", f"'{version}'")
+            f.write_text(text)
+        return build_csar(tree)

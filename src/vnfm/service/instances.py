@@ -16,12 +16,12 @@ from vnfm.domain import lcm
 from vnfm.domain.access import caller_tenant
 from vnfm.domain.errors import BadRequest, Conflict, NotFound, UnprocessableEntity, VnfmError
 from vnfm.domain.model import InstantiationState, LcmOperation, OpOcc, OpState, VnfInstance, utcnow
-from vnfm.domain.scaling import scaled_levels, target_counts
+from vnfm.domain.scaling import initial_scale_levels, scaled_levels, target_counts
 from vnfm.domain.vnfd import Flavour
 from vnfm.packaging import k8s_manifests
+from vnfm.service import change_pkg, views
 from vnfm.service import params as engine_params
 from vnfm.service import requests as rq
-from vnfm.service import views
 from vnfm.service.notifications import Notifications
 from vnfm.service.packages import PackageService
 from vnfm.service.ports import Condition, InfraContext, InfraDriver, MgmtDriver, Notifier, PackageFiles, UowFactory
@@ -89,11 +89,9 @@ class InstanceService:
         if inst is None:
             raise NotFound(f"VNF instance {inst_id} does not exist")
         return inst
-
     def list(self) -> builtins.list[VnfInstance]:
         with self.uow() as uow:
             return uow.instances.list()
-
     def page(self, conditions: Sequence[Condition], after_id: str | None, limit: int,
              omit: frozenset[str] = frozenset()) -> builtins.list[VnfInstance]:
         """One list page, narrowed in the database (a superset of the matches: see ports.Condition);
@@ -169,6 +167,7 @@ class InstanceService:
             inst.ext_virtual_links = [v.model_dump(exclude_none=True) for v in req.extVirtualLinks or []]
             inst.ext_managed_virtual_links = list(req.extManagedVirtualLinks or [])
             inst.additional_params = dict(req.additionalParams or {})
+            inst.vnf_configurable_properties.update(req.vnfConfigurableProperties or {})  # isAutohealEnabled
             inst.vim_connection_info = choice.conns  # names the VIM the instance really runs on
             inst.vim_id = vim.id
             if vim.vim_type == "kubernetes":  # a CNF: its manifests are checked before anything is applied
@@ -184,8 +183,6 @@ class InstanceService:
                     package=self._files(inst), vim=vim, ext_virtual_links=inst.ext_virtual_links,
                     additional_params=inst.additional_params))
             # Computes the counts now so that an impossible level fails the request, not the operation.
-            from vnfm.domain.scaling import initial_scale_levels
-
             levels = initial_scale_levels(flavour, req.instantiationLevelId)
             occ.plan["levels"] = levels
             occ.plan["counts"] = target_counts(flavour, req.instantiationLevelId, levels)
@@ -226,12 +223,12 @@ class InstanceService:
 
         return self._start(inst_id, LcmOperation.SCALE, params, prepare)
 
-    def heal(self, inst_id: str, body: Any) -> OpOcc:
+    def heal(self, inst_id: str, body: Any, *, automatic: bool = False) -> OpOcc:  # automatic: fm/autoheal.py
         req = rq.parse(rq.HealVnfRequest, body)
         params = rq.dump(req)
 
         def prepare(inst: VnfInstance, occ: OpOcc) -> None:
-            flavour = self._flavour(inst)
+            occ.is_automatic_invocation, flavour = automatic, self._flavour(inst)
             self._validate_with_drivers(flavour, "HEAL", params, inst, occ)
             extra = req.additionalParams or {}
             if req.vnfcInstanceId:
@@ -286,6 +283,13 @@ class InstanceService:
 
         return self._start(inst_id, LcmOperation.TERMINATE, params, prepare)
 
+    def change_vnfpkg(self, inst_id: str, body: Any) -> OpOcc:
+        req = rq.parse(rq.ChangeCurrentVnfPkgRequest, body)  # a cluster VNF: a Kubernetes upgrade
+        occ = self._start(inst_id, LcmOperation.CHANGE_VNFPKG, rq.dump(req),
+                          lambda i, o: change_pkg.prepare(self, req, i, o))
+        self.packages.set_usage(occ.plan["new"]["vnf_pkg_id"], True)
+        return occ
+
     # =============================================================== occurrences
     def op_get(self, op_id: str) -> OpOcc:
         with self.uow() as uow:
@@ -297,23 +301,19 @@ class InstanceService:
     def op_list(self) -> builtins.list[OpOcc]:
         with self.uow() as uow:
             return uow.op_occs.list()
-
     def op_page(self, conditions: Sequence[Condition], after_id: str | None, limit: int) -> builtins.list[OpOcc]:
         with self.uow() as uow:
             return uow.op_occs.page(conditions, after_id, limit)
 
     def retry(self, op_id: str) -> OpOcc:
         return self._resolve(op_id, "retry")
-
     def rollback(self, op_id: str) -> OpOcc:
         return self._resolve(op_id, "rollback")
-
     def fail(self, op_id: str) -> OpOcc:
         return self._resolve(op_id, "fail")
 
     def cancel(self, op_id: str, body: Any) -> OpOcc:
-        """SOL003 5.4.17: record the cancel (isCancelPending, cancelMode); the engine running the
-        occurrence stops it (GRACEFUL: before its next stage; FORCEFUL: at once) into FAILED_TEMP."""
+        """SOL003 5.4.17: recorded; the engine stops the occurrence into FAILED_TEMP (GRACEFUL: at a stage end)."""
         req = rq.parse(rq.CancelMode, body)
         with self.uow() as uow:
             occ = uow.op_occs.get_for_update(op_id)

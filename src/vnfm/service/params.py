@@ -42,8 +42,9 @@ class EngineParams(Params):
 
 
 ENGINE = Declared("the engine", EngineParams)
-# management drivers' keys are read by instantiate, scale and heal; a terminate has none
-DRIVER_OPERATIONS = frozenset({LcmOperation.INSTANTIATE, LcmOperation.SCALE, LcmOperation.HEAL})
+# management drivers' keys are read by instantiate, scale, heal and change_vnfpkg; a terminate has none
+DRIVER_OPERATIONS = frozenset({LcmOperation.INSTANTIATE, LcmOperation.SCALE, LcmOperation.HEAL,
+                               LcmOperation.CHANGE_VNFPKG})
 # the engine's keys that only one operation reads (any other operation would ignore them: refused)
 ENGINE_KEY_OPERATIONS: dict[str, LcmOperation] = {
     "all": LcmOperation.HEAL,

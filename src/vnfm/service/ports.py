@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from vnfm.domain.access import DEFAULT_TENANT
+from vnfm.domain.alarms import Alarm
 from vnfm.domain.model import OpOcc, Subscription, Vim, VnfInstance, VnfPackage
 from vnfm.domain.params import Declared
 from vnfm.domain.resources import Vnfc, VnfResources
@@ -80,35 +81,27 @@ class OpOccRepository(Repository[OpOcc], Protocol):
 
     def get_for_update(self, op_id: str) -> OpOcc | None:
         """`get`, with the row locked until the unit of work ends (read-modify-write)."""
-        ...
 
     def claim_orphans(self, owner: str, stale_before: Any) -> list[OpOcc]:
         """Occurrences STARTING/PROCESSING/ROLLING_BACK whose owner (never `owner` itself)
         stopped heart-beating, now `owner`'s (epoch bumped)."""
-        ...
 
     def pending_cancel(self, op_id: str) -> str | None:
         """The mode of a cancel recorded for the occurrence (None: none); the row is locked."""
-        ...
 
     def abandoned(self, owner: str, stale_before: Any) -> list[OpOcc]:
         """`owner`'s own active occurrences whose heartbeat is older than `stale_before`."""
-        ...
 
     def heartbeat(self, op_id: str, owner: str, now: Any = None) -> bool:
         """Bump the heartbeat of an occurrence `owner` runs."""
-        ...
 
     def save_owned(self, occ: OpOcc, owner: str | None, epoch: int) -> bool:
         """`save`, only if the stored occurrence still has this owner and epoch (fencing). False
         (and nothing written) when another process took it over or it was retried meanwhile."""
-        ...
 
     def save_changes(self, occ: OpOcc, since: OpOcc, owner: str | None, epoch: int) -> tuple[bool, str | None]:
-        """`save_owned`, writing only what differs from `since` (the occurrence as the caller last
-        wrote it); a cancel the row has is kept while `occ` is cancellable and cancels nothing
-        itself. Returns (written, the row's cancel mode after the write)."""
-        ...
+        """`save_owned` of only what differs from `since` (as the caller last wrote it), keeping a cancel
+        the row has while `occ` is cancellable; returns (written, the row's cancel mode after it)."""
 
 
 class VimRepository(Repository[Vim], Protocol):
@@ -121,6 +114,22 @@ class SubscriptionRepository(Repository[Subscription], Protocol):
                      limit: int) -> builtins.list[Subscription]:
         """`page` over the subscriptions of one API ("vnflcm" / "vnfpkgm")."""
         ...
+
+
+class AlarmRepository(Repository[Alarm], Protocol):
+    def open_for(self, instance_ids: Sequence[str]) -> builtins.list[Alarm]: ...
+    def open_outside(self, instance_ids: Sequence[str]) -> builtins.list[Alarm]: ...
+
+
+class WatchLeases(Protocol):
+    """Which process watches which instance's health (vnfm.adapters.db.alarms)."""
+
+    def acquire(self, owner: str, instance_ids: Sequence[str], now: Any, ttl: float) -> builtins.list[str]: ...
+    def release(self, owner: str, instance_ids: Sequence[str], *, leaving: bool = False) -> None: ...
+    def forget(self, keep: Sequence[str], now: Any) -> None: ...
+    def state(self, instance_id: str) -> dict[str, Any]: ...
+    def states(self, instance_ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
+    def put_state(self, instance_id: str, owner: str, state: dict[str, Any]) -> bool: ...
 
 
 @dataclass
@@ -175,6 +184,8 @@ class AbstractUnitOfWork(abc.ABC):
     subscriptions: SubscriptionRepository
     vims: VimRepository
     outbox: Outbox
+    alarms: AlarmRepository
+    leases: WatchLeases
 
     def __enter__(self) -> AbstractUnitOfWork:
         return self
@@ -284,6 +295,13 @@ class InfraDriver(abc.ABC):
         """Is the VNFC's server up and reachable? None when it is, else the reason."""
         return None
 
+    async def probe_all(self, ctx: InfraContext, vnfcs: Sequence[Vnfc]) -> list[str | None]:
+        """`probe` of each VNFC (the health watcher's, every round): one call to the VIM where the
+        driver can; by default the probes at once."""
+        import asyncio
+
+        return list(await asyncio.gather(*(self.probe(ctx, v) for v in vnfcs)))
+
     def check_instantiate(self, ctx: InfraContext) -> None:
         """Called (in a worker thread, synchronously) when an instantiate request arrives, before
         anything exists: what the VIM can tell now (e.g. an object the VNF would create already
@@ -346,6 +364,14 @@ class NodeAccess(abc.ABC):
         (HostKeyChanged otherwise). The caller closes the session (`await ex.close()`)."""
 
 
+class SnapshotStore(Protocol):
+    """Copies of cluster snapshots (an etcd snapshot taken before an upgrade) kept by the VNFM,
+    off the cluster, per VNF instance; bounded in count and size by the adapter."""
+
+    def put(self, instance_id: str, name: str, data: bytes) -> str: ...  # -> where (for the log)
+    def get(self, instance_id: str, name: str) -> bytes | None: ...
+
+
 # ============================================================================= management drivers
 @dataclass
 class LcmContext:
@@ -382,6 +408,10 @@ class LcmContext:
     # this driver's declared parameters, parsed: instantiate's, or the stored ones with this
     # request's merged in by the driver's declared rule (None: the driver declares none)
     params: Any = None
+    # the VNFM's store of snapshot copies (None: none configured); `phase`: which part of a
+    # multi-stage hook the engine runs (change_vnfpkg: snapshot, control_plane, workers)
+    snapshots: SnapshotStore | None = None
+    phase: str = ""
 
 
 @dataclass(frozen=True)
@@ -444,6 +474,20 @@ class MgmtDriver:
         method = getattr(self, hook, None)
         if method is not None:
             await method(ctx)
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """A Kubernetes node as its cluster's API reports it: Ready condition and role (its labels)."""
+
+    ready: bool
+    role: str  # "master" (control-plane label) or "worker"
+    reason: str = ""  # the Ready condition's reason / message when not ready
+
+
+# The nodes of the cluster behind a Kubernetes VIM, by node name (synchronous: run it in a thread;
+# OperationFailed when the API does not answer). vnfm.adapters.kube.nodes.cluster_nodes.
+ClusterNodes = Callable[[Vim], dict[str, NodeState]]
 
 
 class Notifier(Protocol):

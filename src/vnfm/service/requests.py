@@ -50,6 +50,14 @@ class CreateVnfRequest(_Strict):
     metadata: dict[str, Any] | None = None
 
 
+def _check_autoheal_flag(v: dict[str, Any] | None) -> dict[str, Any] | None:
+    if v is not None and "isAutohealEnabled" in v and not isinstance(v["isAutohealEnabled"], bool | None):
+        raise ValueError("isAutohealEnabled must be true or false (the automatic heal, service/fm)")
+    if v is not None and v.get("isAutoscaleEnabled") is True:
+        raise ValueError("isAutoscaleEnabled: vnfm does not scale automatically (only isAutohealEnabled acts)")
+    return v
+
+
 class InstantiateVnfRequest(_Strict):
     flavourId: str
     instantiationLevelId: str | None = None
@@ -58,6 +66,13 @@ class InstantiateVnfRequest(_Strict):
     vimConnectionInfo: list[VimConnectionInfo] | None = None
     localizationLanguage: str | None = None
     additionalParams: dict[str, Any] | None = None
+    # Tacker's (SOL003 v3.x) instantiate attribute, accepted here for isAutohealEnabled (service/fm)
+    vnfConfigurableProperties: dict[str, Any] | None = None
+
+    @field_validator("vnfConfigurableProperties")
+    @classmethod
+    def _autoheal_flag(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        return _check_autoheal_flag(v)
 
 
 class ScaleVnfRequest(_Strict):
@@ -86,6 +101,16 @@ class HealVnfRequest(_Strict):
         return [v] if isinstance(v, str) else v
 
 
+class ChangeCurrentVnfPkgRequest(_Strict):
+    vnfdId: str
+    extVirtualLinks: list[ExtVirtualLinkData] | None = None
+    extManagedVirtualLinks: list[dict[str, Any]] | None = None
+    vimConnectionInfo: list[VimConnectionInfo] | None = None
+    additionalParams: dict[str, Any] | None = None
+    extensions: dict[str, Any] | None = None
+    vnfConfigurableProperties: dict[str, Any] | None = None
+
+
 class TerminateVnfRequest(_Strict):
     terminationType: Literal["FORCEFUL", "GRACEFUL"]
     gracefulTerminationTimeout: int | None = None
@@ -101,11 +126,22 @@ class VnfInfoModificationRequest(_Strict):
     extensions: dict[str, Any] | None = None
     vimConnectionInfo: list[dict[str, Any]] | None = None
 
+    @field_validator("vnfConfigurableProperties")
+    @classmethod
+    def _autoheal_flag(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        return _check_autoheal_flag(v)
+
 
 class LccnSubscriptionRequest(_Strict):
     filter: dict[str, Any] | None = None
     callbackUri: str
     authentication: dict[str, Any] | None = None
+
+
+class LccnSubscriptionRequestV2(LccnSubscriptionRequest):
+    """SOL003 v3.3.1 5.5.2.15: v2.6.1's attributes plus the verbosity of its notifications."""
+
+    verbosity: Literal["FULL", "SHORT"] | None = None
 
 
 class CancelMode(_Strict):
@@ -122,6 +158,17 @@ class PkgmSubscriptionRequest(LccnSubscriptionRequest):
     """SOL005 9.5.2.3: the same attributes; its filter is a PkgmNotificationsFilter."""
 
 
+class FmSubscriptionRequest(LccnSubscriptionRequest):
+    """SOL003 7.5.2.2: the same attributes; its filter is an FmNotificationsFilter."""
+
+
+class AlarmModifications(_Strict):
+    """SOL003 7.5.2.8: the only change an alarm takes is its acknowledgement."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    ackState: Literal["ACKNOWLEDGED"]
+
+
 class SimFaultsRequest(_Strict):
     """POST /sim/v1/faults (vnfm's simulated cloud): the faults `SimCloud.inject` takes."""
 
@@ -131,6 +178,7 @@ class SimFaultsRequest(_Strict):
     unreachable: list[str] | None = None
     unreachable_next: dict[str, NonNegativeInt] | None = None
     fail_delete: NonNegativeInt | None = None
+    stopped: list[str] | None = None
 
 
 M = TypeVar("M", bound=BaseModel)

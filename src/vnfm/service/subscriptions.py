@@ -8,12 +8,15 @@ from typing import Any
 from urllib.parse import urlparse
 
 from vnfm.domain.access import caller_tenant
+from vnfm.domain.alarms import FM_NOTIFICATION_TYPES, EventType, FaultyResourceType, PerceivedSeverity
 from vnfm.domain.errors import BadRequest, NotFound
 from vnfm.domain.model import Subscription
 from vnfm.domain.notifications import (
+    LCM_V2_KIND,
     NOTIFICATION_TYPES,
     OPERATION_STATES,
     OPERATION_TYPES,
+    OPERATION_TYPES_V2,
     PKGM_NOTIFICATION_TYPES,
 )
 from vnfm.service import requests as rq
@@ -41,6 +44,24 @@ def _check_filter(flt: dict[str, Any]) -> None:
                        ("operationStates", OPERATION_STATES)))
 
 
+LCCN_FILTER_KEYS = {"vnfInstanceSubscriptionFilter", "notificationTypes", "operationTypes", "operationStates"}
+INSTANCE_FILTER_KEYS = {"vnfdIds", "vnfProductsFromProviders", "vnfInstanceIds", "vnfInstanceNames"}
+
+
+def _check_filter_v2(flt: dict[str, Any]) -> None:
+    """SOL003 v3.3.1 LifecycleChangeNotificationsFilter: an attribute it does not have is refused."""
+    unknown = sorted(set(flt) - LCCN_FILTER_KEYS)
+    inst = flt.get("vnfInstanceSubscriptionFilter")
+    if inst is not None and not isinstance(inst, dict):
+        raise BadRequest("filter.vnfInstanceSubscriptionFilter must be an object")
+    unknown += [f"vnfInstanceSubscriptionFilter.{k}" for k in sorted(set(inst or {}) - INSTANCE_FILTER_KEYS)]
+    if unknown:
+        raise BadRequest(f"filter: unknown attribute(s) {', '.join(unknown)} (SOL003 v3.3.1 "
+                         "LifecycleChangeNotificationsFilter)")
+    _check_enums(flt, (("notificationTypes", NOTIFICATION_TYPES), ("operationTypes", OPERATION_TYPES_V2),
+                       ("operationStates", OPERATION_STATES)))
+
+
 def _check_pkgm_filter(flt: dict[str, Any]) -> None:
     unknown = sorted(set(flt) - PKGM_FILTER_KEYS)
     if unknown:
@@ -57,6 +78,38 @@ def _check_pkgm_filter(flt: dict[str, Any]) -> None:
     if products is not None and (not isinstance(products, list)
                                  or not all(isinstance(p, dict) and p.get("vnfProvider") for p in products)):
         raise BadRequest("filter.vnfProductsFromProviders must be a list of objects, each with vnfProvider")
+
+
+FM_FILTER_KEYS = {"vnfInstanceSubscriptionFilter", "notificationTypes", "faultyResourceTypes",
+                  "perceivedSeverities", "eventTypes", "probableCauses"}
+
+
+def _check_fm_filter(flt: dict[str, Any]) -> None:
+    """FmNotificationsFilter (SOL003 v2.6.1 7.5.3.2): unknown attributes and values are refused."""
+    unknown = sorted(set(flt) - FM_FILTER_KEYS)
+    if unknown:
+        raise BadRequest(f"filter: unknown attribute(s) {', '.join(unknown)} "
+                         f"(an FmNotificationsFilter has {', '.join(sorted(FM_FILTER_KEYS))})")
+    _check_enums(flt, (("notificationTypes", FM_NOTIFICATION_TYPES),
+                       ("faultyResourceTypes", {t.value for t in FaultyResourceType}),
+                       ("perceivedSeverities", {s.value for s in PerceivedSeverity}),
+                       ("eventTypes", {e.value for e in EventType})))
+    causes = flt.get("probableCauses")
+    if causes is not None and (not isinstance(causes, list) or not all(isinstance(c, str) for c in causes)):
+        raise BadRequest("filter.probableCauses must be a list of strings")
+    inst = flt.get("vnfInstanceSubscriptionFilter")
+    if inst is not None and not isinstance(inst, dict):
+        raise BadRequest("filter.vnfInstanceSubscriptionFilter must be an object")
+    unknown = sorted(set(inst or {}) - INSTANCE_FILTER_KEYS)
+    if unknown:
+        raise BadRequest(f"filter.vnfInstanceSubscriptionFilter: unknown attribute(s) {', '.join(unknown)}")
+
+
+REQUESTS: dict[str, type[rq.LccnSubscriptionRequest]] = {
+    "vnflcm": rq.LccnSubscriptionRequest, "vnfpkgm": rq.PkgmSubscriptionRequest, "vnffm": rq.FmSubscriptionRequest,
+    LCM_V2_KIND: rq.LccnSubscriptionRequestV2}
+FILTER_CHECKS = {"vnflcm": _check_filter, "vnfpkgm": _check_pkgm_filter, "vnffm": _check_fm_filter,
+                 LCM_V2_KIND: _check_filter_v2}
 
 
 def _check_auth(auth: dict[str, Any] | None, callback: str, tls_cert: bool) -> None:
@@ -100,22 +153,24 @@ class SubscriptionService:
 
     async def create(self, body: Any, kind: str = "vnflcm") -> tuple[Subscription, bool]:
         """Returns (subscription, created). An identical existing one is returned with created=False."""
-        req = rq.parse(rq.PkgmSubscriptionRequest if kind == "vnfpkgm" else rq.LccnSubscriptionRequest, body)
+        req = rq.parse(REQUESTS[kind], body)
+        verbosity = getattr(req, "verbosity", None) or ("FULL" if kind == LCM_V2_KIND else None)
         url = urlparse(req.callbackUri)
         if url.scheme not in ("http", "https") or not url.netloc:
             raise BadRequest(f"callbackUri {req.callbackUri!r} is not an http(s) URL")
         flt = req.filter or {}
-        (_check_pkgm_filter if kind == "vnfpkgm" else _check_filter)(flt)
+        FILTER_CHECKS[kind](flt)
         _check_auth(req.authentication, req.callbackUri, self.tls_cert)
         with self.uow() as uow:
             for existing in uow.subscriptions.list():
-                if existing.kind == kind and existing.callback_uri == req.callbackUri and existing.filter == flt:
+                if (existing.kind == kind and existing.callback_uri == req.callbackUri and existing.filter == flt
+                        and existing.verbosity == verbosity):
                     return existing, False
         if self.probe is not None:
             await self.probe(req.callbackUri, req.authentication)
         auth = self.box.seal(req.authentication) if self.box and req.authentication else req.authentication
         sub = Subscription(callback_uri=req.callbackUri, filter=flt, authentication=auth, kind=kind,
-                           tenant=caller_tenant())
+                           verbosity=verbosity, tenant=caller_tenant())
         with self.uow() as uow:
             uow.subscriptions.add(sub)
             uow.commit()

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from vnfm.domain import lcm
+from vnfm.domain.alarms import FM
 from vnfm.domain.model import (
     InstantiationState,
     OnboardingState,
@@ -332,7 +333,7 @@ def op_occ_info(occ: OpOcc) -> dict[str, Any]:
 
 
 def subscription_info(sub: Subscription) -> dict[str, Any]:
-    prefix = LCM if sub.kind == "vnflcm" else PKGM
+    prefix = {"vnflcm": LCM, "vnffm": FM}.get(sub.kind, PKGM)
     return _output({
         "id": sub.id,
         "filter": sub.filter or None,

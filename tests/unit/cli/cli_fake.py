@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,7 @@ class FakeVnfm:
     _pending: dict[str, list[str]] = field(default_factory=dict)
     multi_file_vnfd: bool = False
     busy: dict[str, str] = field(default_factory=dict)  # instance id -> running occurrence id
+    alarms: list[dict[str, Any]] = field(default_factory=list)  # SOL003 Alarm documents (/vnffm/v1)
 
     def transport(self) -> httpx.MockTransport:
         return httpx.MockTransport(self.handle)
@@ -102,7 +104,19 @@ class FakeVnfm:
             return self._vims(m, parts[3:], body)
         if parts[:3] == ["sim", "v1", "state"]:
             return self._sim(parts[3:])
+        if parts == ["vnffm", "v1", "alarms"] and m == "GET":
+            return self._alarms(request)
         return problem(404, "Not Found", "no such path")
+
+    def _alarms(self, request: httpx.Request) -> httpx.Response:
+        """Only the filter the CLI sends is understood; any other is refused (the real server
+        would evaluate it: a fake that ignored it would pass a CLI sending the wrong one)."""
+        flt = request.url.params.get("filter") or ""
+        m = re.fullmatch(r"\(eq,managedObjectId,([^)]+)\);\(neq,perceivedSeverity,CLEARED\)", flt)
+        if m is None:
+            return problem(400, "Bad Request", f"the fake does not evaluate filter {flt!r}")
+        return httpx.Response(200, json=[a for a in self.alarms if a["managedObjectId"] == m.group(1)
+                                         and a["perceivedSeverity"] != "CLEARED"])
 
     # ------------------------------------------------------------------ packages
     def _pkgm(self, m: str, p: list[str], body: Any, request: httpx.Request) -> httpx.Response:

@@ -29,6 +29,19 @@ def test_vnf_show_lists_vnfcs_and_masks_secrets(fake: FakeVnfm, tmp_path: Path) 
     assert "INSTANTIATED" in table and " 3 " in table
 
 
+def test_vnf_show_lists_open_alarms(fake: FakeVnfm) -> None:
+    vnf_id = new_vnf(fake)
+    assert "Open alarms" not in run(fake, "vnf", "show", vnf_id).stdout
+    base = {"managedObjectId": vnf_id, "vnfcInstanceIds": ["vnfc-7"], "probableCause": "VIM_SERVER_DOWN",
+            "alarmRaisedTime": "2024-01-01T00:00:09Z", "ackState": "UNACKNOWLEDGED"}
+    fake.alarms += [{**base, "id": "al-1", "perceivedSeverity": "CRITICAL"},
+                    {**base, "id": "al-2", "perceivedSeverity": "CLEARED"}]
+    out = run(fake, "vnf", "show", vnf_id).stdout
+    assert "Open alarms:\n  - CRITICAL VNFC vnfc-7: VIM_SERVER_DOWN since 2024-01-01T00:00:09Z " \
+           "(UNACKNOWLEDGED, alarm al-1)" in out
+    assert "al-2" not in out
+
+
 def test_scale_heal_terminate_bodies(fake: FakeVnfm, tmp_path: Path) -> None:
     vnf_id = new_vnf(fake)
     run(fake, "vnf", "instantiate", vnf_id, request_file(tmp_path, SEED_REQUEST), "--wait")

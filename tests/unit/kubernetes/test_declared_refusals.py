@@ -101,7 +101,13 @@ async def test_a_scale_or_heal_cannot_change_the_clusters_version(k8s: K8s) -> N
         k8s.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance",
                                           "additionalParams": skew})
     assert e.value.status == 422
-    assert e.value.detail.startswith(f"{R}.kubernetes_version: the cluster runs Kubernetes 1.30.4")
+    assert e.value.detail == (f"{R}.kubernetes_version: a kubelet 1.33.1 would be newer than the cluster's API "
+                              "server 1.30.4 (Kubernetes version skew policy)")
+    for older, why in (("1.26.0", "4 minor versions older"), ("1.29.3", "kubeadm cannot join")):
+        with pytest.raises(VnfmError) as e:
+            k8s.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance", "additionalParams": {
+                "k8s_cluster_installation_param": {"kubernetes_version": older}}})
+        assert e.value.status == 422 and why in e.value.detail, e.value.detail
     w0 = k8s.app.instances.get(inst_id).resources.of_vdu("workerNode")[0]
     with pytest.raises(VnfmError) as e:
         k8s.app.instances.heal(inst_id, {"vnfcInstanceId": [w0.id], "additionalParams": skew})

@@ -300,6 +300,7 @@ def subscription_to_dict(s: Subscription) -> Row:
         "filter": _j(s.filter),
         "authentication": _j(s.authentication),
         "kind": s.kind,
+        **({"verbosity": s.verbosity} if s.verbosity else {}),
         "created_at": iso(s.created_at),
     }
 
@@ -311,6 +312,7 @@ def subscription_from_dict(d: Mapping[str, Any]) -> Subscription:
         filter=d.get("filter") or {},
         authentication=d.get("authentication"),
         kind=d.get("kind") or "vnflcm",
+        verbosity=d.get("verbosity"),
         created_at=_dt(d.get("created_at")),
     )
 

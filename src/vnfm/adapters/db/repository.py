@@ -1,6 +1,5 @@
-"""The base of the entity repositories: add / get / list / page / save / delete over one table with
-an `id` primary key and a JSON `body`, in SQLAlchemy Core statements over the unit of work's
-Session (see `uow.py`)."""
+"""The base of the table repositories: add / get / list / page / save / delete over one entity
+table with an `id` primary key (SQLAlchemy Core statements over one Session, no ORM mapping)."""
 
 from __future__ import annotations
 

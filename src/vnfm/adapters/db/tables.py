@@ -19,6 +19,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     Dialect,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -176,6 +177,36 @@ kv = Table(
     Column("updated_at", UtcDateTime(), nullable=False),
 )
 
+# SOL003 fault management (migration 0008): one row per alarm; `cleared` false while open (at most
+# one open alarm per VNFC: the watcher that holds the instance's lease raises and clears them).
+alarms = Table(
+    "alarms",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("managed_object_id", String(ID), nullable=False, index=True),
+    Column("vnfc_id", String(ID), nullable=False, index=True),
+    Column("perceived_severity", String(32), nullable=False, index=True),
+    Column("event_type", String(32), nullable=False, index=True),
+    Column("probable_cause", String(ID), nullable=False, index=True),
+    Column("ack_state", String(32), nullable=False, index=True),
+    Column("cleared", Boolean(), nullable=False, index=True),
+    Column("alarm_raised_time", UtcDateTime(), nullable=False, index=True),
+    Column("tenant", String(TENANT), nullable=False, server_default=DEFAULT_TENANT, index=True),
+    Column("body", JSON(), nullable=False),
+)
+
+# Who watches the health of which instance (migration 0008): a lease per instance, renewed by its
+# holder, taken by another process once `expires_at` passed. `state`: the holder's bookkeeping
+# kept across takeovers (since when each VNFC is unhealthy, the recent automatic heals).
+watch_leases = Table(
+    "watch_leases",
+    metadata,
+    Column("instance_id", String(ID), primary_key=True),
+    Column("owner", String(ID), nullable=False, index=True),
+    Column("expires_at", UtcDateTime(), nullable=False, index=True),
+    Column("state", JSON(), nullable=False),
+)
+
 # A composite index for the orphan scan (state + heartbeat).
 Index("ix_vnf_lcm_op_occs_state_heartbeat", vnf_lcm_op_occs.c.operation_state, vnf_lcm_op_occs.c.heartbeat)
 
@@ -184,3 +215,18 @@ Index("ix_vnf_packages_created_at_id", vnf_packages.c.created_at, vnf_packages.c
 Index("ix_vnf_instances_created_at_id", vnf_instances.c.created_at, vnf_instances.c.id)
 Index("ix_vnf_lcm_op_occs_start_time_id", vnf_lcm_op_occs.c.start_time, vnf_lcm_op_occs.c.id)
 Index("ix_subscriptions_kind_created_at_id", subscriptions.c.kind, subscriptions.c.created_at, subscriptions.c.id)
+Index("ix_alarms_alarm_raised_time_id", alarms.c.alarm_raised_time, alarms.c.id)
+
+# Scheduled etcd backups (service/backups.py, migration 0013): one row per instantiated instance,
+# claimed by one conditional UPDATE of `next_at` (one process backs up a given instance per period);
+# `last`: the latest attempt's record, `last_ok`: the latest successful backup's (size, keys, digest,
+# the restore drill's outcome), read by the metrics and the API.
+etcd_backups = Table(
+    "etcd_backups",
+    metadata,
+    Column("instance_id", String(ID), ForeignKey("vnf_instances.id", ondelete="CASCADE"), primary_key=True),
+    Column("next_at", Float(), nullable=False, index=True),
+    Column("owner", String(ID), nullable=True),
+    Column("last", JSON(), nullable=True),
+    Column("last_ok", JSON(), nullable=True),
+)

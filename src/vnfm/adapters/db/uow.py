@@ -21,10 +21,21 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CursorResult, and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import (
+    CursorResult,
+    and_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session, sessionmaker
 
 from vnfm.adapters.db import mappers, tables
+from vnfm.adapters.db.alarms import SqlAlarmRepository, SqlWatchLeases
 from vnfm.adapters.db.kv import SqlKvStore
 from vnfm.adapters.db.op_occs import SqlOpOccRepository
 from vnfm.adapters.db.paging import Col
@@ -259,6 +270,8 @@ class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
     vims: SqlVimRepository
     outbox: SqlOutbox
     kv: SqlKvStore
+    alarms: SqlAlarmRepository
+    leases: SqlWatchLeases
 
     def __init__(self, session_factory: sessionmaker[Session] | Callable[[], Session],
                  box: Sealer | None = None) -> None:
@@ -274,6 +287,8 @@ class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
         self.vims = SqlVimRepository(self.session)
         self.outbox = SqlOutbox(self.session)
         self.kv = SqlKvStore(self.session)
+        self.alarms = SqlAlarmRepository(self.session)
+        self.leases = SqlWatchLeases(self.session)
 
     def __enter__(self) -> SqlAlchemyUnitOfWork:
         return self

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from vnfm.domain.alarms import ALARM_NOTIFICATION, FM_NOTIFICATION_TYPES
 from vnfm.domain.notifications import LCM_OCC_NOTIFICATION, PKGM_NOTIFICATION_TYPES
 
 # The keys of the instance filter that need the instance's data (not just its id).
@@ -18,8 +19,12 @@ INSTANCE_DATA_KEYS = ("vnfdIds", "vnfProductsFromProviders", "vnfInstanceNames")
 
 
 def notification_kind(notification: Mapping[str, Any]) -> str:
-    """"vnfpkgm" for SOL005 package notifications, else "vnflcm" (Subscription.kind values)."""
-    return "vnfpkgm" if notification.get("notificationType") in PKGM_NOTIFICATION_TYPES else "vnflcm"
+    """"vnfpkgm" for SOL005 package notifications, "vnffm" for SOL003 fault management ones, else
+    "vnflcm" (Subscription.kind values)."""
+    ntype = notification.get("notificationType")
+    if ntype in PKGM_NOTIFICATION_TYPES:
+        return "vnfpkgm"
+    return "vnffm" if ntype in FM_NOTIFICATION_TYPES else "vnflcm"
 
 
 def _listed(values: Any) -> Sequence[Any] | None:
@@ -140,3 +145,31 @@ def matches_pkgm_subscription(
     if not _in(info.get("usageState"), flt.get("usageState")):
         return False
     return matches_products(flt.get("vnfProductsFromProviders"), package_info)
+
+
+def matches_fm_subscription(
+    filter: Mapping[str, Any] | None,
+    notification: Mapping[str, Any],
+    instance_info: Mapping[str, Any] | None = None,
+) -> bool:
+    """Does a SOL003 FmSubscription's `filter` (FmNotificationsFilter, 7.5.3.2) select this FM
+    notification? The alarm attributes (faultyResourceTypes, perceivedSeverities, eventTypes,
+    probableCauses) constrain AlarmNotification only; an AlarmClearedNotification carries only
+    the alarm's id, so it goes to every subscription whose instance filter selects the alarm's
+    instance (`info` of the outbox entry: {"vnfInstanceId": ...} plus the instance's data)."""
+    flt = filter or {}
+    if not _in(notification.get("notificationType"), flt.get("notificationTypes")):
+        return False
+    alarm = notification.get("alarm") if notification.get("notificationType") == ALARM_NOTIFICATION else None
+    if isinstance(alarm, Mapping):
+        faulty = (alarm.get("rootCauseFaultyResource") or {}).get("faultyResourceType")
+        if _listed(flt.get("faultyResourceTypes")) is not None and not _in(faulty, flt.get("faultyResourceTypes")):
+            return False
+        for key, attr in (("perceivedSeverities", "perceivedSeverity"), ("eventTypes", "eventType"),
+                          ("probableCauses", "probableCause")):
+            if not _in(alarm.get(attr), flt.get(key)):
+                return False
+        instance_id = alarm.get("managedObjectId")
+    else:
+        instance_id = (instance_info or {}).get("vnfInstanceId")
+    return matches_instance_filter(flt.get("vnfInstanceSubscriptionFilter"), instance_id, instance_info)

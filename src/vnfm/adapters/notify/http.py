@@ -28,20 +28,24 @@ import httpx
 
 from vnfm.adapters.notify.auth import AuthError, TokenCache, auth_headers, probe_callback, safe_url, secrets_of
 from vnfm.adapters.notify.filters import (
+    matches_fm_subscription,
     matches_pkgm_subscription,
     matches_subscription,
     needs_instance_info,
     notification_kind,
 )
 from vnfm.adapters.remote.egress import EgressPolicy, egress_client
+from vnfm.domain.alarms import FM
 from vnfm.domain.model import Subscription, new_id
-from vnfm.domain.notifications import LCM, PKGM
+from vnfm.domain.notifications import LCM, LCM_V2, LCM_V2_KIND, PKGM
 from vnfm.domain.secrets import scrub
 from vnfm.service.ports import OutboxEntry
 
 log = logging.getLogger("vnfm.notify")
 
 InfoLookup = Callable[[str], Mapping[str, Any] | None]
+# A stored (SOL003 v2.6.1) notification as a /vnflcm/v2 subscriber gets it (service.views_v2.notification)
+Reshape = Callable[[Mapping[str, Any], Subscription], dict[str, Any]]
 
 
 # ============================================================================= notifier
@@ -81,6 +85,8 @@ class HttpNotifier:
         overrides the lookup (e.g. for a deletion notification, when the instance is gone).
     attempts / base_delay / max_delay: retries; the n-th retry waits min(max_delay, base_delay*2**(n-1)).
     api_base: scheme://host:port prefixed to the notification's _links.subscription href.
+    reshape_v2: how a subscription made through /vnflcm/v2 gets a notification (v3.3.1 shapes);
+        without it such subscriptions get none (never a v2.6.1 body).
     """
 
     def __init__(
@@ -101,12 +107,14 @@ class HttpNotifier:
         poll_interval: float = 5.0,
         on_delivery: Callable[[bool], None] | None = None,
         egress: EgressPolicy | None = None,
+        reshape_v2: Reshape | None = None,
     ) -> None:
         if attempts < 1:
             raise ValueError("attempts must be at least 1")
         self._subscriptions = subscriptions
         self._instance_info = instance_info
         self._package_info = package_info
+        self._reshape_v2 = reshape_v2
         self.attempts = attempts
         self.on_delivery = on_delivery  # told each delivery's outcome (True: delivered) for metrics
         self.base_delay = base_delay
@@ -306,7 +314,8 @@ class HttpNotifier:
         n = item.entry.notification
         kind = notification_kind(n)
         tenant = item.entry.tenant  # another tenant's subscriptions never hear of it
-        subs = [s for s in await asyncio.to_thread(self._subscriptions) if s.kind == kind and s.tenant == tenant]
+        kinds = {kind, LCM_V2_KIND} if kind == "vnflcm" and self._reshape_v2 else {kind}
+        subs = [s for s in await asyncio.to_thread(self._subscriptions) if s.kind in kinds and s.tenant == tenant]
         info: Mapping[str, Any] | None = item.entry.info
         looked_up = info is not None
         out: list[_Delivery] = []
@@ -317,6 +326,8 @@ class HttpNotifier:
                     info = await asyncio.to_thread(self._instance_info, str(n["vnfInstanceId"]))
                     looked_up = True
                 selected = matches_subscription(flt, n, info)
+            elif kind == "vnffm":
+                selected = await self._fm_selects(flt, n, item.entry.info)
             else:
                 if not looked_up and self._package_info and n.get("vnfPkgId"):
                     info = await asyncio.to_thread(self._package_info, str(n["vnfPkgId"]))
@@ -326,13 +337,27 @@ class HttpNotifier:
                 out.append(_Delivery(sub, self._body_for(sub, n, item.entry.published_at), item))
         return out
 
+    async def _fm_selects(self, flt: Mapping[str, Any], n: Mapping[str, Any],
+                          entry_info: Mapping[str, Any] | None) -> bool:
+        """An FM notification: the alarm's instance (from the alarm, or the entry's info for a
+        cleared one) and, when the filter needs them, the instance's data."""
+        alarm = n.get("alarm")
+        inst_id = (alarm or {}).get("managedObjectId") if isinstance(alarm, Mapping) else None
+        inst_id = inst_id or (entry_info or {}).get("vnfInstanceId")
+        info: dict[str, Any] = {"vnfInstanceId": inst_id}
+        if needs_instance_info(flt) and self._instance_info and inst_id:
+            found = await asyncio.to_thread(self._instance_info, str(inst_id))
+            info.update(found or {})
+            info["vnfInstanceId"] = inst_id
+        return matches_fm_subscription(flt, n, info)
+
     def _body_for(self, sub: Subscription, n: Mapping[str, Any], published_at: str) -> dict[str, Any]:
-        body = dict(n)
+        body = self._reshape_v2(n, sub) if sub.kind == LCM_V2_KIND and self._reshape_v2 else dict(n)
         body.setdefault("id", new_id())
         body["subscriptionId"] = sub.id
         body.setdefault("timeStamp", published_at)
         links = dict(body.get("_links") or {})
-        prefix = LCM if sub.kind == "vnflcm" else PKGM
+        prefix = {"vnflcm": LCM, LCM_V2_KIND: LCM_V2, "vnffm": FM}.get(sub.kind, PKGM)
         links["subscription"] = {"href": f"{self.api_base}{prefix}/subscriptions/{sub.id}"}
         body["_links"] = links
         return body

@@ -12,14 +12,32 @@ from starlette.types import ASGIApp
 from vnfm import __version__
 from vnfm.bootstrap import App, build
 from vnfm.config import Settings
-from vnfm.entrypoints.api import health, problem, tacker_vims, unsupported, vnflcm, vnfm_ext, vnfpkgm
+from vnfm.entrypoints.api import (
+    backups,
+    doctor,
+    health,
+    openapi,
+    problem,
+    tacker_vims,
+    unsupported,
+    vnffm,
+    vnflcm,
+    vnfm_ext,
+    vnfpkgm,
+)
 from vnfm.entrypoints.api.access import AccessLog
 from vnfm.entrypoints.api.auth import oauth2
 from vnfm.entrypoints.api.auth.authenticate import Authenticator
 from vnfm.entrypoints.api.auth.gate import AuthGate, authorize
+from vnfm.entrypoints.api.console import assets as console_assets
+from vnfm.entrypoints.api.console import login as console_login
+from vnfm.entrypoints.api.console import pages as console_pages
 from vnfm.entrypoints.api.etag import ETags
 from vnfm.entrypoints.api.headers import CanonicalHeaders
 from vnfm.entrypoints.api.negotiation import Negotiation
+from vnfm.entrypoints.api.v2 import subscriptions as v2_subscriptions
+from vnfm.entrypoints.api.v2 import version as v2_version
+from vnfm.entrypoints.api.v2 import vnflcm as v2_vnflcm
 
 API_VERSION = "2.6.1"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -33,7 +51,8 @@ class VnfmApi(FastAPI):
         observe = core.metrics.http_request if core is not None else None
         # Negotiation outside the error handlers: their ProblemDetails are labelled as the client accepts
         stack = Negotiation(super().build_middleware_stack())
-        return CanonicalHeaders(AccessLog(stack, observe), API_VERSION)
+        return CanonicalHeaders(AccessLog(stack, observe), API_VERSION,
+                                by_prefix={v2_version.PREFIX: v2_version.API_VERSION})
 
 
 def _control_in_url(request: Request) -> str | None:
@@ -58,7 +77,7 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
         finally:
             await core.stop()
 
-    app = VnfmApi(title="vnfm", version=__version__, lifespan=lifespan,
+    app = VnfmApi(title="vnfm", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="ETSI NFV-SOL003/SOL005 v2.6.1 VNF manager", dependencies=[Depends(authorize)])
     app.state.vnfm = core
     app.state.auth = Authenticator(settings)
@@ -75,14 +94,24 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
     app.include_router(vnfpkgm.versions)
     app.include_router(vnfpkgm.router)
     app.include_router(vnflcm.router)
+    app.include_router(vnffm.router)
     app.include_router(unsupported.router)
+    app.include_router(unsupported.router_v2)
+    app.include_router(v2_vnflcm.versions)
+    app.include_router(v2_vnflcm.router)
+    app.include_router(v2_subscriptions.router)
     app.include_router(vnfm_ext.router)
+    app.include_router(backups.router)
     if settings.simulator:  # the simulated cloud's API and fault injection exist only while it is a VIM
         app.include_router(vnfm_ext.sim_router)
         if settings.fault_injection:
             app.include_router(vnfm_ext.faults_router)
     app.include_router(tacker_vims.router)
     app.include_router(health.router)
+    app.include_router(doctor.router)
     app.include_router(oauth2.router)
+    for console in (console_login, console_assets, console_pages):  # the web console, /console
+        app.include_router(console.router)
+    openapi.install(app)  # the completed /openapi.json, /docs and /redoc without a CDN
     app.add_middleware(AuthGate, authenticator=app.state.auth)  # outermost: before any route or body
     return app

@@ -36,7 +36,7 @@ def add_subscription_routes(router: APIRouter, path: str, kind: str, show_name: 
         app = app_of(request)
         source = ListSource(lambda c, after, n: app.subscriptions.page(kind, c, after, n),
                             views.subscription_info, lambda s: s.id)
-        name = "LccnSubscription" if kind == "vnflcm" else "PkgmSubscription"
+        name = {"vnflcm": "LccnSubscription", "vnffm": "FmSubscription"}.get(kind, "PkgmSubscription")
         return await listing(request, source, [], attributes=query.SUBSCRIPTION_ATTRIBUTES, resource=name,
                              page_size=app.settings.page_size)
 

@@ -22,8 +22,9 @@ from vnfm.domain.errors import PreconditionFailed
 from vnfm.entrypoints.api.headers import ASGIApp, Message, Receive, Scope, Send
 
 # The individual resources (GET answers with an ETag).
-INDIVIDUAL = re.compile(r"^/(?:vnflcm/v1/(?:vnf_instances|vnf_lcm_op_occs|subscriptions)"
-                        r"|vnfpkgm/v1/(?:vnf_packages|subscriptions)|vnfm/v1/vims|v1\.0/vims)/[^/]+/?$")
+INDIVIDUAL = re.compile(r"^/(?:vnflcm/v[12]/(?:vnf_instances|vnf_lcm_op_occs|subscriptions)"
+                        r"|vnfpkgm/v1/(?:vnf_packages|subscriptions)|vnffm/v1/(?:alarms|subscriptions)|vnfm/v1/vims"
+                        r"|v1\.0/vims)/[^/]+/?$")
 
 
 def etag_bytes(body: bytes) -> str:

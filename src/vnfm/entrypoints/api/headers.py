@@ -46,10 +46,20 @@ def canonical(name: bytes) -> bytes:
 
 
 class CanonicalHeaders:
-    def __init__(self, app: ASGIApp, version: str, *, add_date: bool = True) -> None:
+    def __init__(self, app: ASGIApp, version: str, *, add_date: bool = True,
+                 by_prefix: dict[str, str] | None = None) -> None:
+        """`version`: the `Version` of a response that has none; `by_prefix`: another one for the
+        paths under a prefix (another major version of an API, e.g. /vnflcm/v2 -> 2.0.0)."""
         self.app = app
         self.version = version.encode("latin-1")
         self.add_date = add_date
+        self.by_prefix = [(p.rstrip("/"), v.encode("latin-1")) for p, v in (by_prefix or {}).items()]
+
+    def version_of(self, path: str) -> bytes:
+        for prefix, version in self.by_prefix:
+            if path == prefix or path.startswith(prefix + "/"):
+                return version
+        return self.version
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -63,12 +73,14 @@ class CanonicalHeaders:
             if isinstance(raw, bytes):
                 scope["raw_path"] = re.sub(rb"/{2,}", b"/", raw)
 
+        version = self.version_of(scope.get("path", ""))
+
         async def send_canonical(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = [(canonical(bytes(k)), bytes(v)) for k, v in message.get("headers", [])]
                 names = {k for k, _ in headers}
                 if b"Version" not in names:
-                    headers.append((b"Version", self.version))
+                    headers.append((b"Version", version))
                 if self.add_date and b"Date" not in names:
                     headers.append((b"Date", formatdate(usegmt=True).encode("latin-1")))
                 message = {**message, "headers": headers}

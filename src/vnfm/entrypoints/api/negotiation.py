@@ -24,6 +24,7 @@ _PRODUCES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
     ("GET", re.compile(r"^/vnfpkgm/v1/vnf_packages/[^/]+/vnfd/?$"), ("application/zip", "text/plain")),
     ("GET", re.compile(r"^/vnfpkgm/v1/vnf_packages/[^/]+/artifacts/.+"), ("*/*",)),  # the artifact's own type
     ("GET", re.compile(r"^/metrics/?$"), ("text/plain",)),
+    ("GET", re.compile(r"^/console(/.*)?$"), ("*/*",)),  # the web console: HTML, its CSS and script, JSON
 ]
 
 

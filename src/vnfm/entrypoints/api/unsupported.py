@@ -5,13 +5,17 @@ ProblemDetails says which task it is and that vnfm does not implement it, instea
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool as off_loop
 
 from vnfm.domain.errors import NotFound
 from vnfm.entrypoints.api.common import app_of
+from vnfm.entrypoints.api.v2.version import PREFIX as V2_PREFIX
+from vnfm.entrypoints.api.v2.version import require_version
 
 router = APIRouter(prefix="/vnflcm/v1/vnf_instances/{inst_id}")
+# /vnflcm/v2 (SOL003 v3.3.1): the same, its snapshot tasks too (change_vnfpkg is a v2 route of its own)
+router_v2 = APIRouter(prefix=V2_PREFIX + "/vnf_instances/{inst_id}", dependencies=[Depends(require_version)])
 
 # task resource -> SOL003 LcmOperationType
 TASKS = {
@@ -19,20 +23,22 @@ TASKS = {
     "change_flavour": "CHANGE_FLAVOUR",
     "operate": "OPERATE",
     "change_ext_conn": "CHANGE_EXT_CONN",
-    "change_vnfpkg": "CHANGE_VNFPKG",
 }
-IMPLEMENTED = "INSTANTIATE, SCALE, HEAL, TERMINATE, MODIFY_INFO"
+TASKS_V2 = {**TASKS, "create_snapshot": "CREATE_SNAPSHOT", "revert_to_snapshot": "REVERT_TO_SNAPSHOT"}
+IMPLEMENTED = "INSTANTIATE, SCALE, HEAL, TERMINATE, MODIFY_INFO, CHANGE_VNFPKG"
 
 
-def _add(task: str, operation: str) -> None:
+def _add(target: APIRouter, task: str, operation: str, suffix: str = "") -> None:
     async def not_implemented(request: Request, inst_id: str) -> None:
         await off_loop(app_of(request).instances.get, inst_id)  # an unknown instance: its own 404
         raise NotFound(f"the {operation} task ({task}) is not implemented by vnfm: the LCM operations it "
                        f"implements are {IMPLEMENTED}", operation=operation)
 
-    router.add_api_route(f"/{task}", not_implemented, methods=["POST"], name=f"not_implemented_{task}",
+    target.add_api_route(f"/{task}", not_implemented, methods=["POST"], name=f"not_implemented_{task}{suffix}",
                          include_in_schema=False)
 
 
 for _task, _operation in TASKS.items():
-    _add(_task, _operation)
+    _add(router, _task, _operation)
+for _task, _operation in TASKS_V2.items():
+    _add(router_v2, _task, _operation, "_v2")

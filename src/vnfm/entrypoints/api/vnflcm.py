@@ -18,10 +18,16 @@ router = APIRouter(prefix="/vnflcm")
 # event loop only parses requests, runs the LCM engine and heart-beats.
 
 
-@router.get("/api_versions")
 @router.get("/v1/api_versions")
 async def api_versions() -> dict[str, object]:
     return {"uriPrefix": "/vnflcm/v1", "apiVersions": [{"version": "2.6.1", "isDeprecated": False}]}
+
+
+@router.get("/api_versions")
+async def all_api_versions() -> dict[str, object]:
+    """Both major versions (SOL013: the API name's api_versions), /vnflcm/v2's being SOL003 v3.3.1."""
+    return {"uriPrefix": "/vnflcm", "apiVersions": [{"version": "2.6.1", "isDeprecated": False},
+                                                     {"version": "2.0.0", "isDeprecated": False}]}
 
 
 def _accepted(request: Request, occ: OpOcc) -> Response:
@@ -84,6 +90,12 @@ async def scale(request: Request, inst_id: str) -> Response:
 async def heal(request: Request, inst_id: str) -> Response:
     # No body is a 400 (a body-less POST must not rebuild the whole VNF); `{}` is SOL003's heal entire.
     return _accepted(request, await off_loop(app_of(request).instances.heal, inst_id, await json_body(request)))
+
+
+@router.post("/v1/vnf_instances/{inst_id}/change_vnfpkg")
+async def change_vnfpkg(request: Request, inst_id: str) -> Response:
+    return _accepted(request, await off_loop(app_of(request).instances.change_vnfpkg, inst_id,
+                                             await json_body(request)))
 
 
 @router.post("/v1/vnf_instances/{inst_id}/terminate")

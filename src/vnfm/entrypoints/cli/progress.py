@@ -19,9 +19,9 @@ import click
 
 from vnfm.entrypoints.cli.output import mask_text
 from vnfm.entrypoints.cli.wait import Observer
+from vnfm.service.remedies import remedies
 
 SPINNER = "|/-\\"
-ROLLBACK_OPERATIONS = frozenset({"INSTANTIATE", "SCALE"})  # SOL003 5.4.15 as vnfm implements it
 
 
 def _stream_is_tty(err: bool) -> bool:
@@ -81,33 +81,16 @@ class ProgressView:
 def next_steps(op: dict[str, Any]) -> list[str]:
     """What the operator can do about an occurrence that ended in `op`'s state, the likeliest first."""
     op_id = op.get("id", "OP_ID")
-    state = op.get("operationState")
-    operation = str(op.get("operation", ""))
-    if state == "ROLLED_BACK":
-        return [f"the {operation} was undone; correct the cause and send the request again"]
-    if state == "FAILED":
-        return [f"the {operation} is given up and the instance unlocked; see `vnfm vnf show "
-                f"{op.get('vnfInstanceId', 'VNF_ID')}` for what is left"]
-    if state != "FAILED_TEMP":
-        return []
-    can_roll_back = operation in ROLLBACK_OPERATIONS and (
-        operation != "SCALE" or (op.get("operationParams") or {}).get("type") != "SCALE_IN"
-    )
-    err = op.get("error") if isinstance(op.get("error"), dict) else {}
-    status = err.get("status") if isinstance(err, dict) else None
-    refused = isinstance(status, int) and 400 <= status < 500
-    retry = (f"vnfm op retry {op_id} --wait", "resume from the failed stage once its cause is fixed"
-             + (" (the request cannot change: a retry repeats it)" if refused else ""))
-    rollback = (f"vnfm op rollback {op_id} --wait", "undo what this operation created")
-    fail = (f"vnfm op fail {op_id}", "give up: ends FAILED, the instance is unlocked as it is")
-    steps = [retry]
-    if can_roll_back:
-        steps = [rollback, retry] if refused else [retry, rollback]
-    steps.append(fail)
-    width = max(len(cmd) for cmd, _ in steps)
-    lines = [f"{cmd.ljust(width)}   {why}" for cmd, why in steps]
-    lines[0] += "   <- suggested"
-    return lines
+    found = remedies(op)
+    if op.get("operationState") == "FAILED":
+        return [f"{found[0].why}; see `vnfm vnf show {op.get('vnfInstanceId', 'VNF_ID')}` for what is left"]
+    if not any(r.action for r in found):
+        return [r.why for r in found]
+    commands = {"retry": f"vnfm op retry {op_id} --wait", "rollback": f"vnfm op rollback {op_id} --wait",
+                "fail": f"vnfm op fail {op_id}"}
+    width = max(len(commands[r.action]) for r in found)
+    return [f"{commands[r.action].ljust(width)}   {r.why}" + ("   <- suggested" if r.suggested else "")
+            for r in found]
 
 
 def interrupted_message(op_id: str) -> str:

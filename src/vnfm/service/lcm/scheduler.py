@@ -26,6 +26,7 @@ from vnfm.domain.vnfd import Vnfd
 from vnfm.service.lcm.fence import Fence, fenced
 from vnfm.service.lcm.heartbeat import Heartbeat
 from vnfm.service.lcm.job import Job, JobStore, OwnershipLost, load_job
+from vnfm.service.lcm.operations.change_vnfpkg import change_vnfpkg
 from vnfm.service.lcm.operations.heal import heal
 from vnfm.service.lcm.operations.instantiate import instantiate
 from vnfm.service.lcm.operations.modify_info import modify_info
@@ -46,6 +47,7 @@ OPERATIONS: dict[LcmOperation, Operation] = {
     LcmOperation.HEAL: heal,
     LcmOperation.TERMINATE: terminate,
     LcmOperation.MODIFY_INFO: modify_info,
+    LcmOperation.CHANGE_VNFPKG: change_vnfpkg,
 }
 
 

@@ -18,7 +18,7 @@ from vnfm.domain.model import LcmOperation, Vim
 from vnfm.domain.secrets import scrub
 from vnfm.service import telemetry
 from vnfm.service.lcm.job import Job, JobStore
-from vnfm.service.ports import InfraContext, LcmContext, NodeAccess, VimRegistry
+from vnfm.service.ports import InfraContext, LcmContext, NodeAccess, SnapshotStore, VimRegistry
 from vnfm.service.telemetry import NoTelemetry, Telemetry
 
 StageFn = Callable[[], Awaitable[None]]
@@ -45,6 +45,7 @@ class Stages:
         self.mgmt = mgmt
         self.vim_registry = vim_registry
         self.nodes_of = nodes_of
+        self.snapshots: SnapshotStore | None = None  # set by the composition root
 
     # ------------------------------------------------------------------ for operations
     def progress(self, job: Job, message: str) -> None:
@@ -146,6 +147,7 @@ class Stages:
             infra=job.infra,
             infra_ctx=infra_ctx,
             params=parsed,
+            snapshots=self.snapshots,
             **kw,
         )
 

@@ -146,14 +146,13 @@ class SimulatorInfraDriver(InfraDriver):
     async def probe(self, ctx: InfraContext, vnfc: Vnfc) -> str | None:
         """Up and reachable: the server is ACTIVE and answers on SSH (fault injection can say no)."""
         await self._api()
-        server = self.cloud.server(vnfc.server_id)
-        if server is None:
-            return f"server {vnfc.server_id} does not exist"
-        if server.get("status") != "ACTIVE":
-            return f"server {server.get('name', vnfc.server_id)} is {server.get('status')}"
-        if not server.get("ssh_reachable", True):
-            return f"server {server.get('name', vnfc.server_id)} does not answer on SSH"
-        return None
+        return _down(self.cloud.server(vnfc.server_id), vnfc)
+
+    async def probe_all(self, ctx: InfraContext, vnfcs: Sequence[Vnfc]) -> list[str | None]:
+        """`probe` of each, in one read of the simulated cloud (the health watcher's per round)."""
+        await self._api()
+        servers = self.cloud.servers([v.server_id for v in vnfcs])
+        return [_down(servers.get(v.server_id), v) for v in vnfcs]
 
     async def _api(self) -> None:
         if self.cloud.config.api_latency > 0:
@@ -412,3 +411,13 @@ def _server_spec(flavour: Flavour, vdu_id: str) -> ServerSpec:
         image = next((flavour.storages[s].image for s in vdu.storages if s in flavour.storages), None)
     name = f"sim.{vdu.num_cpus or 1}vcpu.{vdu.memory_mb or 2048}mb" if vdu.num_cpus or vdu.memory_mb else "m1.medium"
     return ServerSpec(image=image, flavor=name, vcpus=vdu.num_cpus, ram_mb=vdu.memory_mb)
+
+
+def _down(server: dict[str, Any] | None, vnfc: Vnfc) -> str | None:
+    if server is None:
+        return f"server {vnfc.server_id} does not exist"
+    if server.get("status") != "ACTIVE":
+        return f"server {server.get('name', vnfc.server_id)} is {server.get('status')}"
+    if not server.get("ssh_reachable", True):
+        return f"server {server.get('name', vnfc.server_id)} does not answer on SSH"
+    return None

@@ -22,6 +22,7 @@ class FaultOps(CloudBase):
         unreachable: Iterable[str] = (),
         unreachable_next: dict[str, int] | None = None,
         fail_delete: int = 0,
+        stopped: Iterable[str] = (),
     ) -> SimFaults:
         """Add faults (stored in the state: another process, e.g. the CLI, may inject them).
 
@@ -35,6 +36,9 @@ class FaultOps(CloudBase):
         with self._tx() as tx:
             for target in targets:
                 find_server(tx, target)["ssh_reachable"] = False
+            for target in [*f.stopped, *stopped]:  # the VM died: the VIM reports it SHUTOFF
+                server = find_server(tx, target)
+                server["status"], server["ssh_reachable"] = "SHUTOFF", False
             pending = tx.faults()
             pb = pending.setdefault("fail_build", {})
             for vdu, n in builds.items():

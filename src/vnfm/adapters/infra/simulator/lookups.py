@@ -21,6 +21,16 @@ class LookupOps(CloudBase):
             doc = tx.doc(home) if home is not None else None
             return doc["servers"].get(server_id) if doc else None
 
+    def servers(self, server_ids: list[str]) -> dict[str, dict[str, Any] | None]:
+        """`server` of several, in one read."""
+        with self._read() as tx:
+            out: dict[str, dict[str, Any] | None] = {}
+            for sid in server_ids:
+                home = tx.server_home(sid)
+                doc = tx.doc(home) if home is not None else None
+                out[sid] = doc["servers"].get(sid) if doc else None
+            return out
+
     def server_by_address(self, address: str) -> dict[str, Any] | None:
         """The server that owns a fixed or floating address (addresses are cloud-unique): one
         look-up in the address index and the owner's document."""

@@ -73,6 +73,8 @@ class SimFaults:
     unreachable: list[str] = field(default_factory=list)
     # The next N server deletes fail (the server goes to ERROR and stays).
     fail_delete: int = 0
+    # Servers (server id, VNFC id or server name) whose VM dies now: SHUTOFF, no SSH (a heal replaces it).
+    stopped: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -81,6 +83,7 @@ class SimFaults:
             "unreachable_next": dict(self.unreachable_next),
             "unreachable": list(self.unreachable),
             "fail_delete": self.fail_delete,
+            "stopped": list(self.stopped),
         }
 
     @classmethod
@@ -92,6 +95,7 @@ class SimFaults:
             unreachable_next={str(k): int(v) for k, v in (data.get("unreachable_next") or {}).items()},
             unreachable=[str(x) for x in data.get("unreachable") or []],
             fail_delete=int(data.get("fail_delete") or 0),
+            stopped=[str(x) for x in data.get("stopped") or []],
         )
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from vnfm.adapters.mgmt.cluster import endpoint, etcd, nodes, vim
+from vnfm.adapters.mgmt.cluster import backup, endpoint, etcd, nodes, vim
 from vnfm.adapters.mgmt.cluster import params as P
 from vnfm.adapters.mgmt.cluster.checks import check_cluster
 from vnfm.adapters.mgmt.cluster.topology import gather, open_cluster, pin
-from vnfm.adapters.mgmt.kubeadm import heal
+from vnfm.adapters.mgmt.kubeadm import heal, upgrade
 from vnfm.adapters.mgmt.kubeadm.install import add_workers, install
+from vnfm.adapters.mgmt.kubeadm.upgrade import check_added_version, check_change
 from vnfm.domain.errors import OperationFailed, UnprocessableEntity
 from vnfm.domain.model import LcmOperation, VnfInstance
 from vnfm.domain.vnfd import Flavour
@@ -25,23 +26,27 @@ from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
 class KubeadmDriver(MgmtDriver):
     name = "kubeadm"
     declared = P.DECLARED
+    # Tacker's samples bind no change_current_package hooks: the driver of the other hooks runs them
+    implicit_hooks = frozenset({"change_current_package_start", "change_current_package_end"})
 
     # ------------------------------------------------------------------ request-time validation
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:
         op = str(operation)
         extra = request.get("additionalParams") or {}
+        if op != LcmOperation.INSTANTIATE and "etcd_backup" in extra:
+            raise UnprocessableEntity("additionalParams.etcd_backup: the backup schedule is set at instantiate only "
+                                      "(a later request would change it for that operation alone)")
+        if op == LcmOperation.CHANGE_VNFPKG:
+            check_change(P.ROOT, instance, extra)
+            return
         if op not in (LcmOperation.INSTANTIATE, LcmOperation.SCALE, LcmOperation.HEAL):
             return
         cp = P.DECLARED.for_operation(op, instance.additional_params, extra).cluster
         check_cluster(cp, flavour, package)
         if op == LcmOperation.INSTANTIATE:
             return
-        running = P.parse(instance.additional_params).kubernetes_version
-        if cp.kubernetes_version != running:
-            raise UnprocessableEntity(f"{P.ROOT}.kubernetes_version: the cluster runs Kubernetes {running} (fixed by "
-                                      f"its control plane); a {op.lower()} cannot bring {cp.kubernetes_version} "
-                                      "nodes into it (leave the key out, or give the cluster's version)")
+        check_added_version(f"{P.ROOT}.kubernetes_version", instance, cp.kubernetes_version, op)
         if op == LcmOperation.SCALE:
             if cp.master.aspect_id is not None and request.get("aspectId") == cp.master.aspect_id:
                 raise UnprocessableEntity(f"aspectId '{cp.master.aspect_id}' is the master_node aspect: scaling "
@@ -145,3 +150,36 @@ class KubeadmDriver(MgmtDriver):
         finally:
             await c.close()
 
+
+    # ------------------------------------------------------------------ change_vnfpkg (upgrade)
+    async def change_current_package_start(self, ctx: LcmContext) -> None:
+        """Phases snapshot and control_plane; with `ctx.rollback`, the undo (kubeadm/upgrade.py)."""
+        c = open_cluster(ctx)
+        try:
+            await pin(c, c.nodes)
+            if ctx.rollback:
+                await upgrade.roll_back(c, ctx.phase)
+            else:
+                await upgrade.upgrade(c, ctx.phase)
+        finally:
+            await c.close()
+
+    async def change_current_package_end(self, ctx: LcmContext) -> None:
+        """Phase workers."""
+        await self.change_current_package_start(ctx)
+
+    # ------------------------------------------------------------------ scheduled etcd backups
+    def backup_schedule(self, instance: VnfInstance) -> tuple[float, int] | None:
+        """The instance's own schedule (additionalParams.etcd_backup: interval, keep), if it has one."""
+        b = P.DECLARED.parse(instance.additional_params).etcd_backup
+        return (b.interval, b.keep) if b is not None else None
+
+    async def etcd_backup(self, ctx: LcmContext, keep: int) -> dict[str, Any]:
+        """A snapshot on a master, copied into the VNFM's store, and its restore drill
+        (cluster/backup.py); outside any LCM operation (service/backups.py)."""
+        c = open_cluster(ctx)
+        try:
+            await pin(c, c.masters)
+            return await backup.backup(c, keep)
+        finally:
+            await c.close()

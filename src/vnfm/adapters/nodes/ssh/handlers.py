@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vnfm.adapters.nodes.ssh import (
+    backup,
     etcd,
     hosts,
     kubeadm,
@@ -14,6 +15,7 @@ from vnfm.adapters.nodes.ssh import (
     registry,
     registry_vnf,
     storage,
+    upgrade,
 )
 from vnfm.adapters.nodes.ssh.base import Handler
 
@@ -27,4 +29,6 @@ ALL_HANDLERS: Mapping[type, Handler] = {
     **kubernetes.HANDLERS,
     **kubeadm.HANDLERS,
     **kubespray.HANDLERS,
+    **upgrade.HANDLERS,
+    **backup.HANDLERS,
 }

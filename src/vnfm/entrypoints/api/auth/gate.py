@@ -4,6 +4,8 @@
   untouched; any other must authenticate (401 otherwise) and a parameter-free path of the role
   table (rules.py) is checked right there; the caller (a domain Principal) goes into the request
   state (`principal`) before any route runs or any body is read.
+  Console paths may authenticate with the console's session cookie (console/session.py); an
+  unauthenticated console page is sent to the login page.
 - `authorize`, a dependency of every API route: the role its route template needs (403 without it,
   and for a route the table has no rule for).
 
@@ -17,6 +19,7 @@ import logging
 from typing import Any
 
 from fastapi import Request
+from fastapi.responses import RedirectResponse
 from starlette.datastructures import Headers
 
 from vnfm.domain.access import CALLER, Principal
@@ -24,6 +27,7 @@ from vnfm.domain.errors import Forbidden
 from vnfm.entrypoints.api.auth.authenticate import Authenticator, AuthFailed
 from vnfm.entrypoints.api.auth.mtls import client_cert
 from vnfm.entrypoints.api.auth.rules import PUBLIC, rule_for
+from vnfm.entrypoints.api.console.session import PREFIX, credential_headers, is_console
 from vnfm.entrypoints.api.headers import ASGIApp, Message, Receive, Scope, Send
 from vnfm.entrypoints.api.problem import problem_response
 
@@ -71,10 +75,14 @@ class AuthGate:
             await self.app(scope, receive, send)
             return
         try:
-            principal = await self.auth.authenticate(Headers(scope=scope), client_cert(scope))
+            principal = await self.auth.authenticate(credential_headers(scope, Headers(scope=scope)),
+                                                     client_cert(scope))
         except AuthFailed as exc:
             log.info("401 on %s %s: %s", method, path, exc)
             _audit(None, method, path, {}, 401)
+            if method == "GET" and is_console(path) and not path.endswith("/progress"):
+                await RedirectResponse(f"{PREFIX}/login", status_code=303)(scope, receive, send)
+                return
             resp = problem_response(401, "Unauthorized", "a valid access token is required")
             resp.headers["WWW-Authenticate"] = 'Bearer realm="vnfm", error="invalid_token"'
             await resp(scope, receive, send)

@@ -104,22 +104,34 @@ async def token(request: Request) -> JSONResponse:
                 raise OAuthError("invalid_request", "the body is too large")
         form = _form(body)
         client_id, secret = _credentials(request, form)
-        client = auth.clients.get(client_id)
-        ok = await asyncio.to_thread(verify_secret, secret, client.secret_hash if client else _DUMMY_HASH)
-        if client is None or not ok:
-            raise OAuthError("invalid_client", "unknown client or wrong secret", 401)
+        client = await authenticate_client(auth, client_id, secret)
         if form.get("grant_type") != "client_credentials":
             raise OAuthError("unsupported_grant_type", "only grant_type=client_credentials is supported")
         roles = _granted(client, form.get("scope"))
     except OAuthError as exc:
         return exc.response()
     s = auth.settings
-    cert = client_cert(request.scope)  # over mutual TLS: the token is bound to the certificate (RFC 8705)
+    access = issue_token(auth, client, roles, client_cert(request.scope))
+    return JSONResponse({"access_token": access, "token_type": "Bearer", "expires_in": s.oauth2_token_lifetime,
+                         "scope": " ".join(roles)}, headers=_NO_STORE)
+
+
+async def authenticate_client(auth: Authenticator, client_id: str, secret: str) -> OAuthClient:
+    """The configured client with this secret (unknown ones cost the same time); OAuthError otherwise."""
+    client = auth.clients.get(client_id)
+    ok = await asyncio.to_thread(verify_secret, secret, client.secret_hash if client else _DUMMY_HASH)
+    if client is None or not ok:
+        raise OAuthError("invalid_client", "unknown client or wrong secret", 401)
+    return client
+
+
+def issue_token(auth: Authenticator, client: OAuthClient, roles: list[str], cert: bytes | None) -> str:
+    """A signed access token for `client`; over mutual TLS bound to the certificate (RFC 8705)."""
+    s = auth.settings
     access, _ = issue(auth.signing_keys()[0], issuer=s.oauth2_issuer, audience=s.oauth2_audience,
                       subject=client.client_id, roles=roles, tenant=client.tenant, lifetime=s.oauth2_token_lifetime,
                       cnf_thumbprint=thumbprint(cert) if cert is not None else None)
-    return JSONResponse({"access_token": access, "token_type": "Bearer", "expires_in": s.oauth2_token_lifetime,
-                         "scope": " ".join(roles)}, headers=_NO_STORE)
+    return access
 
 
 @router.get("/oauth2/jwks", include_in_schema=False)

@@ -16,14 +16,19 @@ ADMIN: Final = "admin"
 
 _LCM = "/vnflcm/v1"
 _PKG = "/vnfpkgm/v1"
+_FM = "/vnffm/v1"
 _INST = f"{_LCM}/vnf_instances/{{inst_id}}"
 _OCC = f"{_LCM}/vnf_lcm_op_occs/{{op_id}}"
 _P = f"{_PKG}/vnf_packages/{{pkg_id}}"
+_LCM2 = "/vnflcm/v2"  # SOL003 v3.3.1
+_INST2 = f"{_LCM2}/vnf_instances/{{inst_id}}"
+_OCC2 = f"{_LCM2}/vnf_lcm_op_occs/{{op_id}}"
 
 ROUTE_RULES: dict[tuple[str, str], str] = {
     # discovery, probes, the token endpoint: before any authentication
     ("GET", "/vnflcm/api_versions"): PUBLIC,
     ("GET", f"{_LCM}/api_versions"): PUBLIC,
+    ("GET", f"{_LCM2}/api_versions"): PUBLIC,
     ("GET", "/vnfpkgm/api_versions"): PUBLIC,
     ("GET", f"{_PKG}/api_versions"): PUBLIC,
     ("GET", "/healthz"): PUBLIC,
@@ -31,11 +36,13 @@ ROUTE_RULES: dict[tuple[str, str], str] = {
     ("POST", "/oauth2/token"): PUBLIC,
     ("GET", "/oauth2/jwks"): PUBLIC,
     ("GET", "/metrics"): ADMIN,
+    ("GET", "/vnfm/v1/doctor"): ADMIN,
     # the API's own description
     ("GET", "/openapi.json"): READER,
     ("GET", "/docs"): READER,
     ("GET", "/docs/oauth2-redirect"): READER,
     ("GET", "/redoc"): READER,
+    ("GET", "/docs/assets/{name}"): READER,
     # SOL003 VNF LCM
     ("GET", f"{_LCM}/vnf_instances"): READER,
     ("POST", f"{_LCM}/vnf_instances"): OPERATOR,
@@ -52,6 +59,33 @@ ROUTE_RULES: dict[tuple[str, str], str] = {
     ("POST", f"{_INST}/operate"): OPERATOR,
     ("POST", f"{_INST}/change_ext_conn"): OPERATOR,
     ("POST", f"{_INST}/change_vnfpkg"): OPERATOR,
+    # SOL003 v3.3.1 VNF LCM (/vnflcm/v2): the same roles as v1
+    ("GET", f"{_LCM2}/vnf_instances"): READER,
+    ("POST", f"{_LCM2}/vnf_instances"): OPERATOR,
+    ("GET", _INST2): READER,
+    ("PATCH", _INST2): OPERATOR,
+    ("DELETE", _INST2): OPERATOR,
+    ("POST", f"{_INST2}/instantiate"): OPERATOR,
+    ("POST", f"{_INST2}/scale"): OPERATOR,
+    ("POST", f"{_INST2}/heal"): OPERATOR,
+    ("POST", f"{_INST2}/terminate"): OPERATOR,
+    ("POST", f"{_INST2}/change_vnfpkg"): OPERATOR,
+    ("POST", f"{_INST2}/scale_to_level"): OPERATOR,  # not implemented (404), as on v1
+    ("POST", f"{_INST2}/change_flavour"): OPERATOR,
+    ("POST", f"{_INST2}/operate"): OPERATOR,
+    ("POST", f"{_INST2}/change_ext_conn"): OPERATOR,
+    ("POST", f"{_INST2}/create_snapshot"): OPERATOR,
+    ("POST", f"{_INST2}/revert_to_snapshot"): OPERATOR,
+    ("GET", f"{_LCM2}/vnf_lcm_op_occs"): READER,
+    ("GET", _OCC2): READER,
+    ("POST", f"{_OCC2}/retry"): OPERATOR,
+    ("POST", f"{_OCC2}/rollback"): OPERATOR,
+    ("POST", f"{_OCC2}/cancel"): OPERATOR,
+    ("POST", f"{_OCC2}/fail"): OPERATOR,
+    ("GET", f"{_LCM2}/subscriptions"): READER,
+    ("POST", f"{_LCM2}/subscriptions"): OPERATOR,
+    ("GET", f"{_LCM2}/subscriptions/{{sub_id}}"): READER,
+    ("DELETE", f"{_LCM2}/subscriptions/{{sub_id}}"): OPERATOR,
     ("GET", f"{_LCM}/vnf_lcm_op_occs"): READER,
     ("GET", _OCC): READER,
     ("POST", f"{_OCC}/retry"): OPERATOR,
@@ -62,6 +96,16 @@ ROUTE_RULES: dict[tuple[str, str], str] = {
     ("POST", f"{_LCM}/subscriptions"): OPERATOR,
     ("GET", f"{_LCM}/subscriptions/{{sub_id}}"): READER,
     ("DELETE", f"{_LCM}/subscriptions/{{sub_id}}"): OPERATOR,
+    # SOL003 VNF fault management (alarms are the instance's tenant's)
+    ("GET", "/vnffm/api_versions"): PUBLIC,
+    ("GET", f"{_FM}/api_versions"): PUBLIC,
+    ("GET", f"{_FM}/alarms"): READER,
+    ("GET", f"{_FM}/alarms/{{alarm_id}}"): READER,
+    ("PATCH", f"{_FM}/alarms/{{alarm_id}}"): OPERATOR,
+    ("GET", f"{_FM}/subscriptions"): READER,
+    ("POST", f"{_FM}/subscriptions"): OPERATOR,
+    ("GET", f"{_FM}/subscriptions/{{sub_id}}"): READER,
+    ("DELETE", f"{_FM}/subscriptions/{{sub_id}}"): OPERATOR,
     # SOL005 VNF packages
     ("GET", f"{_PKG}/vnf_packages"): READER,
     ("POST", f"{_PKG}/vnf_packages"): OPERATOR,
@@ -83,6 +127,7 @@ ROUTE_RULES: dict[tuple[str, str], str] = {
     ("GET", "/vnfm/v1/vims/{vim_id}"): READER,
     ("GET", "/vnfm/v1/vims/{vim_id}/kubeconfig"): OPERATOR,
     ("DELETE", "/vnfm/v1/vims/{vim_id}"): OPERATOR,
+    ("GET", "/vnfm/v1/vnf_instances/{inst_id}/backups"): READER,  # scheduled etcd backups, drills
     # Tacker's VIM API (python-tackerclient)
     ("GET", "/v1.0/vims"): READER,
     ("GET", "/v1.0/vims.json"): READER,
@@ -91,6 +136,22 @@ ROUTE_RULES: dict[tuple[str, str], str] = {
     ("GET", "/v1.0/vims/{ref}"): READER,
     ("PUT", "/v1.0/vims/{ref}"): OPERATOR,
     ("DELETE", "/v1.0/vims/{ref}"): OPERATOR,
+    # the web console (entrypoints/api/console): its login, assets, pages and the operator's buttons
+    ("GET", "/console/login"): PUBLIC,
+    ("POST", "/console/login"): PUBLIC,
+    ("POST", "/console/logout"): PUBLIC,
+    ("GET", "/console/static/console.css"): PUBLIC,
+    ("GET", "/console/static/console.js"): PUBLIC,
+    ("GET", "/console"): READER,
+    ("GET", "/console/"): READER,
+    ("GET", "/console/instances/{inst_id}"): READER,
+    ("GET", "/console/ops/{op_id}"): READER,
+    ("GET", "/console/ops/{op_id}/progress"): READER,
+    ("POST", "/console/ops/{op_id}/retry"): OPERATOR,
+    ("POST", "/console/ops/{op_id}/rollback"): OPERATOR,
+    ("POST", "/console/ops/{op_id}/fail"): OPERATOR,
+    ("GET", "/console/packages"): READER,
+    ("GET", "/console/vims"): READER,
     # the simulated cloud and its fault injection: every tenant's VMs
     ("GET", "/sim/v1/state"): ADMIN,
     ("GET", "/sim/v1/state/{inst_id}"): ADMIN,

@@ -9,6 +9,7 @@ from vnfm.domain.errors import OperationFailed, UnprocessableEntity
 from vnfm.domain.model import LcmOperation
 from vnfm.domain.resources import VnfResources
 from vnfm.service.lcm.job import Job, plan_vnfcs
+from vnfm.service.lcm.operations.change_vnfpkg import rollback_change_vnfpkg
 from vnfm.service.lcm.operations.terminate import clear_instantiated
 from vnfm.service.lcm.stages import Stages
 from vnfm.service.ports import InfraDriver
@@ -26,6 +27,8 @@ async def rollback(st: Stages, job: Job) -> None:
         await _rollback_scale_in(st, job, infra)
     elif op == LcmOperation.SCALE:
         await _rollback_scale(st, job, infra)
+    elif op == LcmOperation.CHANGE_VNFPKG:
+        await rollback_change_vnfpkg(st, job)
     else:
         raise UnprocessableEntity(f"rollback of {op.value} is not supported")
 

@@ -41,7 +41,7 @@ def node_object(st: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
         taints.append(dict(UNSCHEDULABLE_TAINT))
     ready = bool(rec.get("ready"))
     created = ts_of(float(rec.get("ready_at") or time.time()))
-    version = _version(st)
+    version = f"v{rec['version']}" if rec.get("version") else _version(st)
     spec: dict[str, Any] = {"taints": taints} if taints else {}
     if rec.get("cordoned"):
         spec["unschedulable"] = True

@@ -12,6 +12,7 @@ from vnfm.adapters.infra.simulator.twin.base import TwinHost, fake_ca, node_on, 
 from vnfm.nodesteps.base import StepFailed, StepResult
 from vnfm.nodesteps.kubeadm import JoinInfo, KubeadmInit, KubeadmJoin, PrepareNode
 from vnfm.nodesteps.kubernetes import DeleteNode, DrainNode, LabelNode, UncordonNode, VimToken, WaitNodeReady
+from vnfm.nodesteps.upgrade import PACKAGES
 
 
 def prepare(tw: TwinHost, host: str, sid: str, step: PrepareNode) -> StepResult:
@@ -21,6 +22,7 @@ def prepare(tw: TwinHost, host: str, sid: str, step: PrepareNode) -> StepResult:
         if h.get("prepared") == want:
             return False
         h["prepared"] = want
+        h["packages"] = {p: step.version for p in PACKAGES}
         return True
 
     return StepResult(tw.tx(fn))
@@ -51,12 +53,15 @@ def init(tw: TwinHost, host: str, sid: str, step: KubeadmInit) -> StepResult:
 
 def register(tw: TwinHost, st: dict[str, Any], sid: str, name: str, role: str, addr: str, *, ready_now: bool) -> None:
     now = time.time()
-    st["nodes"][name] = {"name": name, "role": role, "server_id": sid, "addresses": [addr],
+    host = st["hosts"].setdefault(sid, {})
+    kubelet = (host.get("packages") or {}).get("kubelet") or (host.get("prepared") or {}).get("version")
+    st["nodes"][name] = {"version": kubelet, "name": name, "role": role, "server_id": sid, "addresses": [addr],
                          "labels": {"kubernetes.io/hostname": name,
                                     **({"node-role.kubernetes.io/control-plane": ""} if role == "master" else {})},
                          "cordoned": False, "ready": False,
                          "ready_at": now + (0.0 if ready_now else tw.config.ready_delay)}
     if role == "master":
+        host["control_plane"] = st["cluster"].get("version")
         st["etcd"]["members"][name] = {"name": name, "peer_url": f"https://{addr}:2380", "healthy": True}
     st["hosts"].setdefault(sid, {})["kubelet"] = name
 

@@ -17,7 +17,7 @@ def view(extras: dict[str, Any]) -> dict[str, Any]:
     return {
         "endpoint": st.get("cluster", {}).get("endpoint"),
         "nodes": {n: {"role": v["role"], "ready": v["ready"], "cordoned": v["cordoned"],
-                      "addresses": v["addresses"], "labels": v["labels"]}
+                      "addresses": v["addresses"], "labels": v["labels"], "version": v.get("version")}
                   for n, v in sorted(st.get("nodes", {}).items())},
         "etcd_members": sorted(st.get("etcd", {}).get("members", {}).values(), key=lambda m: m["name"]),
         "haproxy": {h["haproxy"]["address"]: [b[0] for b in h["haproxy"]["backends"]]
@@ -47,7 +47,7 @@ def kubernetes_view(extras: dict[str, Any], live_servers: set[str] | None = None
     raw_nodes: dict[str, Any] = st.get("nodes") or {}
     by_server = {n.get("server_id"): name for name, n in raw_nodes.items()}
     nodes = [{"name": name, "role": n["role"], "ready": bool(n["ready"]), "cordoned": bool(n["cordoned"]),
-              "addresses": list(n.get("addresses") or [])}
+              "addresses": list(n.get("addresses") or []), "version": n.get("version")}
              for name, n in v["nodes"].items()]
     members = [{"name": m.get("name"), "peer_url": m.get("peer_url"), "healthy": bool(m.get("healthy"))}
                for m in v["etcd_members"]]

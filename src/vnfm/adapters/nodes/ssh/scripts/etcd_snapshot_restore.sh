@@ -1,0 +1,35 @@
+#!/bin/bash
+# Restore this control plane's stacked etcd member from SNAPSHOT (digest SHA256): the etcd static
+# pod is stopped (manifest moved away), `etcdutl snapshot restore` writes a fresh data directory
+# as member NAME (PEER_URL) of INITIAL_CLUSTER, which replaces DATA_DIR, and etcd starts again.
+# No-op when this member was restored from that digest. Output: "@@ changed=true|false".
+set -euo pipefail
+: "${SNAPSHOT:?}" "${SHA256:?}" "${NAME:?}" "${PEER_URL:?}" "${INITIAL_CLUSTER:?}" "${DATA_DIR:?}"
+marker=/etc/vnfm/etcd-restored
+if [ -f "$marker" ] && [ "$(cat "$marker")" = "$SHA256" ]; then
+  echo "@@ changed=false"; exit 0
+fi
+[ "$(sha256sum "$SNAPSHOT" | cut -d' ' -f1)" = "$SHA256" ] \
+  || { echo "no snapshot with that digest at $SNAPSHOT" >&2; exit 1; }
+manifest=/etc/kubernetes/manifests/etcd.yaml
+parked=/etc/kubernetes/etcd.yaml.vnfm-restore
+if [ -f "$manifest" ]; then mv -f "$manifest" "$parked"; fi
+# the kubelet stops the static pod once its manifest is gone
+end=$((SECONDS + 120))
+while crictl ps -q --name '^etcd$' 2>/dev/null | grep -q .; do
+  [ "$SECONDS" -lt "$end" ] || { echo "etcd did not stop within 120s" >&2; exit 1; }
+  sleep 1
+done
+fresh="$DATA_DIR.vnfm-restore"
+rm -rf -- "$fresh"
+restore=(etcdctl snapshot restore)  # etcd 3.4; etcdutl from 3.5 on
+if command -v etcdutl >/dev/null; then restore=(etcdutl snapshot restore); fi
+"${restore[@]}" "$SNAPSHOT" --name "$NAME" --initial-cluster "$INITIAL_CLUSTER" \
+  --initial-advertise-peer-urls "$PEER_URL" --initial-cluster-token vnfm-etcd-restore --data-dir "$fresh" >/dev/null
+rm -rf -- "$DATA_DIR.vnfm-old"
+if [ -d "$DATA_DIR" ]; then mv "$DATA_DIR" "$DATA_DIR.vnfm-old"; fi
+mv "$fresh" "$DATA_DIR"
+if [ -f "$parked" ]; then mv -f "$parked" "$manifest"; fi
+mkdir -p /etc/vnfm
+printf '%s' "$SHA256" > "$marker"
+echo "@@ changed=true"
