@@ -146,3 +146,43 @@ async def test_refused_when_the_cluster_was_built_without_a_version(ks: Ks) -> N
     with pytest.raises(VnfmError) as e:
         ks.app.instances.change_vnfpkg(inst_id, {"vnfdId": new, "additionalParams": UP})
     assert "instantiated without it" in str(e.value.detail)
+
+
+async def test_a_crash_inside_each_stage_leaves_failed_temp_that_rollback_or_retry_resolves(
+        ks: Ks, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vnfm.adapters.mgmt.kubespray import upgrade
+
+    inst_id, new = await _cluster(ks)
+    TwinExecutor(ks.app.sim, inst_id).add_pod("web-1", "workernode-0")
+    before_keys, before_versions = etcd_keys(_k8s(ks, inst_id)), _versions(ks, inst_id)
+    at, crash = upgrade._at, {"node": ""}
+
+    async def dies_after_the_run(s: Any, nodes: Any, version: str) -> None:
+        if any(n.name == crash["node"] for n in nodes):
+            raise RuntimeError(f"killed after the run on {crash['node']}")
+        await at(s, nodes, version)
+
+    monkeypatch.setattr(upgrade, "_at", dies_after_the_run)
+
+    async def change() -> Any:
+        return await ks.wait(ks.app.instances.change_vnfpkg(inst_id, {"vnfdId": new, "additionalParams": UP}))
+
+    # inside the control-plane stage, its run done: rollback brings the old version and etcd back
+    crash["node"] = "masternode-0"
+    occ = await change()
+    assert occ.operation_state == OpState.FAILED_TEMP and "upgrade_control_plane" in occ.error["detail"]
+    assert _versions(ks, inst_id)["api"] == "1.31.2"
+    TwinExecutor(ks.app.sim, inst_id).add_pod("late-1", "workernode-1")
+    crash["node"] = ""
+    rb = await ks.wait(ks.app.instances.rollback(occ.id))
+    assert rb.operation_state == OpState.ROLLED_BACK, rb.error
+    assert _versions(ks, inst_id) == before_versions and etcd_keys(_k8s(ks, inst_id)) == before_keys
+
+    # inside the workers stage, workernode-1's run done: retry completes
+    crash["node"] = "workernode-1"
+    occ = await change()
+    assert occ.operation_state == OpState.FAILED_TEMP and "upgrade_workers" in occ.error["detail"]
+    crash["node"] = ""
+    done = await ks.wait(ks.app.instances.retry(occ.id))
+    assert done.operation_state == OpState.COMPLETED, done.error
+    assert set(_versions(ks, inst_id).values()) == {"1.31.2"}
