@@ -8,10 +8,12 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 stamp=.venv/.vnfm-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  echo "setup: installing vnfm and its dependencies into .venv"
+# constraints.txt pins every package (scripts/lock.sh regenerates it): the same versions everywhere
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ]; then
+  echo "setup: installing vnfm and its dependencies into .venv (pinned by constraints.txt)"
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test,postgres]"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --constraint constraints.txt \
+    -e ".[test,postgres]"
   touch "$stamp"
 fi
 echo "setup: done ($(.venv/bin/vnfm --version 2>/dev/null || echo vnfm))"

@@ -28,3 +28,22 @@ def test_ruff() -> None:
 def test_mypy() -> None:
     res = subprocess.run([_tool("mypy")], cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_no_merge_conflict_markers() -> None:
+    """A conflict left by a merge in a file git tracks (the README once kept one)."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=False).stdout
+    if not files:
+        pytest.skip("not a git checkout")
+    found = []
+    for name in files.decode().split("\0"):
+        path = ROOT / name
+        if not name or not path.is_file() or path.stat().st_size > 2_000_000:
+            continue
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError:
+            continue
+        found += [f"{name}:{n}" for n, line in enumerate(lines, 1)
+                  if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line == "<<<<<<<"]
+    assert not found, f"merge conflict markers: {found}"

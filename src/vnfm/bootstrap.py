@@ -5,6 +5,7 @@ The API server, the CLI's embedded demo and the tests all start vnfm through `bu
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import Callable
@@ -13,9 +14,10 @@ from datetime import timedelta
 from typing import Any
 
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, fleet_counts, make_session_factory, migrate, ping
+from vnfm.adapters.db.backups import SqlBackupSchedule
 from vnfm.adapters.db.engine import DbLimits, is_memory_url
 from vnfm.adapters.db.liveness import SqlLiveness, liveness_engine
-from vnfm.adapters.db.reseal import rotate_stored, seal_stored
+from vnfm.adapters.db.reseal import check_stored, rotate_stored, seal_stored
 from vnfm.adapters.infra.bindings import InfraDrivers
 from vnfm.adapters.infra.kubernetes import KubernetesInfraDriver
 from vnfm.adapters.infra.openstack.driver import HeatInfraDriver
@@ -25,6 +27,7 @@ from vnfm.adapters.infra.simulator.k8sapi.server import KubeApiServer
 from vnfm.adapters.infra.simulator.twin import TwinAccess, TwinConfig
 from vnfm.adapters.kube.nodes import cluster_nodes
 from vnfm.adapters.metrics import Metrics
+from vnfm.adapters.metrics_backups import register_backups
 from vnfm.adapters.mgmt.basic import NoopDriver, VmReadinessDriver
 from vnfm.adapters.mgmt.bindings import MgmtDrivers
 from vnfm.adapters.mgmt.cnf_nodeport import CnfNodePortDriver
@@ -42,6 +45,7 @@ from vnfm.domain.autoheal import AutohealPolicy
 from vnfm.domain.model import utcnow
 from vnfm.domain.vnfd import Vnfd
 from vnfm.service import views, views_v2
+from vnfm.service.backups import BackupPolicy, BackupSchedule, Resolvers
 from vnfm.service.fm.alarms import AlarmService
 from vnfm.service.fm.autoheal import AutoHeal
 from vnfm.service.fm.health import HealthCheck
@@ -75,6 +79,8 @@ class App:
     metrics: Metrics = field(default_factory=Metrics)
     db_ping: Callable[[], None] = lambda: None
     watcher: HealthWatcher | None = None
+    backups: BackupSchedule | None = None
+    _backups_stop: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def start(self) -> None:
         if self.notifier is not None:
@@ -83,8 +89,13 @@ class App:
             await self.engine.start()
             if self.watcher is not None:
                 self.watcher.start()
+            if self.backups is not None:  # one etcd backup task per process (service/backups.py)
+                self.extras["backups_task"] = asyncio.create_task(self.backups.run(self._backups_stop))
 
     async def stop(self) -> None:
+        if "backups_task" in self.extras:
+            self._backups_stop.set()
+            await self.extras.pop("backups_task")
         if self.watcher is not None:
             await self.watcher.stop()
         await self.engine.stop()
@@ -146,7 +157,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         return SqlAlchemyUnitOfWork(session_factory, box)
 
     seal_stored(uow(), box)
-    _rotate_secrets(uow(), box)
+    _rotate_secrets(uow, box)
     metrics = Metrics()
     egress = EgressPolicy.of(settings.egress_allow_networks, settings.egress_deny_networks)
     tls = notify_tls(settings.notify_client_cert, settings.notify_client_key)
@@ -196,10 +207,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         telemetry=metrics,
     )
     engine.stages.snapshots = FileSnapshotStore(settings.data_dir / "etcd-snapshots")
-    metrics.track_in_flight(lambda: len(engine.running))
-    metrics.track_heartbeat(lambda: engine.heartbeat.stats.last_lag, lambda: engine.heartbeat.stats.max_lag)
-    if settings.run_engine:
-        metrics.track_engine(lambda: engine.is_running)
+    _track(metrics, engine, settings.run_engine)
     metrics.watch_fleet(lambda: fleet_counts(session_factory), database=session_factory.kw["bind"].dialect.name,
                         ttl=settings.metrics_cache_seconds)
     instances = InstanceService(
@@ -208,12 +216,42 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         notifier=notifier, worker_id=settings.worker_id,
         on_cancel=engine.request_cancel if settings.run_engine else None, infra=infra_drivers,
     )
+    extras: dict[str, Any] = {"kube_api": twin.kube_api}
     return App(settings=settings, uow=uow, packages=packages, instances=instances, vims=vims,
                subscriptions=subscriptions, alarms=(alarms := AlarmService(uow, notifier, settings.worker_id)),
                engine=engine, mgmt=mgmt, sim=sim,
                infra_drivers=infra_drivers, notifier=notifier, metrics=metrics,
-               db_ping=lambda: ping(session_factory), extras={"kube_api": twin.kube_api},
-               watcher=_health_watcher(settings, uow, alarms, instances, vims, infra_drivers, vnfd_of, metrics))
+               db_ping=lambda: ping(session_factory), extras=extras,
+               watcher=_health_watcher(settings, uow, alarms, instances, vims, infra_drivers, vnfd_of, metrics),
+               backups=_backups(settings, uow, session_factory, engine, metrics, extras))
+
+
+def _track(metrics: Metrics, engine: LcmEngine, run_engine: bool) -> None:
+    metrics.track_in_flight(lambda: len(engine.running))
+    metrics.track_heartbeat(lambda: engine.heartbeat.stats.last_lag, lambda: engine.heartbeat.stats.max_lag)
+    if run_engine:
+        metrics.track_engine(lambda: engine.is_running)
+
+
+def _backups(settings: Settings, uow: Any, factory: Any, engine: LcmEngine, metrics: Metrics,
+             extras: dict[str, Any]) -> BackupSchedule | None:
+    """The process's etcd backup schedule and its gauges (None: etcd_backup_round 0, or no engine)."""
+    table = extras["etcd_backups"] = SqlBackupSchedule(factory)
+    register_backups(metrics.registry, table.all_recorded)
+    if settings.etcd_backup_round <= 0 or not settings.run_engine:
+        return None
+
+    def get_instance(inst_id: str) -> Any:
+        with uow() as u:
+            return u.instances.get(inst_id)
+
+    root = settings.data_dir / "etcd-backups"  # apart from the upgrades' snapshots: bounds of their own
+    res = Resolvers(vnfd_of=engine.vnfd_of, files_of=engine.files_of, vim_of=engine.vim_of,
+                    nodes_of=engine.nodes_of or (lambda vim: None), mgmt=engine.mgmt,
+                    store_for=lambda keep: FileSnapshotStore(root, keep=keep))
+    policy = BackupPolicy(interval=settings.etcd_backup_interval, keep=settings.etcd_backup_keep,
+                          round_every=settings.etcd_backup_round)
+    return BackupSchedule(table, get_instance, res, policy, settings.worker_id)
 
 
 def _health_watcher(settings: Settings, uow: Any, alarms: AlarmService, instances: InstanceService,
@@ -266,11 +304,14 @@ class _OutboxSource:
             u.commit()
 
 
-def _rotate_secrets(uow: SqlAlchemyUnitOfWork, box: SecretBox) -> None:
-    rotated = rotate_stored(uow, box)
+def _rotate_secrets(uow: Callable[[], SqlAlchemyUnitOfWork], box: SecretBox) -> None:
+    """Re-encrypt with the newest key when rotating; then keys that decrypt nothing stored stop the
+    start (OperationFailed: `vnfm server` says so in one line, exit 2) before the engine runs."""
+    rotated = rotate_stored(uow(), box)
     if rotated:
         log.warning("secret key rotation: %d stored rows re-encrypted with the newest key of secret_key; "
                     "the older keys can go once every process runs with the new list", rotated)
+    check_stored(uow(), box)
 
 
 def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Settings,

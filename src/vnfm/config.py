@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import os
+import ssl
 import tomllib
 from contextvars import ContextVar
 from pathlib import Path
@@ -160,6 +161,13 @@ class Settings(BaseSettings):
     autoheal_after: float = Field(default=30.0, ge=0)
     autoheal_max_unhealthy: float = Field(default=0.4, ge=0, le=1)
     autoheal_max_per_hour: int = Field(default=3, ge=0)
+    # Scheduled etcd backups of cluster VNFs (service/backups.py), each with a restore drill: seconds
+    # between two backups of a cluster whose instantiate request set no `etcd_backup` (0: off, the
+    # default; the request's `etcd_backup.interval` turns it on per cluster), how many the VNFM's store
+    # keeps per cluster, how often a process looks for clusters due (0: no backup task in this process).
+    etcd_backup_interval: float = Field(default=0.0, ge=0)
+    etcd_backup_keep: int = Field(default=7, ge=1, le=20)
+    etcd_backup_round: float = Field(default=60.0, ge=0)
     # Lists longer than this are paged (SOL013 5.4.2: Link rel="next"); 0 sends every item at once.
     page_size: int = Field(default=1000, ge=0)
     # Extra hook bindings: implementation/artifact name -> driver name ("a=b,c=d").
@@ -333,6 +341,36 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
         _CONFIG_FILE.reset(token)
 
 
+def _tls_problems(settings: Settings) -> list[str]:
+    """The server's certificate and key load together (a PEM that is not one, a key of another
+    certificate), as uvicorn would load them only once the engine runs."""
+    if settings.tls_cert is None or settings.tls_key is None:
+        return []
+    if not (os.access(settings.tls_cert, os.R_OK) and os.access(settings.tls_key, os.R_OK)):
+        return []  # said above
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(settings.tls_cert, settings.tls_key)
+    except (ssl.SSLError, OSError) as exc:
+        why = getattr(exc, "reason", None) or exc.strerror or str(exc)
+        return [f"setting tls_cert / tls_key (env {ENV_PREFIX}TLS_CERT / {ENV_PREFIX}TLS_KEY): {settings.tls_cert} "
+                f"and {settings.tls_key} do not load as a certificate and its key ({why})"]
+    return []
+
+
+def _key_file_problems(settings: Settings) -> list[str]:
+    """Without secret_key, <data_dir>/secret.key (when there) holds a Fernet key."""
+    path = settings.data_dir / "secret.key"
+    if settings.secret_key or not path.exists():
+        return []
+    try:
+        parse_keys(path.read_text(encoding="ascii").strip() or "-")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not a Fernet key"
+        return [f"secret key file {path} ({why}): restore it from your backup, or give the key in "
+                f"{ENV_PREFIX}SECRET_KEY; a new key cannot decrypt the stored credentials"]
+    return []
+
+
 def check_runtime(settings: Settings, ping: Any = None) -> None:
     """The data directory can be written, the TLS files read and (given `ping(url)`) the database
     answers; SettingsError with one line per problem otherwise."""
@@ -350,6 +388,7 @@ def check_runtime(settings: Settings, ping: Any = None) -> None:
         path = getattr(settings, name)
         if path is not None and not os.access(path, os.R_OK):
             problems.append(f"setting {name} (env {ENV_PREFIX}{name.upper()}): {path} cannot be read")
+    problems += _tls_problems(settings) + _key_file_problems(settings)
     if ping is not None and not problems:
         try:
             ping(settings.database_url)

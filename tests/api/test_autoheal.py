@@ -60,6 +60,10 @@ async def test_dead_worker_alarm_heal_ready_and_cleared(api_factory: ApiFactory)
         assert (await api.c.post("/vnffm/v1/subscriptions", json={"callbackUri": receiver.url})).status_code == 201
         inst_id, vnfcs = await _cluster(api)
         worker = next(v for v in vnfcs if v["vduId"] == "workerNode")
+        watcher = api.core.watcher
+        assert watcher is not None
+        # the detection latency is measured from the last check that saw the VNFC healthy: kill it after one
+        await _until(lambda: _true((inst_id, worker["id"]) in watcher._seen_ok), what="a healthy check")
         loop = asyncio.get_running_loop()
         killed = loop.time()
         api.core.sim.inject(stopped=[worker["id"]])
@@ -82,6 +86,10 @@ async def test_dead_worker_alarm_heal_ready_and_cleared(api_factory: ApiFactory)
     assert len(await _heals(api, inst_id)) == 1
     text = (await api.c.get("/metrics")).text
     assert "vnfm_alarm_detection_seconds_count 1.0" in text and "vnfm_autoheal_start_seconds_count 1.0" in text
+
+
+async def _true(value: bool) -> bool:
+    return value
 
 
 async def _no_open(api: Api, inst_id: str) -> bool:

@@ -1,5 +1,5 @@
 """Every sample request file under examples/requests runs through the API on the simulated cloud:
-instantiate (each seed use case), scale out and in, terminate."""
+instantiate (each seed use case), scale out and in, heal, terminate."""
 
 from __future__ import annotations
 
@@ -56,5 +56,6 @@ async def test_scale_and_terminate_samples(onboarded: tuple[Api, str, str]) -> N
     assert workers(await api.instance(inst_id)) == before + 1
     await api.run(inst_id, "scale", load("scale-in-workers.json"))
     assert workers(await api.instance(inst_id)) == before
+    await api.run(inst_id, "heal", load("heal-entire.json"))
     await api.run(inst_id, "terminate", load("terminate-graceful.json"))
     assert (await api.instance(inst_id))["instantiationState"] == "NOT_INSTANTIATED"

@@ -253,6 +253,7 @@ class TestHost:
         self.bed.stop_hosts([self])
         for d in ("upper", "work", "merged", "state"):
             shutil.rmtree(self.dir / d, ignore_errors=True)
+        self.bed._reset_network(self)
         self.bed._prepare(self)
         self.bed._launch([self])
         self.bed._wait_ready([self])
@@ -412,6 +413,18 @@ class Testbed:
         for rc in (".bashrc", ".profile"):
             src = Path("/etc/skel") / rc
             (up / "root" / rc).write_text(src.read_text() if src.exists() else "")
+
+    @staticmethod
+    def _reset_network(h: TestHost) -> None:
+        """A rebuilt VM's network starts clean: what its processes added to the host's network
+        namespace (a container runtime's bridge and NAT rules) goes; lo and eth0 stay."""
+        res = subprocess.run(["ip", "-n", h.name, "-j", "link", "show"], capture_output=True, text=True, check=True)
+        extra = [x["ifname"] for x in json.loads(res.stdout) if x["ifname"] not in ("lo", "eth0")]
+        for i in extra:
+            subprocess.run(["ip", "-n", h.name, "link", "del", i], capture_output=True, check=False)
+        if shutil.which("iptables"):
+            flush = "for t in filter nat mangle raw; do iptables -w 5 -t $t -F && iptables -w 5 -t $t -X; done"
+            subprocess.run(["ip", "netns", "exec", h.name, "sh", "-c", flush], capture_output=True, check=False)
 
     def _write_host_key(self, h: TestHost) -> None:
         key = asyncssh.generate_private_key("ssh-ed25519")

@@ -14,7 +14,6 @@ VM rebuilt, joins again as a control plane); scale out failing the same way, the
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 import re
@@ -25,32 +24,18 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import require
-from tests.integration.engine_hosts import (
-    SIM_CIDR,
-    SIM_NET,
-    SIM_PUBLIC_CIDR,
-    SIM_PUBLIC_NET,
-    HostBackedInfra,
-    HostPool,
-)
+from tests.integration.engine_hosts import SIM_NET, HostPool
+from tests.integration.engine_site import MASTER, WORKER, Site, open_site
 from tests.integration.harness import Testbed, TestHost
 from tests.integration.kubernetes import standins
-from tests.integration.kubernetes.kubeapi import SimApi
-from vnfm.adapters.infra.simulator import MemoryStateStore, SimCloud, SimConfig, SimulatorInfraDriver
-from vnfm.adapters.infra.simulator.twin import TwinConfig
-from vnfm.adapters.nodes.ssh import SshAccess
 from vnfm.adapters.remote.ssh import SshExecutor
-from vnfm.bootstrap import App, build
-from vnfm.config import Settings
-from vnfm.domain.model import OpOcc, OpState
+from vnfm.domain.model import OpState
 from vnfm.domain.resources import Vnfc
 from vnfm.entrypoints.cli.demo.basic import instantiate_request
 from vnfm.examples import example_csar
 
 pytestmark = pytest.mark.integration
 
-OP_DEADLINE = 180.0
-MASTER, WORKER = "masterNode", "workerNode"
 FAIL_ONCE = r"""#!/bin/bash
 # injected by the test: the first `kubeadm join` on this host fails (after kubeadm_join.sh wrote
 # its configuration), later calls reach the stand-in again
@@ -63,119 +48,45 @@ exec /usr/local/lib/vnfm-standin/kubeadm.real "$@"
 """
 
 
-class Site:
-    def __init__(self, app: App, pool: HostPool, ssh: SshExecutor, api: SimApi) -> None:
-        self.app = app
-        self.api = api
-        self.pool = pool
-        self.ssh = ssh
-        self.fail_next_join = False
-        self.inst_id = ""
+def cluster_body(flavour: str, key: str = "") -> dict[str, Any]:
+    """The seed's instantiate request for the example package, logging in as root with the test
+    bed's key (the hosts' login), with short node deadlines."""
+    out = instantiate_request(flavour)
+    p = out["additionalParams"]["k8s_cluster_installation_param"]
+    for role in ("master_node", "worker_node"):
+        p[role].update(username="root", ssh_private_key=key)
+        p[role].pop("password", None)
+    p["node_ready_timeout"] = 30
+    p["drain_timeout"] = 30
+    return out
 
-    def body(self) -> dict[str, Any]:
-        body = instantiate_request("ha")
-        p = body["additionalParams"]["k8s_cluster_installation_param"]
-        key = self.pool.bed.client_key_pem
-        for role in ("master_node", "worker_node"):
-            p[role].update(username="root", ssh_private_key=key)
-            p[role].pop("password", None)
-        p["node_ready_timeout"] = 30
-        p["drain_timeout"] = 30
-        return body
 
-    async def wait(self, occ: OpOcc) -> OpOcc:
-        loop = asyncio.get_running_loop()
-        end = loop.time() + OP_DEADLINE
-        while True:
-            cur = self.app.instances.op_get(occ.id)
-            if cur.operation_state in (OpState.COMPLETED, OpState.FAILED, OpState.ROLLED_BACK,
-                                       OpState.FAILED_TEMP) and occ.id not in self.app.engine.running:
-                return cur
-            assert loop.time() < end, f"{occ.operation} still {cur.operation_state} after {OP_DEADLINE}s"
-            await asyncio.sleep(0.05)
-
-    async def done(self, occ: OpOcc) -> OpOcc:
-        occ = await self.wait(occ)
-        assert occ.operation_state == OpState.COMPLETED, (occ.error, self.pool.events)
-        return occ
-
-    def vnfcs(self, vdu: str | None = None) -> list[Vnfc]:
-        res = self.app.instances.get(self.inst_id).resources
-        return [v for v in res.vnfcs if vdu is None or v.vdu_id == vdu]
-
-    def state(self) -> dict[str, Any]:
-        ds = self.app.instances.get(self.inst_id).driver_state
-        (st,) = ds.values()
-        return st
-
-    async def etcd_members(self, h: TestHost) -> list[str]:
-        pki = "/etc/kubernetes/pki/etcd"
-        res = await self.ssh.run(h.target(), ["etcdctl", "--endpoints=https://127.0.0.1:2379", f"--cacert={pki}/ca.crt",
-                                              f"--cert={pki}/healthcheck-client.crt",
-                                              f"--key={pki}/healthcheck-client.key", "--dial-timeout=2s",
-                                              "--command-timeout=5s", "member", "list", "-w", "json"], check=True)
-        return sorted(m.get("name", "") for m in json.loads(res.stdout)["members"])
-
-    async def backends(self, h: TestHost) -> list[str]:
-        cfg = (await self.ssh.get_file(h.target(), "/etc/haproxy/haproxy.cfg")).decode()
-        return sorted(ln.split()[1] for ln in cfg.splitlines() if ln.strip().startswith("server "))
-
-    async def hosts_file(self, h: TestHost) -> str:
-        return (await self.ssh.get_file(h.target(), "/etc/hosts")).decode()
-
-    def nodes(self) -> list[str]:
-        return sorted(self.api.state()["nodes"])
-
-    async def joined(self, h: TestHost) -> list[str]:
-        return [e for e in await standins.events(self.ssh, h) if e.startswith(("init ", "join "))]
+async def provision_cluster_node(site: Site, pool: HostPool, h: TestHost, vnfc: Vnfc) -> None:
+    """What the VM image holds: the stand-ins and the cluster's PKI (kubeadm would make it)."""
+    await standins.install(site.ssh, h, site.pki, etcd_hosts=pool.hosts(MASTER), api=site.api)
+    if vnfc.vdu_id == MASTER:
+        await standins.calico_mirror(site.ssh, h)
+    if vnfc.vdu_id == WORKER and site.fail_next_join:
+        site.fail_next_join = False
+        await site.ssh.run_script(h.target(), "mv /usr/local/sbin/kubeadm /usr/local/lib/vnfm-standin/kubeadm.real\n"
+                                  "mkdir -p /etc/vnfm-test && touch /etc/vnfm-test/fail-join-once\n", check=True)
+        await site.ssh.put_file(h.target(), "/usr/local/sbin/kubeadm", FAIL_ONCE, mode=0o755)
 
 
 @pytest.fixture
 async def site(testbed: Testbed, ssh: SshExecutor, tmp_path: Path) -> AsyncIterator[Site]:
     require("etcd", "etcdctl", "haproxy", "openssl", "python3")
-    testbed.add_bridge_address(f"{SIM_NET}.1/24")
-    testbed.add_bridge_address(f"{SIM_PUBLIC_NET}.1/24")
-    pki = standins.Pki.create()
-    api = SimApi(tmp_path / "kube-api", [])
-    holder: list[Site] = []
-
-    async def provision(pool: HostPool, h: TestHost, vnfc: Vnfc) -> None:
-        """What the VM image holds: the stand-ins and the cluster's PKI (kubeadm would make it)."""
-        await standins.install(ssh, h, pki, etcd_hosts=pool.hosts(MASTER), api=api)
-        if vnfc.vdu_id == MASTER:
-            await standins.calico_mirror(ssh, h)
-        if vnfc.vdu_id == WORKER and holder and holder[0].fail_next_join:
-            holder[0].fail_next_join = False
-            await ssh.run_script(h.target(), "mv /usr/local/sbin/kubeadm /usr/local/lib/vnfm-standin/kubeadm.real\n"
-                                 "mkdir -p /etc/vnfm-test && touch /etc/vnfm-test/fail-join-once\n", check=True)
-            await ssh.put_file(h.target(), "/usr/local/sbin/kubeadm", FAIL_ONCE, mode=0o755)
-
-    pool = HostPool(testbed, provision)
-    settings = Settings(data_dir=tmp_path, probe_callbacks=False, orphan_after=120)
-    sim = SimCloud(MemoryStateStore(), SimConfig(boot_time=0, api_latency=0, delete_time=0, mgmt_cidr=SIM_CIDR,
-                                                 public_cidr=SIM_PUBLIC_CIDR))
-    app = build(settings, sim=sim, notifier=None, twin=TwinConfig(poll=0.002))
-    app.infra_drivers.register("simulator", lambda: HostBackedInfra(SimulatorInfraDriver(sim), pool))
-    app.infra_drivers.register_nodes("simulator", SshAccess(timeout=120))
-    await app.start()
-    s = Site(app, pool, ssh, api)
-    holder.append(s)
-    try:
+    async with open_site(testbed, ssh, tmp_path, provision_cluster_node) as s:
         yield s
-    finally:
-        await app.stop()
-        testbed.destroy_hosts(pool.hosts())
-        api.stop()
 
 
 async def test_engine_ha_instantiate_worker_heal_half_failed_join_retry_scale_in(site: Site) -> None:
     app = site.app
-    pkg = app.packages.upload(app.packages.create({}).id, example_csar())
-    site.inst_id = app.instances.create({"vnfdId": str(pkg.vnfd_id)}).id
+    site.create(example_csar())
     names = ["masternode-0", "masternode-1", "masternode-2"]
 
     # ---- HA instantiate: 3 masters (etcd, HAProxy on each), 2 workers, all over real SSH
-    await site.done(app.instances.instantiate(site.inst_id, site.body()))
+    await site.done(app.instances.instantiate(site.inst_id, cluster_body("ha", site.pool.bed.client_key_pem)))
     masters, workers = site.vnfcs(MASTER), site.vnfcs(WORKER)
     assert len(masters) == 3 and len(workers) == 2 and len(site.pool.hosts()) == 5
     worker = next(w for w in workers if w.name.endswith("-0"))

@@ -66,12 +66,18 @@ class SimApi:
         self.endpoint = self.server.endpoint(self.store, self.cluster_id)
         st = empty()
         st["cluster"] = {"version": "1.30.4", "ca_pem": self.endpoint.ca_pem}
+        st["service_accounts"]["kube-system/admin"] = {"token_sha256": sha(self.token)}
+        self.store.update_extras(self.cluster_id, lambda ex: ex.update({KEY: st}))
         for name, role, address in nodes:
+            self.register_node(name, role, address)
+
+    def register_node(self, name: str, role: str, address: str) -> None:
+        """What a node's kubelet does when it starts: a Node object, Ready at once."""
+        def fn(st: dict[str, Any]) -> None:
             st["nodes"][name] = {"name": name, "role": role, "server_id": f"server-{name}", "addresses": [address],
                                  "labels": {"kubernetes.io/hostname": name}, "cordoned": False, "ready": True,
                                  "ready_at": 0.0}
-        st["service_accounts"]["kube-system/admin"] = {"token_sha256": sha(self.token)}
-        self.store.update_extras(self.cluster_id, lambda ex: ex.update({KEY: st}))
+        self.change(fn)
 
     def state(self) -> dict[str, Any]:
         return dict(self.store.extras(self.cluster_id)[KEY])

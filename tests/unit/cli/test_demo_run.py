@@ -15,6 +15,8 @@ def test_demo_command_end_to_end() -> None:
     res = CliRunner().invoke(cli, ["demo", "--timeout", "120"])
     assert res.exit_code == 0, res.output
     assert "Demo succeeded" in res.output
+    # it ends with what to do next
+    assert res.output.rstrip().splitlines()[-9] == "Next:" and "docs/openstack.md" in res.output.splitlines()[-1]
     assert '"password": "ubuntu"' not in res.output
     # the fresh temporary data dir is removed afterwards
     m = re.search(r"\(data: (\S+),", res.output)

@@ -17,6 +17,7 @@ LAZY_IMPORTS = {
     ("commands.auth", "cryptography.fernet"): "cryptography: `vnfm auth new-secret-key` only",
     ("commands.server", "vnfm.config"): "the server's settings: only `vnfm server` needs them",
     ("commands.server", "vnfm.entrypoints.api.server"): "FastAPI, SQLAlchemy, the engine: `vnfm server` only",
+    ("commands.healthcheck", "vnfm.config"): "the server's settings (pydantic-settings): `vnfm healthcheck` only",
     ("commands.dev", "vnfm.entrypoints.cli"): "every driver's schema: `vnfm dev params-doc` only",
     ("demo.run", "vnfm.config"): "the in-process server's settings: `vnfm demo` only",
     ("demo.run", "vnfm.entrypoints.api.server"): "the in-process server: `vnfm demo` only",

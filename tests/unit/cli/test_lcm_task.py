@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from tests.unit.cli.cli_fake import SEED_REQUEST, FakeVnfm, new_vnf, request_file, run
+from vnfm.entrypoints.cli.wait import EXIT_WAIT_TIMEOUT
 
 
 def test_instantiate_without_wait_prints_the_occurrence(fake: FakeVnfm, tmp_path: Path) -> None:
@@ -95,8 +96,39 @@ def test_wait_timeout(fake: FakeVnfm, tmp_path: Path) -> None:
     res = run(
         fake, "vnf", "instantiate", vnf_id, request_file(tmp_path, SEED_REQUEST), "--wait", "--timeout", "0.2"
     )
-    assert res.exit_code == 1
+    assert res.exit_code == EXIT_WAIT_TIMEOUT == 124  # not 1 (the operation failed) nor 2 (usage)
     assert "gave up waiting" in res.stderr and "PROCESSING" in res.stderr
+
+
+def test_task_commands_print_what_o_and_c_ask_for(fake: FakeVnfm, tmp_path: Path) -> None:
+    """`-o value -c vnfLcmOpOccId`: the occurrence id alone, for scripts; -o json: the whole answer."""
+    vnf_id = new_vnf(fake)
+    res = run(fake, "vnf", "instantiate", vnf_id, request_file(tmp_path, SEED_REQUEST), "-o", "value",
+              "-c", "vnfLcmOpOccId")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.strip() == next(iter(fake.ops))
+    # with --wait, the occurrence at its end: its state alone, progress and notes on stderr
+    vnf_id = new_vnf(fake)
+    res = run(fake, "vnf", "instantiate", vnf_id, request_file(tmp_path, SEED_REQUEST), "--wait", "-o", "value",
+              "-c", "operationState")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.strip() == "COMPLETED" and "PROCESSING" in res.stderr
+    res = run(fake, "-o", "json", "vnf", "scale", vnf_id, "--type", "SCALE_OUT", "--aspect-id", "worker_instance")
+    scale_id = [o["id"] for o in fake.ops.values() if o["operation"] == "SCALE"][0]
+    assert json.loads(res.stdout) == {"vnfInstanceId": vnf_id, "vnfLcmOpOccId": scale_id}
+    res = run(fake, "vnf", "scale", vnf_id, "--type", "SCALE_OUT", "--aspect-id", "worker_instance", "-c", "nope")
+    assert res.exit_code == 2 and "no field nope" in res.stderr
+    assert len(fake.bodies("POST", "/scale")) == 1  # refused before the request was sent
+    # the resolutions too
+    fake.fail["INSTANTIATE"] = {"status": 500, "title": "Internal Server Error", "detail": "boom"}
+    vnf_id = new_vnf(fake)
+    res = run(fake, "vnf", "instantiate", vnf_id, request_file(tmp_path, SEED_REQUEST), "--wait", "-o", "value",
+              "-c", "id")  # with --wait: the fields of the occurrence (VnfLcmOpOcc)
+    assert res.exit_code == 1
+    failed_id = res.stdout.strip()
+    assert fake.ops[failed_id]["operationState"] == "FAILED_TEMP"
+    res = run(fake, "op", "retry", failed_id, "-o", "value", "-c", "vnfLcmOpOccId")
+    assert res.exit_code == 0 and res.stdout.strip() == failed_id
 
 
 def test_wait_shows_progress_lines_as_they_arrive(fake: FakeVnfm, tmp_path: Path) -> None:

@@ -115,7 +115,8 @@ def test_every_command_has_help_with_an_example() -> None:
 
 # the commands `vnfm --help` and each group's --help listed before the CLI was split by group
 COMMANDS: dict[tuple[str, ...], list[str]] = {
-    (): ["auth", "demo", "dev", "op", "package", "server", "sim", "subscription", "vim", "vnf"],
+    (): ["auth", "completion", "demo", "dev", "doctor", "healthcheck", "op", "package", "server", "sim",
+         "subscription", "vim", "vnf"],
     ("auth",): ["hash-secret", "new-secret-key", "rotate-key"],
     ("dev",): ["params-doc"],
     ("op",): ["cancel", "fail", "list", "retry", "rollback", "show", "watch"],

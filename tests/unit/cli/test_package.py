@@ -75,7 +75,7 @@ def test_vnfd_of_several_files_needs_a_zip(fake: FakeVnfm, tmp_path: Path) -> No
     pkg_id = onboarded(fake, tmp_path)
     fake.multi_file_vnfd = True
     res = run(fake, "package", "vnfd", pkg_id)
-    assert res.exit_code == 1 and "--zip -o vnfd.zip" in res.output
+    assert res.exit_code == 1 and "--zip --file vnfd.zip" in res.output
     out = tmp_path / "vnfd.out"
     res = run(fake, "package", "vnfd", pkg_id, "-o", str(out))  # falls back to the zip
     assert res.exit_code == 0, res.output

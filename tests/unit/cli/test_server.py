@@ -18,7 +18,7 @@ def test_server_command_passes_options_to_serve(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.delenv("VNFM_DATABASE_URL", raising=False)
     seen: list[Any] = []
     fake_mod = types.ModuleType("vnfm.entrypoints.api.server")
-    fake_mod.serve = seen.append  # type: ignore[attr-defined]
+    fake_mod.serve = lambda settings, sock=None: seen.append(settings)  # type: ignore[attr-defined]
     fake_mod.preflight = lambda settings: None  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "vnfm.entrypoints.api.server", fake_mod)
     res = CliRunner().invoke(
@@ -38,12 +38,20 @@ def test_a_password_in_database_url_on_the_command_line_is_refused(monkeypatch: 
     assert "VNFM_DATABASE_URL" in res.output and "hunter22" not in res.output
 
 
-def _start(monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[str, str]) -> Any:
+def _start(monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[str, str], *, bind: bool = False) -> Any:
     """`vnfm server ...` with the real settings and pre-flight checks; serve() recorded, not run."""
     import vnfm.entrypoints.api.server as real
 
     seen: list[Any] = []
-    monkeypatch.setattr(real, "serve", seen.append)
+
+    def serve(settings: Any, sock: Any = None) -> None:
+        seen.append(settings)
+        if sock is not None:
+            sock.close()
+
+    monkeypatch.setattr(real, "serve", serve)
+    if not bind:  # the port is not bound (9890 may be in use on this machine)
+        monkeypatch.setattr(real, "bind", lambda host, port: None)
     for k in ("VNFM_DATABASE_URL", "VNFM_CONFIG", "VNFM_PORT", "VNFM_LOG_FORMAT", "VNFM_HOST", "VNFM_AUTH_TOKEN",
               "VNFM_ALLOW_INSECURE_NO_AUTH", "VNFM_OAUTH2_CLIENTS"):
         monkeypatch.delenv(k, raising=False)
@@ -153,3 +161,74 @@ def test_the_opt_out_is_loud(caplog: pytest.LogCaptureFixture, tmp_path: Path) -
     caplog.clear()
     warn_exposure(Settings(data_dir=tmp_path, host="127.0.0.1"))
     assert not caplog.records
+
+
+def test_a_port_in_use_is_said_before_the_engine_starts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        res, seen = _start(monkeypatch, ["--data-dir", str(tmp_path), "--port", str(port)], {}, bind=True)
+    assert res.exit_code == 2 and not seen
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith(f"Error: setting port (env VNFM_PORT): cannot listen on 127.0.0.1:{port} ")
+    assert "another process listens there" in line
+
+
+def test_a_tls_pair_that_does_not_load_is_said(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from tests.api.test_mtls import make_pki
+
+    pki = make_pki(tmp_path)
+    res, seen = _start(monkeypatch, ["--data-dir", str(tmp_path / "d"), "--tls-cert", str(pki.server[0]),
+                                     "--tls-key", str(pki.good[1])], {})  # the key of another certificate
+    assert res.exit_code == 2 and not seen
+    (line,) = res.stderr.strip().splitlines()
+    assert "do not load as a certificate and its key" in line and "KEY_VALUES_MISMATCH" in line
+
+
+def test_an_unreadable_config_file_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    conf = tmp_path / "vnfm.toml"
+    conf.write_bytes(b"port = \xff\xfe\n")
+    res, seen = _start(monkeypatch, ["--config", str(conf)], {})
+    assert res.exit_code == 2 and not seen
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith(f"Error: config file {conf}: ") and "utf-8" in line
+
+
+def test_a_damaged_secret_key_file_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("VNFM_SECRET_KEY", raising=False)
+    (tmp_path / "secret.key").write_text("truncated-key")
+    res, seen = _start(monkeypatch, ["--data-dir", str(tmp_path)], {})
+    assert res.exit_code == 2 and not seen
+    (line,) = res.stderr.strip().splitlines()
+    assert line == (f"Error: secret key file {tmp_path / 'secret.key'} (not a Fernet key): restore it from your "
+                    "backup, or give the key in VNFM_SECRET_KEY; a new key cannot decrypt the stored credentials")
+    assert "truncated-key" not in res.output
+
+
+def test_a_key_that_decrypts_nothing_stored_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The stored credentials were encrypted with another key: the start stops before the engine
+    runs (uvicorn is never started)."""
+    import uvicorn
+    from cryptography.fernet import Fernet
+
+    from vnfm.bootstrap import build
+    from vnfm.config import Settings
+
+    old = Fernet.generate_key().decode()
+    core = build(Settings(data_dir=tmp_path, database_url=f"sqlite:///{tmp_path / 'vnfm.db'}", secret_key=old,
+                          simulator=False, run_engine=False))
+    core.vims.register_body({"name": "os", "vimType": "openstack", "accessInfo": {
+        "authUrl": "https://keystone.example:5000/v3", "username": "admin", "password": "pw-0f-the-cloud",
+        "project": "p"}})
+    ran: list[Any] = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: ran.append(sockets))
+    for k in ("VNFM_DATABASE_URL", "VNFM_CONFIG", "VNFM_PORT", "VNFM_HOST"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("VNFM_SECRET_KEY", Fernet.generate_key().decode())
+    res = CliRunner().invoke(cli, ["server", "--data-dir", str(tmp_path), "--port", "0", "--log-level", "ERROR"])
+    assert res.exit_code == 2 and not ran, res.output
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith("Error: setting secret_key (env VNFM_SECRET_KEY): a stored secret cannot be decrypted")

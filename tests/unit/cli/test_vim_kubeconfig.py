@@ -41,11 +41,18 @@ def test_kubeconfig_of_a_kubernetes_vim(server_url: str, tmp_path: Path) -> None
     out = tmp_path / "kubeconfig"
     out.write_text("an older file, readable by all")
     out.chmod(0o644)
-    res = run(server_url, "vim", "kubeconfig", vim_id, "--show-token", "-o", str(out))
+    res = run(server_url, "vim", "kubeconfig", vim_id, "--show-token", "--file", str(out))
     assert res.exit_code == 0, res.output
-    assert TOKEN not in res.output
+    assert TOKEN not in res.output and "deprecated" not in res.output
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
     assert yaml.safe_load(out.read_text())["users"][0]["user"]["token"] == TOKEN
+    # the former `-o FILE` still writes the file, saying it is deprecated
+    out.unlink()
+    res = run(server_url, "vim", "kubeconfig", vim_id, "-o", str(out))
+    assert res.exit_code == 0, res.output
+    assert "-o/--output FILE is deprecated here: use --file FILE" in res.stderr and out.exists()
+    res = run(server_url, "vim", "kubeconfig", vim_id, "-o", str(out), "--file", str(tmp_path / "other"))
+    assert res.exit_code == 2 and "give --file FILE only" in res.stderr
 
     default = json.loads(run(server_url, "--json", "vim", "list").stdout)[0]["id"]
     res = run(server_url, "vim", "kubeconfig", default)
@@ -61,7 +68,7 @@ def test_kubeconfig_of_a_vim_registered_with_camel_case_keys(server_url: str, tm
     res = run(server_url, "--json", "vim", "register", str(body))
     assert res.exit_code == 0, res.output
     out = tmp_path / "kubeconfig"
-    res = run(server_url, "vim", "kubeconfig", json.loads(res.stdout)["id"], "--show-token", "-o", str(out))
+    res = run(server_url, "vim", "kubeconfig", json.loads(res.stdout)["id"], "--show-token", "--file", str(out))
     assert res.exit_code == 0, res.output
     doc = yaml.safe_load(out.read_text())
     assert doc["users"][0]["user"]["token"] == TOKEN

@@ -52,9 +52,9 @@ def test_migrate_empty_database_matches_models(backend: str, tmp_path: Path,
     migrate(url)
     assert _tables(url) == set(metadata.tables) | {"alembic_version"}
     assert _diffs(url) == []
-    assert current_revision(url) == head_revision() == "0008"
+    assert current_revision(url) == head_revision() == "0013"
     migrate(url)  # idempotent
-    assert current_revision(url) == "0008"
+    assert current_revision(url) == "0013"
 
 
 def test_upgrade_from_the_first_schema(backend: str, tmp_path: Path, pg_cluster: PgCluster | None) -> None:
@@ -63,7 +63,7 @@ def test_upgrade_from_the_first_schema(backend: str, tmp_path: Path, pg_cluster:
     migrate(url, "0001")
     assert "notification_outbox" not in _tables(url)
     migrate(url)
-    assert current_revision(url) == "0008"
+    assert current_revision(url) == "0013"
     assert _diffs(url) == []
 
 

@@ -82,3 +82,32 @@ def test_save_fetch_and_bound(etcd: str, tmp_path: Path) -> None:
     assert rc != 0 and "more than the 10 allowed" in err
     rc, _, err = run("etcd_snapshot_fetch", {"SNAPSHOT": b, "SHA256": "0" * 64, "MAX_BYTES": "100000000"})
     assert rc != 0 and "digest differs" in err
+
+
+def test_restore_drill(etcd: str, tmp_path: Path) -> None:
+    """The drill restores the snapshot into a scratch etcd on other ports: keys and revision are
+    compared, the cluster's etcd is untouched, nothing is left behind; a wrong count fails."""
+    env = {"ETCDCTL_API": "3", "PATH": "/usr/bin:/bin"}
+    for i in range(4):
+        subprocess.run(["etcdctl", "--endpoints", etcd, "put", f"/registry/pods/default/p{i}", "x"], check=True,
+                       capture_output=True, env=env)
+    subprocess.run(["etcdctl", "--endpoints", etcd, "put", "/registry/pods/default/p0", "y"], check=True,
+                   capture_output=True, env=env)  # a second revision of a key: totalKey counts revisions
+    snap = str(tmp_path / "snaps" / "etcd-d.db")
+    rc, saved, err = run("etcd_snapshot_save", {"ENDPOINTS": etcd, "SNAPSHOT": snap, "KEEP": "2"})
+    assert rc == 0, err
+    port = _port()
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    inputs = {"SNAPSHOT": snap, "SHA256": saved["sha256"], "KEYS": saved["keys"], "REVISION": saved["revision"],
+              "PORT": str(port), "TMPDIR": str(scratch)}
+    rc, out, err = run("etcd_restore_drill", inputs)
+    assert rc == 0, err
+    assert out["keys"] == saved["keys"] and out["revision"] == saved["revision"] and out["live_keys"] == "4"
+    assert list(scratch.iterdir()) == []  # the scratch data directory is gone
+    with socket.socket() as s:  # and the scratch etcd stopped
+        assert s.connect_ex(("127.0.0.1", port)) != 0
+    rc, _, err = run("etcd_restore_drill", {**inputs, "KEYS": str(int(saved["keys"]) + 1)})
+    assert rc != 0 and f"holds {saved['keys']} keys" in err and list(scratch.iterdir()) == []
+    rc, _, err = run("etcd_restore_drill", {**inputs, "SHA256": "0" * 64})
+    assert rc != 0 and "digest differs" in err

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import String, cast, select, update
 
 from vnfm.adapters.db import tables
 from vnfm.adapters.db.uow import SqlAlchemyUnitOfWork
@@ -40,6 +40,18 @@ def rotate_stored(uow: SqlAlchemyUnitOfWork, box: RotatingSealer) -> int:
                              box.rotate)
         uow.commit()
     return rewritten
+
+
+def check_stored(uow: SqlAlchemyUnitOfWork, box: Sealer) -> None:
+    """Decrypt one stored secret of each table that has one: OperationFailed (at start-up, before
+    the engine runs) when the keys are not those they were encrypted with."""
+    with uow:
+        conn = uow.session.connection()
+        for table in (tables.vims, tables.subscriptions, tables.vnf_instances, tables.vnf_lcm_op_occs):
+            stmt = select(table.c.body).where(cast(table.c.body, String).like("%enc:v1:%")).limit(1)
+            body = conn.execute(stmt).scalar()
+            if body is not None:
+                box.unseal(body)
 
 
 def _rewrite(uow: SqlAlchemyUnitOfWork, tabs: tuple[Any, ...], change: Callable[[Any], Any]) -> int:

@@ -19,6 +19,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     Dialect,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -215,3 +216,17 @@ Index("ix_vnf_instances_created_at_id", vnf_instances.c.created_at, vnf_instance
 Index("ix_vnf_lcm_op_occs_start_time_id", vnf_lcm_op_occs.c.start_time, vnf_lcm_op_occs.c.id)
 Index("ix_subscriptions_kind_created_at_id", subscriptions.c.kind, subscriptions.c.created_at, subscriptions.c.id)
 Index("ix_alarms_alarm_raised_time_id", alarms.c.alarm_raised_time, alarms.c.id)
+
+# Scheduled etcd backups (service/backups.py, migration 0013): one row per instantiated instance,
+# claimed by one conditional UPDATE of `next_at` (one process backs up a given instance per period);
+# `last`: the latest attempt's record, `last_ok`: the latest successful backup's (size, keys, digest,
+# the restore drill's outcome), read by the metrics and the API.
+etcd_backups = Table(
+    "etcd_backups",
+    metadata,
+    Column("instance_id", String(ID), ForeignKey("vnf_instances.id", ondelete="CASCADE"), primary_key=True),
+    Column("next_at", Float(), nullable=False, index=True),
+    Column("owner", String(ID), nullable=True),
+    Column("last", JSON(), nullable=True),
+    Column("last_ok", JSON(), nullable=True),
+)

@@ -12,7 +12,19 @@ from starlette.types import ASGIApp
 from vnfm import __version__
 from vnfm.bootstrap import App, build
 from vnfm.config import Settings
-from vnfm.entrypoints.api import health, problem, tacker_vims, unsupported, vnffm, vnflcm, vnfm_ext, vnfpkgm
+from vnfm.entrypoints.api import (
+    backups,
+    doctor,
+    health,
+    openapi,
+    problem,
+    tacker_vims,
+    unsupported,
+    vnffm,
+    vnflcm,
+    vnfm_ext,
+    vnfpkgm,
+)
 from vnfm.entrypoints.api.access import AccessLog
 from vnfm.entrypoints.api.auth import oauth2
 from vnfm.entrypoints.api.auth.authenticate import Authenticator
@@ -65,7 +77,7 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
         finally:
             await core.stop()
 
-    app = VnfmApi(title="vnfm", version=__version__, lifespan=lifespan,
+    app = VnfmApi(title="vnfm", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="ETSI NFV-SOL003/SOL005 v2.6.1 VNF manager", dependencies=[Depends(authorize)])
     app.state.vnfm = core
     app.state.auth = Authenticator(settings)
@@ -89,14 +101,17 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
     app.include_router(v2_vnflcm.router)
     app.include_router(v2_subscriptions.router)
     app.include_router(vnfm_ext.router)
+    app.include_router(backups.router)
     if settings.simulator:  # the simulated cloud's API and fault injection exist only while it is a VIM
         app.include_router(vnfm_ext.sim_router)
         if settings.fault_injection:
             app.include_router(vnfm_ext.faults_router)
     app.include_router(tacker_vims.router)
     app.include_router(health.router)
+    app.include_router(doctor.router)
     app.include_router(oauth2.router)
     for console in (console_login, console_assets, console_pages):  # the web console, /console
         app.include_router(console.router)
+    openapi.install(app)  # the completed /openapi.json, /docs and /redoc without a CDN
     app.add_middleware(AuthGate, authenticator=app.state.auth)  # outermost: before any route or body
     return app

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import socket
 import threading
@@ -12,7 +13,8 @@ from typing import Any
 import uvicorn
 
 from vnfm.adapters.db import ping_url
-from vnfm.config import Settings, check_runtime
+from vnfm.config import Settings, SettingsError, check_runtime
+from vnfm.domain.errors import OperationFailed
 from vnfm.domain.secrets import URL_USERINFO
 from vnfm.entrypoints.api.app import create_app
 from vnfm.entrypoints.api.auth.mtls import uvicorn_tls_options
@@ -40,10 +42,32 @@ def known_secrets(settings: Settings) -> list[str]:
     return [s for s in found if s]
 
 
-def preflight(settings: Settings) -> None:
-    """SettingsError (one line per problem) unless the data dir is writable, the TLS files readable
-    and the database answers."""
+def preflight(settings: Settings) -> socket.socket:
+    """SettingsError (one line per problem) unless the data dir is writable, the TLS files load, the
+    database answers and the port is free; the socket bound to it, for `serve`."""
     check_runtime(settings, ping=ping_url)
+    return bind(settings.host, settings.port)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port (before the engine starts: a port in use is a setting error,
+    not a traceback after the engine took over operations)."""
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise SettingsError([f"setting host (env VNFM_HOST): {host!r} does not resolve ({exc.strerror})"]) from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(addr)
+    except OSError as exc:
+        sock.close()
+        hint = ("another process listens there (another vnfm?): stop it or choose another port"
+                if exc.errno == errno.EADDRINUSE else "choose another address or port")
+        raise SettingsError([f"setting port (env VNFM_PORT): cannot listen on {host}:{port} ({exc.strerror}): "
+                             f"{hint} (--port / --host)"]) from None
+    sock.set_inheritable(True)
+    return sock
 
 
 def warn_exposure(settings: Settings) -> None:
@@ -59,15 +83,22 @@ def warn_exposure(settings: Settings) -> None:
         log.warning("the simulator's fault-injection API is mounted (fault_injection): for tests and demos only")
 
 
-def serve(settings: Settings) -> None:
+def serve(settings: Settings, sock: socket.socket | None = None) -> None:
+    """Run the server on `sock` (preflight's; else it binds host:port itself). A stored secret the
+    keys cannot decrypt is a SettingsError, raised before the engine starts."""
     configure_logging(settings.log_level, settings.log_format, known_secrets=known_secrets(settings))
     scheme = "https" if settings.tls else "http"
     log.info("vnfm server on %s://%s:%d (data dir %s, engine %s)", scheme, settings.host, settings.port,
              settings.data_dir, "on" if settings.run_engine else "off")
     warn_exposure(settings)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=None,
-                log_level=settings.log_level.lower(), access_log=False, server_header=False,
-                date_header=False, **http_options(settings))
+    try:
+        app = create_app(settings)
+    except OperationFailed as exc:  # the secret keys do not decrypt what is stored
+        raise SettingsError([f"setting secret_key (env VNFM_SECRET_KEY): {exc}"]) from None
+    config = uvicorn.Config(app, host=settings.host, port=settings.port, log_config=None,
+                            log_level=settings.log_level.lower(), access_log=False, server_header=False,
+                            date_header=False, **http_options(settings))
+    uvicorn.Server(config).run(sockets=[sock] if sock is not None else None)
 
 
 @dataclass

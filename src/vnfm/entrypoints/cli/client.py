@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from vnfm.entrypoints.cli.credentials import TokenError
+from vnfm.entrypoints.cli.tlsdiag import TlsFailure, diagnose
 
 LCM = "/vnflcm/v1"
 PKGM = "/vnfpkgm/v1"
@@ -127,6 +128,9 @@ class VnfmClient:
         except TokenError as e:
             raise ApiError(401, "Unauthorized", str(e)) from None
         except httpx.ConnectError as e:
+            tls = diagnose(self.endpoint, e)
+            if tls is not None:
+                raise TlsFailure(self.endpoint, tls) from None
             raise ServerUnreachable(self.endpoint, _reason(e), refused=True) from None
         except httpx.TimeoutException as e:
             raise ServerUnreachable(self.endpoint, f"no answer in time ({type(e).__name__})") from None
@@ -273,6 +277,11 @@ class VnfmClient:
         result: dict[str, Any] = self._json("GET", f"{LCM}/vnf_instances/{vnf_id}")
         return result
 
+    def backups(self, vnf_id: str) -> dict[str, Any]:
+        """The instance's scheduled etcd backups and restore drills (vnfm's extension)."""
+        result: dict[str, Any] = self._json("GET", f"/vnfm/v1/vnf_instances/{vnf_id}/backups")
+        return result
+
     def open_alarms(self, vnf_id: str) -> list[dict[str, Any]]:
         """The instance's alarms not cleared (SOL003 /vnffm/v1/alarms)."""
         flt = f"(eq,managedObjectId,{vnf_id});(neq,perceivedSeverity,CLEARED)"
@@ -354,6 +363,11 @@ class VnfmClient:
 
     def delete_vim(self, vim_id: str) -> None:
         self.request("DELETE", f"{VIMS}/{vim_id}")
+
+    # --- what is wrong with the server ---
+    def doctor(self) -> dict[str, Any]:
+        result: dict[str, Any] = self._json("GET", "/vnfm/v1/doctor")
+        return result
 
     # --- simulator view ---
     def sim_state(self, vnf_id: str | None = None) -> Any:

@@ -101,11 +101,15 @@ class ClientCredentials(httpx.Auth):
             yield request
 
 
-def tls_verify(cacert: str | None, cert: str | None, key: str | None) -> Any:
-    """httpx's `verify`: the default trust store, or `cacert`; with a client certificate loaded."""
+def tls_verify(cacert: str | None, cert: str | None, key: str | None, *, insecure: bool = False) -> Any:
+    """httpx's `verify`: the default trust store, or `cacert`, or no check at all (`insecure`); with
+    a client certificate loaded."""
     if not cacert and not cert:
-        return True
+        return not insecure
     ctx = ssl.create_default_context(cafile=cacert) if cacert else ssl.create_default_context()
+    if insecure:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
     if cert:
         ctx.load_cert_chain(cert, key)
     return ctx

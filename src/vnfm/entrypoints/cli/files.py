@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -46,6 +47,32 @@ def required_json_object(path: Path, what: str) -> dict[str, Any]:
     body = load_json_object(path, what)
     assert body is not None
     return body
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def file_option(help_text: str) -> Callable[[F], F]:
+    """`--file FILE` for a command that writes a document; `-o/--output FILE`, its former name, still
+    works with a deprecation line (-o is the output format everywhere else). The command gets
+    `file` (the path or None)."""
+
+    def decorate(f: F) -> F:
+        def merge(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+            if value is None:
+                return
+            click.echo("warning: -o/--output FILE is deprecated here: use --file FILE "
+                       "(-o means the output format, as in the other commands)", err=True)
+            if ctx.params.get("file") not in (None, value):
+                raise click.UsageError("give --file FILE only (-o/--output is its deprecated name)")
+            ctx.params["file"] = value
+
+        f = click.option("-o", "--output", "legacy_output", type=click.Path(dir_okay=False, path_type=Path),
+                         default=None, hidden=True, expose_value=False, callback=merge)(f)
+        return click.option("--file", "file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                            is_eager=True, help=help_text)(f)
+
+    return decorate
 
 
 def csar_bytes(path: Path) -> bytes:

@@ -4,7 +4,9 @@ An LCM request (instantiate, scale, heal, terminate) and the resolution of a fai
 (retry, rollback, fail) both start work in the server that an operation occurrence (vnfLcmOpOcc)
 tracks. Without --wait the command says which occurrence it is and how to follow it; with --wait it
 follows it, printing each state change with the elapsed time and the server's progress lines as
-they arrive (progress.py), and exits 1 unless it ends well.
+they arrive (progress.py), and exits 1 unless it ends well (EXIT_WAIT_TIMEOUT when it gave up
+waiting). `-o FORMAT` / `-c NAME` select what is printed, e.g. `-o value -c vnfLcmOpOccId` prints
+the occurrence id alone (without --wait) and `-o value -c operationState` its end state (with it).
 
     @vnf.command("scale")
     @click.argument("vnf_id")
@@ -24,7 +26,7 @@ from typing import Any
 import click
 
 from vnfm.entrypoints.cli.context import CliContext, F, json_option, pass_cc
-from vnfm.entrypoints.cli.output import mask_text, to_json
+from vnfm.entrypoints.cli.output import mask_text
 from vnfm.entrypoints.cli.progress import ProgressView, interrupted_message, next_steps
 from vnfm.entrypoints.cli.wait import DEFAULT_TIMEOUT, FAILURE, SUCCESS, describe_error, progress_of, wait_for_op
 
@@ -84,8 +86,8 @@ def follow_op(
         click.get_current_context().exit(130)
     finally:
         view.clear()
-    if cc.json_out:
-        click.echo(to_json(cc.safe(result.op)))
+    if cc.json_out or cc.columns:
+        cc.emit(result.op)
     operation = result.op.get("operation", "operation")
     if result.ok:
         cc.info(f"{operation} {result.state} in {result.elapsed:.1f}s")
@@ -105,10 +107,27 @@ def task_started(cc: CliContext, what: str, vnf_id: str, op_id: str, wait: bool,
         cc.info(accepted)
         follow_op(cc, op_id, timeout)
         return
-    cc.echo_result(
-        {"vnfInstanceId": vnf_id, "vnfLcmOpOccId": op_id},
-        f"{accepted}\nFollow it with `vnfm op show {op_id}`, or add --wait next time.",
-    )
+    started = dict(zip(STARTED_FIELDS, (vnf_id, op_id), strict=True))
+    report(cc, started, f"{accepted}\nFollow it with `vnfm op show {op_id}`, or add --wait next time.")
+
+
+STARTED_FIELDS = ("vnfInstanceId", "vnfLcmOpOccId")
+
+
+def check_columns(cc: CliContext, fields: tuple[str, ...]) -> None:
+    """-c names only fields of what will be printed: refused before the request is sent."""
+    unknown = [c for c in cc.columns if c.lower() not in {f.lower() for f in fields}]
+    if unknown:
+        raise click.UsageError(f"no field {', '.join(unknown)} (fields: {', '.join(fields)})")
+
+
+def report(cc: CliContext, value: dict[str, Any], text: str) -> None:
+    """What a task request answers without --wait: the sentence `text` for people, `value` in the
+    format and with the fields -o / -c ask for."""
+    if cc.format == "table" and not cc.columns:
+        click.echo(text)
+    else:
+        cc.emit(value)
 
 
 def lcm_task(what: str) -> Callable[[Callable[..., str]], Callable[..., None]]:
@@ -119,6 +138,8 @@ def lcm_task(what: str) -> Callable[[Callable[..., str]], Callable[..., None]]:
     def decorate(send: Callable[..., str]) -> Callable[..., None]:
         @functools.wraps(send)
         def command(cc: CliContext, vnf_id: str, wait: bool, timeout: float, **request: Any) -> None:
+            if not wait:
+                check_columns(cc, STARTED_FIELDS)
             op_id = send(cc.client, vnf_id, **request)
             task_started(cc, what, vnf_id, op_id, wait, timeout)
 
@@ -133,10 +154,8 @@ def resolve_op(cc: CliContext, op_id: str, action: str, ends: Ends, wait: bool, 
     before = cc.client.get_op(op_id) if wait else None
     result = cc.client.op_action(op_id, action)
     if not wait:
-        cc.echo_result(
-            result or {"vnfLcmOpOccId": op_id, "action": action},
-            f"{action.capitalize()} of vnfLcmOpOcc {op_id} accepted",
-        )
+        report(cc, result or {"vnfLcmOpOccId": op_id, "action": action},
+               f"{action.capitalize()} of vnfLcmOpOcc {op_id} accepted")
         return
     stale = before.get("stateEnteredTime") if before else None
     seen = progress_of(before)[-1:] if before else []

@@ -13,8 +13,11 @@ import click
 
 from vnfm.entrypoints.cli.client import ApiError, ServerUnreachable
 from vnfm.entrypoints.cli.commands.auth import auth
+from vnfm.entrypoints.cli.commands.completion import completion
 from vnfm.entrypoints.cli.commands.demo import demo
 from vnfm.entrypoints.cli.commands.dev import dev
+from vnfm.entrypoints.cli.commands.doctor import doctor
+from vnfm.entrypoints.cli.commands.healthcheck import healthcheck
 from vnfm.entrypoints.cli.commands.op import op
 from vnfm.entrypoints.cli.commands.package import package
 from vnfm.entrypoints.cli.commands.server import server
@@ -25,7 +28,8 @@ from vnfm.entrypoints.cli.commands.vnf import vnf
 from vnfm.entrypoints.cli.context import DEFAULT_ENDPOINT, FORMATS, CliContext
 from vnfm.entrypoints.cli.credentials import ClientCredentials, tls_verify
 from vnfm.entrypoints.cli.output import mask_text
-from vnfm.entrypoints.cli.wait import WaitTimeout
+from vnfm.entrypoints.cli.tlsdiag import TlsFailure
+from vnfm.entrypoints.cli.wait import EXIT_WAIT_TIMEOUT, WaitTimeout
 
 
 class VnfmGroup(click.Group):
@@ -53,9 +57,12 @@ class VnfmGroup(click.Group):
                 err=True,
             )
             ctx.exit(1)
+        except TlsFailure as e:
+            click.echo(f"Error: TLS with the vnfm server at {e.endpoint}: {e}", err=True)
+            ctx.exit(1)
         except WaitTimeout as e:
             click.echo(f"Error: {e}", err=True)
-            ctx.exit(1)
+            ctx.exit(EXIT_WAIT_TIMEOUT)
         finally:
             obj = ctx.find_object(CliContext)
             if obj is not None and ctx.parent is None:
@@ -90,6 +97,8 @@ class VnfmGroup(click.Group):
 @click.option("--cacert", envvar="VNFM_CACERT", show_envvar=True, default=None,
               type=click.Path(exists=True, dir_okay=False),
               help="CA bundle (PEM) the server's certificate is checked against.")
+@click.option("--insecure", is_flag=True, envvar="VNFM_INSECURE", show_envvar=True,
+              help="Do not check the server's certificate (tests only: anyone on the path can read the token).")
 @click.option("--json", "json_out", is_flag=True, help="Print raw JSON instead of tables.")
 @click.option("-o", "--output", "output", type=click.Choice(FORMATS, case_sensitive=False), default=None,
               help="Output format: table (default), json, yaml or value.")
@@ -99,7 +108,7 @@ class VnfmGroup(click.Group):
 @click.version_option(package_name="vnfm", prog_name="vnfm")
 @click.pass_context
 def cli(ctx: click.Context, endpoint: str, token: str | None, client_id: str | None, cert: str | None,
-        key: str | None, cacert: str | None, json_out: bool, output: str | None,
+        key: str | None, cacert: str | None, insecure: bool, json_out: bool, output: str | None,
         columns: tuple[str, ...], show_secrets: bool) -> None:
     """vnfm: an ETSI NFV VNF manager (SOL003 VNF LCM, SOL005 VNF packages, v2.6.1).
 
@@ -121,8 +130,12 @@ def cli(ctx: click.Context, endpoint: str, token: str | None, client_id: str | N
         if not secret:
             raise click.UsageError("--client-id / VNFM_CLIENT_ID needs the client's secret in VNFM_CLIENT_SECRET")
         cc.auth = ClientCredentials(endpoint, client_id, secret)
-    if cert or cacert:
-        cc.verify = tls_verify(cacert, cert, key)
+    if insecure and cacert:
+        raise click.UsageError("--insecure and --cacert do not go together: --cacert checks the certificate")
+    if cert or cacert or insecure:
+        cc.verify = tls_verify(cacert, cert, key, insecure=insecure)
+    if insecure:
+        click.echo("warning: --insecure: the server's certificate is not checked", err=True)
     cc.json_out = json_out or (given.json_out if given is not None else False)
     cc.show_secrets = show_secrets
     if output:
@@ -132,7 +145,7 @@ def cli(ctx: click.Context, endpoint: str, token: str | None, client_id: str | N
     ctx.obj = cc
 
 
-for command in (server, demo, auth, package, vnf, op, subscription, vim, sim, dev):
+for command in (server, demo, auth, package, vnf, op, subscription, vim, sim, dev, completion, healthcheck, doctor):
     cli.add_command(command)
 
 

@@ -89,6 +89,27 @@ def render_alarms(alarms: list[dict[str, Any]]) -> str:
     return "Open alarms:\n" + "\n".join(lines)
 
 
+def render_backups(b: dict[str, Any]) -> str:
+    """One line: the newest etcd backup (age, size) and its restore drill, or the latest failure."""
+    ok, drill, last = b.get("lastBackup"), b.get("lastDrill"), b.get("lastAttempt") or {}
+    if ok:
+        text = (f"etcd backup: newest {ok['at']} ({_age(ok['ageSeconds'])} old, {ok['sizeBytes']} bytes, "
+                f"{ok['keys']} keys)")
+        text += (f"; restore drill {drill['result']} at {drill['at']}" + (f" ({drill['reason']})" if drill.get("reason")
+                 else f" ({drill['keys']} keys)")) if drill else "; no restore drill yet"
+    else:
+        text = "etcd backup: none yet"
+    if last.get("result") == "FAILED":
+        text += f"; latest attempt FAILED at {last.get('at')}: {last.get('reason')}"
+    return text + (f"; next {b['nextAt']}" if b.get("nextAt") else "")
+
+
+def _age(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 86400}d{s % 86400 // 3600}h" if s >= 86400 else f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 \
+        else f"{s // 60}m{s % 60:02d}s"
+
+
 def render_warnings(warnings: list[str]) -> str:
     return "Warnings:\n" + "\n".join(f"  - {w}" for w in warnings) if warnings else ""
 

@@ -15,6 +15,9 @@ SUCCESS = frozenset({"COMPLETED"})
 # States at which a wait ends unsuccessfully. FAILED_TEMP is not final for the occurrence (it
 # waits for retry / rollback / fail) but nothing more happens without the user: stop there.
 FAILURE = frozenset({"FAILED_TEMP", "FAILED", "ROLLED_BACK"})
+# The exit code of a `--wait` that gave up waiting (the operation goes on), as timeout(1)'s: scripts
+# tell it from a failed operation (1) and a usage error (2).
+EXIT_WAIT_TIMEOUT = 124
 
 
 class OpReader(Protocol):

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import PrivateAttr, ValidationInfo, model_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 
 from vnfm.domain.params import (
     AbsPath,
@@ -23,6 +23,7 @@ from vnfm.domain.params import (
     CpName,
     Declared,
     DevPath,
+    Doc,
     ExportTo,
     HostPort,
     HostsEntry,
@@ -257,10 +258,23 @@ class ClusterParams(Params):
         return self._warnings
 
 
+class EtcdBackupParams(Params):
+    """A cluster's scheduled etcd backups (service/backups.py): each a snapshot copied into the
+    VNFM's store and restored by a drill. Off when the key is absent (and VNFM_ETCD_BACKUP_INTERVAL
+    is 0)."""
+
+    interval: Annotated[float, Field(ge=300, le=30 * 86400), Doc("number (s) 300-2592000")] = doc(
+        "seconds between two scheduled etcd backups of the cluster (each with a restore drill)", default=...)
+    keep: Annotated[int, Field(ge=1, le=20), Doc("integer 1-20")] = doc(
+        "how many backups the VNFM's store and the master keep", default=7)
+
+
 class KubeadmParams(Params):
     """The kubeadm driver's additionalParams keys."""
 
     cluster: ClusterParams = doc("the cluster's installation parameters", "000-004", default=..., alias=KEY)
+    etcd_backup: EtcdBackupParams | None = doc("scheduled etcd backups with restore drills (off when absent)",
+                                               required="no")
 
 
 DECLARED = Declared("kubeadm", KubeadmParams, merge_depth=3)

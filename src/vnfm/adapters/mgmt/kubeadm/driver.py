@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vnfm.adapters.mgmt.cluster import endpoint, etcd, nodes, vim
+from vnfm.adapters.mgmt.cluster import backup, endpoint, etcd, nodes, vim
 from vnfm.adapters.mgmt.cluster import params as P
 from vnfm.adapters.mgmt.cluster.checks import check_cluster
 from vnfm.adapters.mgmt.cluster.topology import gather, open_cluster, pin
@@ -34,6 +34,9 @@ class KubeadmDriver(MgmtDriver):
                          flavour: Flavour, package: PackageFiles | None = None) -> None:
         op = str(operation)
         extra = request.get("additionalParams") or {}
+        if op != LcmOperation.INSTANTIATE and "etcd_backup" in extra:
+            raise UnprocessableEntity("additionalParams.etcd_backup: the backup schedule is set at instantiate only "
+                                      "(a later request would change it for that operation alone)")
         if op == LcmOperation.CHANGE_VNFPKG:
             check_change(P.ROOT, instance, extra)
             return
@@ -164,3 +167,19 @@ class KubeadmDriver(MgmtDriver):
     async def change_current_package_end(self, ctx: LcmContext) -> None:
         """Phase workers."""
         await self.change_current_package_start(ctx)
+
+    # ------------------------------------------------------------------ scheduled etcd backups
+    def backup_schedule(self, instance: VnfInstance) -> tuple[float, int] | None:
+        """The instance's own schedule (additionalParams.etcd_backup: interval, keep), if it has one."""
+        b = P.DECLARED.parse(instance.additional_params).etcd_backup
+        return (b.interval, b.keep) if b is not None else None
+
+    async def etcd_backup(self, ctx: LcmContext, keep: int) -> dict[str, Any]:
+        """A snapshot on a master, copied into the VNFM's store, and its restore drill
+        (cluster/backup.py); outside any LCM operation (service/backups.py)."""
+        c = open_cluster(ctx)
+        try:
+            await pin(c, c.masters)
+            return await backup.backup(c, keep)
+        finally:
+            await c.close()

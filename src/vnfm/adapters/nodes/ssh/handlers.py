@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vnfm.adapters.nodes.ssh import (
+    backup,
     etcd,
     hosts,
     kubeadm,
@@ -29,4 +30,5 @@ ALL_HANDLERS: Mapping[type, Handler] = {
     **kubeadm.HANDLERS,
     **kubespray.HANDLERS,
     **upgrade.HANDLERS,
+    **backup.HANDLERS,
 }

@@ -36,11 +36,13 @@ ROUTE_RULES: dict[tuple[str, str], str] = {
     ("POST", "/oauth2/token"): PUBLIC,
     ("GET", "/oauth2/jwks"): PUBLIC,
     ("GET", "/metrics"): ADMIN,
+    ("GET", "/vnfm/v1/doctor"): ADMIN,
     # the API's own description
     ("GET", "/openapi.json"): READER,
     ("GET", "/docs"): READER,
     ("GET", "/docs/oauth2-redirect"): READER,
     ("GET", "/redoc"): READER,
+    ("GET", "/docs/assets/{name}"): READER,
     # SOL003 VNF LCM
     ("GET", f"{_LCM}/vnf_instances"): READER,
     ("POST", f"{_LCM}/vnf_instances"): OPERATOR,
@@ -125,6 +127,7 @@ ROUTE_RULES: dict[tuple[str, str], str] = {
     ("GET", "/vnfm/v1/vims/{vim_id}"): READER,
     ("GET", "/vnfm/v1/vims/{vim_id}/kubeconfig"): OPERATOR,
     ("DELETE", "/vnfm/v1/vims/{vim_id}"): OPERATOR,
+    ("GET", "/vnfm/v1/vnf_instances/{inst_id}/backups"): READER,  # scheduled etcd backups, drills
     # Tacker's VIM API (python-tackerclient)
     ("GET", "/v1.0/vims"): READER,
     ("GET", "/v1.0/vims.json"): READER,

@@ -10,7 +10,7 @@ import click
 
 from vnfm.entrypoints.cli.client import ApiError
 from vnfm.entrypoints.cli.context import CliContext, filter_option, json_option, pass_cc
-from vnfm.entrypoints.cli.files import csar_bytes
+from vnfm.entrypoints.cli.files import csar_bytes, file_option
 from vnfm.entrypoints.cli.output import render_fields
 from vnfm.entrypoints.cli.render import PACKAGE_COLUMNS, render_package
 
@@ -205,23 +205,18 @@ def package_delete(cc: CliContext, pkg_id: str) -> None:
 
 @package.command("vnfd")
 @click.argument("pkg_id")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write to this file (needed when the VNFD has several files: a zip).",
-)
+@file_option("Write to this file (needed when the VNFD has several files: a zip).")
 @click.option("--zip", "zip_", is_flag=True, help="Ask for the zip of all VNFD files.")
 @pass_cc
-def package_vnfd(cc: CliContext, pkg_id: str, output: Path | None, zip_: bool) -> None:
+def package_vnfd(cc: CliContext, pkg_id: str, file: Path | None, zip_: bool) -> None:
     """Fetch the VNFD of an onboarded package (YAML text, or a zip with --zip).
 
     \b
     Example:
       vnfm package vnfd PKG_ID
-      vnfm package vnfd PKG_ID --zip -o vnfd.zip
+      vnfm package vnfd PKG_ID --zip --file vnfd.zip
     """
+    output = file
     want_zip = zip_ or (output is not None and output.suffix.lower() == ".zip")
     try:
         content_type, data = cc.client.get_vnfd(pkg_id, zip_=want_zip)
@@ -232,7 +227,7 @@ def package_vnfd(cc: CliContext, pkg_id: str, output: Path | None, zip_: bool) -
         if output is None:
             raise click.ClickException(
                 f"the VNFD of package {pkg_id} has several files: "
-                f"fetch them as a zip with `vnfm package vnfd {pkg_id} --zip -o vnfd.zip`"
+                f"fetch them as a zip with `vnfm package vnfd {pkg_id} --zip --file vnfd.zip`"
             ) from None
         content_type, data = cc.client.get_vnfd(pkg_id, zip_=True)
     if output is not None:
@@ -240,5 +235,5 @@ def package_vnfd(cc: CliContext, pkg_id: str, output: Path | None, zip_: bool) -
         cc.info(f"Wrote {len(data)} bytes ({content_type or 'unknown type'}) to {output}")
         return
     if "zip" in content_type or data[:2] == b"PK":
-        raise click.ClickException("the VNFD is a zip (several files): give -o FILE.zip")
+        raise click.ClickException("the VNFD is a zip (several files): give --file FILE.zip")
     click.echo(data.decode("utf-8", errors="replace"), nl=False)

@@ -70,9 +70,9 @@ def server(config: Path | None, **options: Any) -> None:
                  for k, v in options.items() if v is not None}
     try:
         settings = load_settings(config, **overrides)
-        preflight(settings)
+        sock = preflight(settings)
+        serve(settings, sock)  # a SettingsError only before the engine starts
     except SettingsError as e:
         for line in e.lines:
             click.echo(f"Error: {line}", err=True)
         raise SystemExit(2) from None
-    serve(settings)

@@ -10,7 +10,7 @@ import yaml
 
 from vnfm.adapters.infra.openstack.openrc import access_info, read_clouds_yaml, read_openrc
 from vnfm.entrypoints.cli.context import CliContext, json_option, pass_cc
-from vnfm.entrypoints.cli.files import required_json_object
+from vnfm.entrypoints.cli.files import file_option, required_json_object
 from vnfm.entrypoints.cli.output import render_fields
 from vnfm.entrypoints.cli.render import VIM_COLUMNS
 from vnfm.service.vims import OPENSTACK_TYPES
@@ -119,26 +119,25 @@ def vim_delete(cc: CliContext, vim_id: str) -> None:
 @vim.command("kubeconfig")
 @click.argument("vim_id")
 @click.option("--show-token", is_flag=True, help="Include the VIM's bearer token (a secret: keep the file private).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write to this file (mode 0600) instead of standard output.")
+@file_option("Write to this file (mode 0600) instead of standard output.")
 @pass_cc
-def vim_kubeconfig(cc: CliContext, vim_id: str, show_token: bool, output: Path | None) -> None:
+def vim_kubeconfig(cc: CliContext, vim_id: str, show_token: bool, file: Path | None) -> None:
     """Print a kubeconfig for a Kubernetes VIM (server URL and CA; the token only with --show-token).
 
     \b
     Example (a cluster the kubeadm driver built on the simulated cloud):
-      vnfm vim kubeconfig VIM_ID --show-token -o sim.kubeconfig
+      vnfm vim kubeconfig VIM_ID --show-token --file sim.kubeconfig
       kubectl --kubeconfig sim.kubeconfig get nodes
     """
     doc = cc.client.vim_kubeconfig(vim_id, show_token=show_token)
     text = yaml.safe_dump(doc, sort_keys=False)
-    if output is None:
+    if file is None:
         click.echo(text, nl=False)
     else:
-        fd = os.open(output, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+        fd = os.open(file, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
         os.fchmod(fd, 0o600)  # a file that was already there keeps its mode otherwise
         with os.fdopen(fd, "w") as f:
             f.write(text)
-        cc.info(f"kubeconfig of VIM {vim_id} written to {output}")
+        cc.info(f"kubeconfig of VIM {vim_id} written to {file}")
     if not show_token:
         click.echo("no token included: add --show-token for a kubeconfig that authenticates", err=True)

@@ -16,6 +16,7 @@ from vnfm.entrypoints.cli.render import (
     VNF_COLUMNS,
     op_warnings,
     render_alarms,
+    render_backups,
     render_cluster_nodes,
     render_vnf,
     render_warnings,
@@ -29,11 +30,32 @@ additional_params_option = click.option(
 )
 
 
-def _with_additional_params(body: dict[str, Any], path: Path | None) -> dict[str, Any]:
-    extra = load_json_object(path, "--additional-params-file")
+request_option = click.option(
+    "--request",
+    "request_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="The request body as a JSON file (e.g. examples/requests/); the options given on the command "
+         "line replace its keys.",
+)
+
+
+def _body(request_file: Path | None, given: dict[str, Any], additional_params: Path | None) -> dict[str, Any]:
+    """The request body: --request FILE's object, then each option given on the command line (the
+    request keys of `given` that are not None), then --additional-params-file."""
+    body = load_json_object(request_file, "--request") or {}
+    body.update({k: v for k, v in given.items() if v is not None})
+    extra = load_json_object(additional_params, "--additional-params-file")
     if extra is not None:
         body["additionalParams"] = extra
     return body
+
+
+def _require(body: dict[str, Any], **options: str) -> None:
+    """A usage error naming the options (or --request keys) the request lacks."""
+    missing = [f"{opt} (or {k!r} in --request FILE)" for k, opt in options.items() if body.get(k) in (None, "")]
+    if missing:
+        raise click.UsageError(f"missing {', '.join(missing)}")
 
 
 @click.group()
@@ -99,9 +121,19 @@ def vnf_show(cc: CliContext, vnf_id: str) -> None:
     nodes = _cluster(cc, inst) if table else None
     warnings = _latest_warnings(cc, vnf_id) if table else []
     alarms = _open_alarms(cc, vnf_id) if table else []
+    backup = _backups(cc, vnf_id) if table else None
     cc.emit(inst, lambda i: render_vnf(i) + (f"\n\n{render_cluster_nodes(nodes, i)}" if nodes else "")
+            + (f"\n\n{render_backups(backup)}" if backup and backup.get("scheduled") else "")
             + (f"\n\n{render_alarms(alarms)}" if alarms else "")
             + (f"\n\n{render_warnings(warnings)}" if warnings else ""))
+
+
+def _backups(cc: CliContext, vnf_id: str) -> dict[str, Any] | None:
+    """The instance's etcd backups (vnfm's extension); none when the server cannot tell."""
+    try:
+        return cc.client.backups(vnf_id)
+    except ApiError:
+        return None
 
 
 def _open_alarms(cc: CliContext, vnf_id: str) -> list[dict[str, Any]]:
@@ -162,25 +194,27 @@ def vnf_instantiate(client: VnfmClient, vnf_id: str, request: Path) -> str:
     "--type",
     "type_",
     type=click.Choice(["SCALE_OUT", "SCALE_IN"], case_sensitive=False),
-    required=True,
-    help="Add (SCALE_OUT) or remove (SCALE_IN) VNFCs.",
+    default=None,
+    help="Add (SCALE_OUT) or remove (SCALE_IN) VNFCs (required unless in --request).",
 )
-@click.option("--aspect-id", required=True, help="Scaling aspect from the VNFD, e.g. worker_instance.")
+@click.option("--aspect-id", default=None,
+              help="Scaling aspect from the VNFD, e.g. worker_instance (required unless in --request).")
 @click.option(
     "--number-of-steps",
     type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="How many scaling steps.",
+    default=None,
+    help="How many scaling steps (default 1).",
 )
+@request_option
 @additional_params_option
 @lcm_task("Scale")
 def vnf_scale(
     client: VnfmClient,
     vnf_id: str,
-    type_: str,
-    aspect_id: str,
-    number_of_steps: int,
+    type_: str | None,
+    aspect_id: str | None,
+    number_of_steps: int | None,
+    request_file: Path | None,
     additional_params_file: Path | None,
 ) -> str:
     """Scale a VNF instance out or in along a scaling aspect.
@@ -188,9 +222,13 @@ def vnf_scale(
     \b
     Example:
       vnfm vnf scale VNF_ID --type SCALE_OUT --aspect-id worker_instance --number-of-steps 1 --wait
+      vnfm vnf scale VNF_ID --request examples/requests/scale-out-workers.json --wait
     """
-    body: dict[str, Any] = {"type": type_.upper(), "aspectId": aspect_id, "numberOfSteps": number_of_steps}
-    return client.scale(vnf_id, _with_additional_params(body, additional_params_file))
+    given = {"type": type_.upper() if type_ else None, "aspectId": aspect_id, "numberOfSteps": number_of_steps}
+    body = _body(request_file, given, additional_params_file)
+    _require(body, type="--type", aspectId="--aspect-id")
+    body.setdefault("numberOfSteps", 1)
+    return client.scale(vnf_id, body)
 
 
 @vnf.command("heal")
@@ -204,6 +242,7 @@ def vnf_scale(
 )
 @click.option("--cause", default=None, help="Why (free text).")
 @click.option("--yes", "-y", is_flag=True, help="Heal the entire VNF (no --vnfc) without asking.")
+@request_option
 @additional_params_option
 @lcm_task("Heal")
 def vnf_heal(
@@ -212,6 +251,7 @@ def vnf_heal(
     vnfcs: tuple[str, ...],
     cause: str | None,
     yes: bool,
+    request_file: Path | None,
     additional_params_file: Path | None,
 ) -> str:
     """Heal VNFCs (replace their servers, keeping ports and addresses) or the entire VNF.
@@ -220,20 +260,17 @@ def vnf_heal(
     Example (VNFC ids: `vnfm vnf show VNF_ID`):
       vnfm vnf heal VNF_ID --vnfc f8829938-d57e-4b96-b383-cf3783651822 --wait
       vnfm vnf heal VNF_ID --cause "rebuild all" --yes --wait
+      vnfm vnf heal VNF_ID --request examples/requests/heal-entire.json --yes --wait
     """
-    if not vnfcs and not yes:
-        click.confirm(f"No --vnfc given: heal the entire VNF {vnf_id} (every VNFC is rebuilt)?", abort=True)
-    body: dict[str, Any] = {}
-    if vnfcs:
-        body["vnfcInstanceId"] = list(vnfcs)
-    if cause is not None:
-        body["cause"] = cause
-    return client.heal(vnf_id, _with_additional_params(body, additional_params_file))
+    body = _body(request_file, {"vnfcInstanceId": list(vnfcs) or None, "cause": cause}, additional_params_file)
+    if not body.get("vnfcInstanceId") and not yes:
+        click.confirm(f"No VNFC named: heal the entire VNF {vnf_id} (every VNFC is rebuilt)?", abort=True)
+    return client.heal(vnf_id, body)
 
 
 @vnf.command("terminate")
 @click.argument("vnf_id")
-@click.option("--graceful", "mode", flag_value="GRACEFUL", default=True,
+@click.option("--graceful", "mode", flag_value="GRACEFUL", default=None,
               help="Let the VNF shut down gracefully (default, as Tacker's client does).")
 @click.option("--forceful", "mode", flag_value="FORCEFUL", help="Terminate at once.")
 @click.option(
@@ -243,13 +280,15 @@ def vnf_heal(
     metavar="SECONDS",
     help="With --graceful: gracefulTerminationTimeout.",
 )
+@request_option
 @additional_params_option
 @lcm_task("Terminate")
 def vnf_terminate(
     client: VnfmClient,
     vnf_id: str,
-    mode: str,
+    mode: str | None,
     graceful_timeout: int | None,
+    request_file: Path | None,
     additional_params_file: Path | None,
 ) -> str:
     """Terminate a VNF instance (releases all its resources; it becomes NOT_INSTANTIATED).
@@ -259,13 +298,16 @@ def vnf_terminate(
       vnfm vnf terminate VNF_ID --wait
       vnfm vnf terminate VNF_ID --graceful-timeout 60 --wait
       vnfm vnf terminate VNF_ID --forceful --wait
+      vnfm vnf terminate VNF_ID --request examples/requests/terminate-graceful.json --wait
     """
-    body: dict[str, Any] = {"terminationType": mode}
-    if graceful_timeout is not None:
-        if mode != "GRACEFUL":
-            raise click.UsageError("--graceful-timeout does not go with --forceful")
-        body["gracefulTerminationTimeout"] = graceful_timeout
-    return client.terminate(vnf_id, _with_additional_params(body, additional_params_file))
+    body = _body(request_file, {"terminationType": mode, "gracefulTerminationTimeout": graceful_timeout},
+                 additional_params_file)
+    body.setdefault("terminationType", "GRACEFUL")
+    if mode == "FORCEFUL":  # --forceful replaces the file's graceful timeout, which would be refused
+        body.pop("gracefulTerminationTimeout", None)
+    if graceful_timeout is not None and body["terminationType"] != "GRACEFUL":
+        raise click.UsageError("--graceful-timeout does not go with --forceful")
+    return client.terminate(vnf_id, body)
 
 
 @vnf.command("delete")

@@ -122,11 +122,26 @@ def run_demo(
     try:
         echo(f"Server listening at {handle.url}\n")
         with VnfmClient(handle.url) as client:
-            return _scenario(client, echo, scenario=scenario, openrc_env=openrc_env, flavour=flavour,
-                             timeout=timeout, network=network, image=image)
+            ok = _scenario(client, echo, scenario=scenario, openrc_env=openrc_env, flavour=flavour,
+                           timeout=timeout, network=network, image=image)
     finally:
         handle.stop()
         _cleanup(tmp, keep, data_dir, echo)
+    if ok:
+        echo(NEXT)
+    return ok
+
+
+NEXT = """
+Next:
+  vnfm server &                                      a server of your own (data in ./var; Ctrl-C stops it)
+  vnfm package create -o value -c id                 then: vnfm package upload PKG_ID ./my-package-dir
+  vnfm vnf create VNFD_ID -o value -c id             an instance of the package's VNFD
+  vnfm vnf instantiate VNF_ID request.json --wait    request files: examples/requests/ in the source tree
+  vnfm vnf scale VNF_ID --request scale-out-workers.json --wait
+  vnfm demo --scenario ha                            three masters behind a VIP (also: kubespray)
+  vnfm completion bash                               shell completion (see `vnfm completion --help`)
+  docs/openstack.md                                  deploying on a real OpenStack cloud, then `vnfm doctor`"""
 
 
 def _cleanup(tmp: Path | None, keep: bool, data_dir: Path, echo: Echo) -> None:

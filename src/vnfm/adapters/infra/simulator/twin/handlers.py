@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vnfm.adapters.infra.simulator.twin import (
+    backup,
     cluster,
     etcd,
     hosts,
@@ -28,6 +29,7 @@ ALL_HANDLERS: Mapping[type, Any] = {
     **kubespray_nodes.HANDLERS,
     **lb.HANDLERS,
     **upgrade.HANDLERS,
+    **backup.HANDLERS,
 }
 # steps that run on operator hosts (outside the VNF, e.g. the Ansible server: twin/operator.py)
 OPERATOR_HANDLERS: Mapping[type, Any] = {

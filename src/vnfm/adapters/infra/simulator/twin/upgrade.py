@@ -104,7 +104,8 @@ def snapshot_save(tw: TwinHost, host: str, sid: str, step: EtcdSnapshotSave) -> 
         blob = _blob(content)
         snaps[step.path] = {"sha256": hashlib.sha256(blob).hexdigest(), "size": len(blob), "content": content,
                             "at": time.time()}
-        for old in sorted(snaps, key=lambda p: snaps[p]["at"])[:-step.keep]:
+        here = step.path.rsplit("/", 1)[0]  # bounded per directory, as the script's `find "$dir"`
+        for old in sorted((p for p in snaps if p.rsplit("/", 1)[0] == here), key=lambda p: snaps[p]["at"])[:-step.keep]:
             del snaps[old]
         s = snaps[step.path]
         return True, {"sha256": s["sha256"], "size": s["size"], "keys": len(etcd_keys(content))}
