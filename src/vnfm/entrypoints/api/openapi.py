@@ -109,7 +109,7 @@ ACCEPTED: dict[tuple[str, str], str] = {
     ("POST", f"{_OCC2}/retry"): "the retried vnfLcmOpOcc is in Location",
     ("POST", f"{_OCC2}/rollback"): "the vnfLcmOpOcc is in Location",
     ("POST", f"{_OCC2}/cancel"): "the cancellation is under way",
-    ("POST", "/vnfm/v1/vnf_instances/{inst_id}/renew_certificates"): "the HEAL vnfLcmOpOcc renewing them is in Location",
+    ("POST", "/vnfm/v1/vnf_instances/{inst_id}/renew_certificates"): "the renewing HEAL vnfLcmOpOcc is in Location",
     ("PUT", f"{_PKG}/package_content"): "onboarding runs (follow onboardingState)",
     ("POST", f"{_PKG}/package_content/upload_from_uri"): "fetching and onboarding run",
 }
