@@ -150,7 +150,8 @@ def default_sim_cloud(settings: Settings) -> SimCloud:
                        mgmt_cidr=settings.sim_mgmt_cidr, public_cidr=settings.sim_public_cidr,
                        external_pool=settings.sim_external_pool, external_prefix=settings.sim_external_prefix,
                        internal_pool=settings.sim_internal_pool)
-    return SimCloud.at(settings.sim_state_file, config, migrate_from=settings.data_dir / "simcloud.json")
+    return SimCloud.at(settings.sim_state_file, config, migrate_from=settings.data_dir / "simcloud.json",
+                       lock_timeout=settings.sim_lock_timeout)
 
 
 def build(settings: Settings | None = None, *, notifier: Notifier | None = None,

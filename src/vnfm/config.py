@@ -111,6 +111,9 @@ class Settings(BaseSettings):
     sim_external_pool: str = "10.16.0.0/12"
     sim_external_prefix: int = Field(default=16, ge=8, le=30)
     sim_internal_pool: str = "10.64.0.0/10"
+    # How long a write of the simulated cloud waits for another process's (a paused server holding
+    # the store's lock) before the operation's stage fails (seconds).
+    sim_lock_timeout: float = Field(default=5.0, gt=0)
     # How long each node step on a simulated VM takes (the twin of kubeadm, etcd, ...; 0: instant).
     sim_node_step_time: float = Field(default=0.0, ge=0)
     # How long the certificates of a simulated control plane last (kubeadm: one year); tests

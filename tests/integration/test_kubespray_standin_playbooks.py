@@ -145,6 +145,30 @@ async def test_kubespray_standin_cluster_scale_remove_and_terminate(make_hosts, 
         assert "joined workernode-2 to masternode-0" in (await _cat(ssh, w3, f"{MARKS}/scale.yml") or "")
         assert await _cat(ssh, w1, f"{MARKS}/scale.yml") is None  # --limit: only the new node
 
+        # ---- upgrade (change_vnfpkg): after facts.yml, the control plane, then one worker per run;
+        # the first control plane is reached by every run (the drain is delegated to it)
+        up = [("kube_version", "1.31.2")]
+        run = await ex.run(ansible.address, _playbook(key, "upgrade-cluster.yml", limit=["masternode-0"], extra=up))
+        assert set(run.data["recap"]) == {"masternode-0"}
+        assert await _cat(ssh, m, f"{MARKS}/upgrade-cluster.yml") == "upgraded masternode-0 to 1.31.2\n"
+        assert await _cat(ssh, w1, f"{MARKS}/upgrade-cluster.yml") is None
+        run = await ex.run(ansible.address, _playbook(key, "upgrade-cluster.yml", limit=["workernode-0"], extra=up))
+        assert set(run.data["recap"]) == {"workernode-0"}
+        assert (await _cat(ssh, m, f"{MARKS}/drained-nodes") or "").split() == ["masternode-0", "workernode-0"]
+        assert await _cat(ssh, w1, f"{MARKS}/upgrade-cluster.yml") == "upgraded workernode-0 to 1.31.2\n"
+        assert await _cat(ssh, w3, f"{MARKS}/upgrade-cluster.yml") is None
+        # as strict as Kubespray's checks: kube_version required, without a "v" (v2.28 and later);
+        # the step refuses such a value itself, so the stand-in is reached by forcing it
+        bad = _playbook(key, "upgrade-cluster.yml", limit=["workernode-2"], extra=up)
+        object.__setattr__(bad, "extra_vars", (("kube_version", "v1.31.2"),))
+        with pytest.raises(StepFailed) as e:
+            await ex.run(ansible.address, bad)
+        assert "Stop if some versions have a 'v' left at the start" in e.value.reason
+        with pytest.raises(StepFailed) as e:
+            await ex.run(ansible.address, _playbook(key, "upgrade-cluster.yml", limit=["workernode-2"]))
+        assert "Stop if kube_version is not given" in e.value.reason
+        assert await _cat(ssh, w3, f"{MARKS}/upgrade-cluster.yml") is None
+
         # ---- scale in: remove-node.yml answered non-interactively, the node leaves hosts.yaml. It
         # gathers the facts of every host: with the run key on the control plane and the removed
         # node only, the other workers are UNREACHABLE and nothing is removed

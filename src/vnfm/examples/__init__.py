@@ -23,6 +23,8 @@ def example_csar(name: str = "k8s_cluster") -> bytes:
 
 
 EXAMPLE_VNFD_ID = "5f2a9c1e-7b3d-4e8a-9c6f-1d2e3f4a5b6c"
+# the other example packages' vnfdIds that example_csar_version replaces
+_OWN_VNFD_IDS = {"kubespray": "9d3c7e1a-5b2f-4c8e-a1d7-3e6f0b2c4a51"}
 
 
 def example_csar_version(version: str, vnfd_id: str, name: str = "k8s_cluster") -> bytes:
@@ -38,7 +40,7 @@ def example_csar_version(version: str, vnfd_id: str, name: str = "k8s_cluster") 
         tree = Path(tmp) / name
         shutil.copytree(example_package_dir(name), tree)
         for f in (tree / "Definitions").glob("*.yaml"):
-            text = f.read_text().replace(EXAMPLE_VNFD_ID, vnfd_id)
+            text = f.read_text().replace(_OWN_VNFD_IDS.get(name, EXAMPLE_VNFD_ID), vnfd_id)
             if f.name.endswith(("_top.vnfd.yaml", "_types.yaml")):
                 text = text.replace("'1.0'", f"'{version}'")
             f.write_text(text)

@@ -26,6 +26,7 @@ _ENV = re.compile(r"^VNFM_[A-Z0-9_]{1,60}$")
 _VAR = re.compile(r"^[a-z_][a-z0-9_]{0,63}$")
 _SIMPLE_VALUE = re.compile(r"^[A-Za-z0-9_.,:/@=-]{0,253}$")
 _PUBKEY = re.compile(r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]{16,4096}$")
+KUBE_VERSION = re.compile(r"^1\.[0-9]{1,2}\.[0-9]{1,3}$")
 _USER = re.compile(r"^[a-z_][a-z0-9_.-]{0,31}$", re.IGNORECASE)
 OWNER_FILE = ".vnfm-owner"
 
@@ -90,6 +91,7 @@ class KubesprayInventory(NodeStep):
     http_proxy_env: str | None = None  # proxies: names of env variables given at run time
     https_proxy_env: str | None = None
     no_proxy: str = ""
+    kube_version: str | None = None  # Kubespray's kube_version (1.x.y, no "v": v2.28 and later)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hosts", tuple(InventoryHost(*h) if isinstance(h, tuple) else h
@@ -119,6 +121,8 @@ class KubesprayInventory(NodeStep):
         for item in filter(None, self.no_proxy.split(",")):
             if not _SIMPLE_VALUE.match(item):
                 raise ValueError(f"no_proxy entry {item!r} is not a host, address or CIDR")
+        if self.kube_version is not None and not KUBE_VERSION.match(self.kube_version):
+            raise ValueError(f"kube_version {self.kube_version!r} is not like 1.31.2")
 
     def groups(self) -> dict[str, list[str]]:
         masters = [h.name for h in self.hosts if h.role == "master"]
@@ -134,6 +138,8 @@ class KubesprayInventory(NodeStep):
                                   "supplementary_addresses_in_ssl_keys": list(self.ssl_addresses)}
         if self.mtu is not None:
             out["calico_mtu"] = self.mtu
+        if self.kube_version is not None:
+            out["kube_version"] = self.kube_version
         if self.http_proxy_env:
             out["http_proxy"] = env_lookup(self.http_proxy_env)
         if self.https_proxy_env:
@@ -248,6 +254,8 @@ class KubesprayPlaybook(NodeStep):
         for k, v in self.extra_vars:
             if not _VAR.match(k) or not _SIMPLE_VALUE.match(v):
                 raise ValueError(f"extra variable {k!r} (or its value) is not a plain name=value")
+            if k == "kube_version" and not KUBE_VERSION.match(v):
+                raise ValueError(f"kube_version {v!r} is not like 1.31.2")
         for k, _ in self.env:
             if not _ENV.match(k):
                 raise ValueError(f"{k!r} is not a VNFM_* variable name")

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 # the playbooks the VNFM runs, by their historic names
 PLAYBOOKS = ("cluster.yml", "scale.yml", "remove-node.yml", "facts.yml", "upgrade-cluster.yml")
-# what a tree must have to be used (upgrade-cluster.yml is found where the layout keeps it, but
-# no operation runs it yet)
+# what a tree must have to be used (upgrade-cluster.yml, which change_vnfpkg runs, is found where
+# the layout keeps it; a tree without it fails only that run)
 ENTRY_POINTS = ("cluster.yml", "scale.yml", "remove-node.yml", "facts.yml")
 SAMPLE = "inventory/sample"
 _PATH = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$")

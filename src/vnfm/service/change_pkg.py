@@ -52,7 +52,7 @@ def _check_driver(svc: InstanceService, flavour: Flavour) -> None:
     if driver is None or getattr(driver, "change_current_package_start", None) is None:
         names = ", ".join(sorted(str(getattr(d, "name", d)) for d in bound))
         raise UnprocessableEntity(f"vnfdId: the VNF's management driver ({names}) does not implement "
-                                  "change_vnfpkg (implemented: kubeadm clusters)")
+                                  "change_vnfpkg (implemented: kubeadm and Kubespray clusters)")
 
 
 def prepare(svc: InstanceService, req: rq.ChangeCurrentVnfPkgRequest, inst: VnfInstance, occ: OpOcc) -> None:

@@ -81,29 +81,27 @@ class OpOccRepository(Repository[OpOcc], Protocol):
 
     def get_for_update(self, op_id: str) -> OpOcc | None:
         """`get`, with the row locked until the unit of work ends (read-modify-write)."""
-        ...
 
     def claim_orphans(self, owner: str, stale_before: Any) -> list[OpOcc]:
         """Occurrences STARTING/PROCESSING/ROLLING_BACK whose owner (never `owner` itself)
         stopped heart-beating, now `owner`'s (epoch bumped)."""
-        ...
 
     def pending_cancel(self, op_id: str) -> str | None:
         """The mode of a cancel recorded for the occurrence (None: none); the row is locked."""
-        ...
 
     def abandoned(self, owner: str, stale_before: Any) -> list[OpOcc]:
         """`owner`'s own active occurrences whose heartbeat is older than `stale_before`."""
-        ...
 
     def heartbeat(self, op_id: str, owner: str, now: Any = None) -> bool:
         """Bump the heartbeat of an occurrence `owner` runs."""
-        ...
 
     def save_owned(self, occ: OpOcc, owner: str | None, epoch: int) -> bool:
         """`save`, only if the stored occurrence still has this owner and epoch (fencing). False
         (and nothing written) when another process took it over or it was retried meanwhile."""
-        ...
+
+    def save_changes(self, occ: OpOcc, since: OpOcc, owner: str | None, epoch: int) -> tuple[bool, str | None]:
+        """`save_owned` of only what differs from `since` (as the caller last wrote it), keeping a cancel
+        the row has while `occ` is cancellable; returns (written, the row's cancel mode after it)."""
 
 
 class VimRepository(Repository[Vim], Protocol):

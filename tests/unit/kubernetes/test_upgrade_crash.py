@@ -23,8 +23,8 @@ async def test_crash_in_each_stage_then_retry_or_rollback(k8s: K8s, monkeypatch:
     before_keys, before_versions = etcd_keys(k8s.state(inst_id)), _versions(k8s, inst_id)
     take, node = upgrade.take_snapshot, upgrade._node
 
-    async def snapshot_then_die(c: Any) -> None:
-        await take(c)
+    async def snapshot_then_die(c: Any, up: Any) -> None:
+        await take(c, up)
         c.ctx.state["upgrade"].pop("snapshot")  # died before the driver's state was stored
         raise RuntimeError("killed after the snapshot")
 

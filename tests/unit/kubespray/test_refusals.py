@@ -177,13 +177,3 @@ async def test_a_scale_out_while_a_worker_is_dead_names_it_before_any_playbook(k
     assert "node(s) workernode-1 of the cluster do not answer" in occ.error["detail"]
     assert "facts.yml gathers the facts of every host" in occ.error["detail"]
     assert len(ks.state(inst_id)["kubespray"]["runs"]) == runs_before
-
-
-async def test_change_vnfpkg_of_a_kubespray_cluster_is_refused_not_ignored(ks: Ks) -> None:
-    inst_id, _ = await ks.instantiate()
-    ops = len(ks.app.instances.op_list())
-    with pytest.raises(UnprocessableEntity) as e:
-        ks.app.instances.change_vnfpkg(inst_id, {"vnfdId": "any", "additionalParams": {
-            "k8s_cluster_installation_param": {"kubernetes_version": "1.31.2"}}})
-    assert e.value.status == 422 and "(kubespray) does not implement change_vnfpkg" in e.value.detail
-    assert len(ks.app.instances.op_list()) == ops

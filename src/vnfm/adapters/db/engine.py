@@ -54,8 +54,11 @@ class DbLimits:
 
 
 # PostgreSQL SQLSTATEs of a bounded wait that expired: lock_not_available, query_canceled,
-# idle_in_transaction_session_timeout.
-_BUSY_SQLSTATES = {"55P03", "57014", "25P03"}
+# idle_in_transaction_session_timeout; and too_many_connections (the server's max_connections
+# reached: more processes x pool connections than it allows), as the message says it when the
+# connection itself is refused.
+_BUSY_SQLSTATES = {"55P03", "57014", "25P03", "53300"}
+_BUSY_MESSAGES = ("database is locked", "too many clients already")
 
 
 def is_busy(exc: BaseException) -> bool:
@@ -67,7 +70,7 @@ def is_busy(exc: BaseException) -> bool:
         orig = getattr(exc, "orig", None)
         if getattr(orig, "sqlstate", None) in _BUSY_SQLSTATES:
             return True
-        return "database is locked" in str(orig)
+        return any(m in str(orig) for m in _BUSY_MESSAGES)
     return False
 
 

@@ -9,7 +9,7 @@ that bodies written by an older version still load.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -205,30 +205,38 @@ def instance_from_row(row: Mapping[str, Any]) -> VnfInstance:
 
 
 # ----------------------------------------------------------------------------- occurrences
-def op_occ_to_dict(o: OpOcc) -> Row:
-    return {
-        "id": o.id,
-        "vnf_instance_id": o.vnf_instance_id,
-        "operation": o.operation.value,
-        "operation_params": _j(o.operation_params),
-        "operation_state": o.operation_state.value,
-        "state_entered_time": iso(o.state_entered_time),
-        "start_time": iso(o.start_time),
-        "is_automatic_invocation": o.is_automatic_invocation,
-        "is_cancel_pending": o.is_cancel_pending,
-        "cancel_mode": o.cancel_mode,
-        "error": _j(o.error),
-        "resource_changes": _j(o.resource_changes),
-        "changed_info": _j(o.changed_info),
-        "changed_ext_connectivity": _j(o.changed_ext_connectivity),
-        "stage": o.stage,
-        "plan": _j(o.plan),
-        "owner": o.owner,
-        "epoch": o.epoch,
-        "heartbeat": iso(o.heartbeat),
-        "events": _j(o.events),
-        "warnings": _j(o.warnings),
-    }
+# Each key of an occurrence's JSON body: how it is made from the occurrence's attribute of the
+# same name (a checkpoint writes only the keys whose attribute changed: `op_occs.py`).
+OCC_BODY: dict[str, Callable[[OpOcc], Any]] = {
+    "id": lambda o: o.id,
+    "vnf_instance_id": lambda o: o.vnf_instance_id,
+    "operation": lambda o: o.operation.value,
+    "operation_params": lambda o: _j(o.operation_params),
+    "operation_state": lambda o: o.operation_state.value,
+    "state_entered_time": lambda o: iso(o.state_entered_time),
+    "start_time": lambda o: iso(o.start_time),
+    "is_automatic_invocation": lambda o: o.is_automatic_invocation,
+    "is_cancel_pending": lambda o: o.is_cancel_pending,
+    "cancel_mode": lambda o: o.cancel_mode,
+    "error": lambda o: _j(o.error),
+    "resource_changes": lambda o: _j(o.resource_changes),
+    "changed_info": lambda o: _j(o.changed_info),
+    "changed_ext_connectivity": lambda o: _j(o.changed_ext_connectivity),
+    "stage": lambda o: o.stage,
+    "plan": lambda o: _j(o.plan),
+    "owner": lambda o: o.owner,
+    "epoch": lambda o: o.epoch,
+    "heartbeat": lambda o: iso(o.heartbeat),
+    "events": lambda o: _j(o.events),
+    "warnings": lambda o: _j(o.warnings),
+}
+
+
+def op_occ_to_dict(o: OpOcc, keys: Iterable[str] | None = None) -> Row:
+    """The occurrence's JSON body (`keys`: only these keys of it)."""
+    if keys is None:
+        return {k: f(o) for k, f in OCC_BODY.items()}
+    return {k: OCC_BODY[k](o) for k in keys}
 
 
 def op_occ_from_dict(d: Mapping[str, Any]) -> OpOcc:

@@ -22,7 +22,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    ColumnElement,
     CursorResult,
     and_,
     bindparam,
@@ -38,14 +37,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from vnfm.adapters.db import mappers, tables
 from vnfm.adapters.db.alarms import SqlAlarmRepository, SqlWatchLeases
 from vnfm.adapters.db.kv import SqlKvStore
+from vnfm.adapters.db.op_occs import SqlOpOccRepository
 from vnfm.adapters.db.paging import Col
 from vnfm.adapters.db.repository import TableRepository
 from vnfm.domain.access import DEFAULT_TENANT
 from vnfm.domain.errors import Conflict, NotFound
-from vnfm.domain.model import OpOcc, OpState, Subscription, Vim, VnfInstance, VnfPackage, new_id, utcnow
+from vnfm.domain.model import Subscription, Vim, VnfInstance, VnfPackage, new_id, utcnow
 from vnfm.service.ports import AbstractUnitOfWork, Condition, OutboxEntry, Sealer
-
-ACTIVE_OP_STATES = (OpState.STARTING.value, OpState.PROCESSING.value, OpState.ROLLING_BACK.value)
 
 
 class SqlPackageRepository(TableRepository[VnfPackage]):
@@ -176,106 +174,6 @@ class SqlInstanceRepository(TableRepository[VnfInstance]):
     def locked_by(self, instance_id: str) -> str | None:
         t = self.table
         return self._exec(select(t.c.lock_op_id).where(t.c.id == instance_id)).scalar_one_or_none()
-
-
-class SqlOpOccRepository(TableRepository[OpOcc]):
-    table = tables.vnf_lcm_op_occs
-    label = "VNF LCM operation occurrence"
-    columns = {"id": Col("id", ordered=True), "vnfInstanceId": Col("vnf_instance_id", ordered=True),
-               "operation": Col("operation", ordered=True), "operationState": Col("operation_state", ordered=True),
-               "startTime": Col("start_time", "time"), "stateEnteredTime": Col("state_entered_time", "time")}
-
-    def __init__(self, session: Session, box: Sealer | None = None) -> None:
-        super().__init__(session, mappers.sealing(mappers.op_occ_to_row, box),
-                         mappers.unsealing(mappers.op_occ_from_row, box), order_by="start_time")
-
-    def for_instance(self, instance_id: str) -> builtins.list[OpOcc]:
-        return self._select(self.table.c.vnf_instance_id == instance_id)
-
-    def get_for_update(self, op_id: str) -> OpOcc | None:
-        """`get` with `FOR UPDATE` on PostgreSQL (SQLite units of work hold the write lock anyway)."""
-        stmt = select(self.table).where(self.table.c.id == op_id, *self._scope())
-        if self.dialect == "postgresql":
-            stmt = stmt.with_for_update()
-        row = self._exec(stmt).mappings().first()
-        return None if row is None else self._from_row(dict(row))
-
-    def pending_cancel(self, op_id: str) -> str | None:
-        """The mode of a cancel recorded for `op_id` (None: none), row locked on PostgreSQL: one
-        column, no body decoded."""
-        t = self.table
-        stmt = select(t.c.cancel_mode).where(t.c.id == op_id)
-        if self.dialect == "postgresql":
-            stmt = stmt.with_for_update()
-        return self._exec(stmt).scalar_one_or_none()
-
-    def active(self) -> builtins.list[OpOcc]:
-        """Occurrences in STARTING / PROCESSING / ROLLING_BACK."""
-        return self._select(self.table.c.operation_state.in_(ACTIVE_OP_STATES))
-
-    def _orphan_condition(self, stale_before: datetime, owner: str) -> ColumnElement[bool]:
-        t = self.table
-        return and_(
-            t.c.operation_state.in_(ACTIVE_OP_STATES),
-            or_(t.c.heartbeat.is_(None), t.c.heartbeat < mappers.as_utc(stale_before)),
-            t.c.owner.is_distinct_from(owner),  # never the caller's own (it may be running them)
-        )
-
-    def abandoned(self, owner: str, stale_before: datetime) -> builtins.list[OpOcc]:
-        """Active occurrences `owner` still owns whose heartbeat is older than `stale_before`:
-        the caller decides which of them it no longer runs (claim_orphans never returns them)."""
-        t = self.table
-        return self._select(t.c.owner == owner, t.c.operation_state.in_(ACTIVE_OP_STATES),
-                            or_(t.c.heartbeat.is_(None), t.c.heartbeat < mappers.as_utc(stale_before)))
-
-    def claim_orphans(
-        self, owner: str, stale_before: Any, now: datetime | None = None
-    ) -> builtins.list[OpOcc]:
-        """Take over active occurrences of other owners whose heartbeat is older than
-        `stale_before` (or unset); the caller's own rows are never claimed.
-
-        Each claimed occurrence gets `owner` and a fresh heartbeat (`now`), so it is no longer
-        stale and no other process claims it. Returns them ordered by start_time.
-        """
-        if not isinstance(stale_before, datetime):
-            raise TypeError("stale_before must be a datetime")
-        t = self.table
-        now = mappers.as_utc(now or utcnow())
-        cond = self._orphan_condition(stale_before, owner)
-        candidates = select(t.c.id).where(cond).order_by(*self._order)
-        if self.dialect == "postgresql":
-            candidates = candidates.with_for_update(skip_locked=True)
-        claimed: builtins.list[str] = []
-        for op_id in self._exec(candidates).scalars().all():
-            res = self._exec(update(t).where(t.c.id == op_id, cond)
-                             .values(owner=owner, heartbeat=now, epoch=t.c.epoch + 1))
-            if res.rowcount == 1:
-                epoch = self._exec(select(t.c.epoch).where(t.c.id == op_id)).scalar_one()
-                self._patch_body(op_id, {"owner": owner, "heartbeat": mappers.iso(now), "epoch": epoch})
-                claimed.append(op_id)
-        if not claimed:
-            return []
-        return self._select(t.c.id.in_(claimed))
-
-    def heartbeat(self, op_id: str, owner: str, now: datetime | None = None) -> bool:
-        """Bump the heartbeat of an occurrence `owner` runs. False when it is not (any more) its owner."""
-        t = self.table
-        now = mappers.as_utc(now or utcnow())
-        res = self._exec(update(t).where(t.c.id == op_id, t.c.owner == owner).values(heartbeat=now))
-        return res.rowcount == 1  # the column only: the body's copy is not read back
-
-    def save_owned(self, occ: OpOcc, owner: str | None, epoch: int) -> bool:
-        """Write `occ` only if the row still has `owner` and `epoch` (the runner's fencing token)."""
-        t = self.table
-        row = self._to_row(occ)
-        entity_id = row.pop("id")
-        stmt = update(t).where(
-            t.c.id == bindparam("_where_id"),
-            t.c.owner.is_not_distinct_from(bindparam("_fence_owner", type_=t.c.owner.type)),
-            t.c.epoch == bindparam("_fence_epoch", type_=t.c.epoch.type),
-        )
-        params = {"_where_id": entity_id, "_fence_owner": owner, "_fence_epoch": epoch, **row}
-        return self._exec(stmt, params).rowcount == 1
 
 
 class SqlSubscriptionRepository(TableRepository[Subscription]):

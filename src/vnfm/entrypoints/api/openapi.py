@@ -90,7 +90,8 @@ BODIES: dict[tuple[str, str], type[BaseModel] | tuple[str, dict[str, Any]]] = {
     ("POST", "/vnffm/v1/subscriptions"): req.FmSubscriptionRequest,
 }
 # POSTs that take no body (one with content is 400, not ignored)
-NO_BODY = {("POST", f"{occ}/{task}") for occ in (_OCC, _OCC2) for task in ("retry", "rollback", "fail")}
+NO_BODY = {("POST", f"{occ}/{task}") for occ in (_OCC, _OCC2) for task in ("retry", "rollback", "fail")} | {
+    ("POST", "/vnfm/v1/vnf_instances/{inst_id}/renew_certificates")}
 # the routes that start work and answer 202 Accepted (the LCM ones with the occurrence's Location)
 ACCEPTED: dict[tuple[str, str], str] = {
     ("PATCH", _INST): "the modification's vnfLcmOpOcc is in Location",
@@ -108,6 +109,7 @@ ACCEPTED: dict[tuple[str, str], str] = {
     ("POST", f"{_OCC2}/retry"): "the retried vnfLcmOpOcc is in Location",
     ("POST", f"{_OCC2}/rollback"): "the vnfLcmOpOcc is in Location",
     ("POST", f"{_OCC2}/cancel"): "the cancellation is under way",
+    ("POST", "/vnfm/v1/vnf_instances/{inst_id}/renew_certificates"): "the renewing HEAL vnfLcmOpOcc is in Location",
     ("PUT", f"{_PKG}/package_content"): "onboarding runs (follow onboardingState)",
     ("POST", f"{_PKG}/package_content/upload_from_uri"): "fetching and onboarding run",
 }

@@ -40,6 +40,9 @@ class JobWriter:
     lost: OwnershipLost | None = None
     loop: asyncio.AbstractEventLoop | None = None
     saved_inst: VnfInstance | None = None  # as last read or written: an unchanged one is not written
+    # The occurrence as this runner last wrote it (None: not yet): the next write sends only what
+    # differs from it (`save_changes`).
+    saved_occ: OpOcc | None = None
 
 
 class OwnershipLost(Exception):
@@ -190,7 +193,7 @@ class JobStore:
                 loop.call_soon_threadsafe(self._start_flush, job)
             else:
                 self._commit(job.occ, None, job.fence, notify=False)
-                job.writer.dirty = False
+                job.writer.dirty, job.writer.saved_occ = False, None
             return
         self._start_flush(job)
 
@@ -232,13 +235,13 @@ class JobStore:
         occ = copy.deepcopy(job.occ)
         inst = copy.deepcopy(job.inst) if instance and job.inst != w.saved_inst else None
         w.dirty = False
-        write = asyncio.ensure_future(asyncio.to_thread(self._commit, occ, inst, job.fence, notify))
+        write = asyncio.ensure_future(asyncio.to_thread(self._commit, occ, inst, job.fence, notify, w.saved_occ))
         try:
             cancel = await asyncio.shield(write)
         except asyncio.CancelledError:
             # The thread goes on: its write ends before the lock is released (no overlap).
             await asyncio.wait([write])
-            w.dirty = True
+            w.dirty, w.saved_occ = True, None
             if not write.cancelled() and isinstance(write.exception(), OwnershipLost):
                 w.lost = write.exception()  # type: ignore[assignment]
             raise
@@ -246,8 +249,9 @@ class JobStore:
             w.lost = exc
             raise
         except BaseException:
-            w.dirty = True
+            w.dirty, w.saved_occ = True, None  # what the row holds is not known: the next write is whole
             raise
+        w.saved_occ = occ  # as the row has it now (a cancel read by the write included)
         # A cancel read by this write is kept unless the state moved on meanwhile (a transition
         # made while the write was in flight ends any cancellation, as `lcm.transition` does).
         if cancel is not None and not job.occ.is_cancel_pending and job.occ.operation_state == occ.operation_state:
@@ -258,16 +262,23 @@ class JobStore:
             self.notes.wake()
 
     def _commit(self, occ: OpOcc, inst: VnfInstance | None, fence: tuple[str | None, int],
-                notify: bool) -> tuple[str | None] | None:
+                notify: bool, since: OpOcc | None = None) -> tuple[str | None] | None:
         """The database work of one write (in a worker thread): a cancel recorded meanwhile is
-        kept (and returned, as its mode), then the fenced write and the notification."""
+        kept (and returned, as its mode), then the fenced write and the notification. With
+        `since` (the occurrence as this runner last wrote it) only what changed is written, and
+        the cancel is learnt from that one statement."""
         cancel = None
         with self.uow() as uow:
-            if occ.operation_state in lcm.CANCELLABLE and not occ.is_cancel_pending:
-                self._keep_cancel(uow, occ)
-                if occ.is_cancel_pending:
-                    cancel = (occ.cancel_mode,)
-            self._write(uow, occ, inst, fence)
+            if since is not None:
+                cancel = self._write(uow, occ, inst, fence, since)
+                if cancel is not None:  # the row's, as the whole write would have kept it
+                    occ.is_cancel_pending, occ.cancel_mode = True, cancel[0]
+            else:
+                if occ.operation_state in lcm.CANCELLABLE and not occ.is_cancel_pending:
+                    self._keep_cancel(uow, occ)
+                    if occ.is_cancel_pending:
+                        cancel = (occ.cancel_mode,)
+                self._write(uow, occ, inst, fence)
             if notify:
                 self._stage_notification(uow, occ)
             uow.commit()
@@ -315,15 +326,24 @@ class JobStore:
     # ------------------------------------------------------------------ the one write
     @staticmethod
     def _write(uow: AbstractUnitOfWork, occ: OpOcc, inst: VnfInstance | None,
-               fence: tuple[str | None, int]) -> None:
+               fence: tuple[str | None, int], since: OpOcc | None = None) -> tuple[str | None] | None:
         """Every write of an occurrence (and its instance) by the engine, fenced: the occurrence is
         written first and only if it still has the owner and epoch in `fence`; otherwise nothing
-        is written (the unit of work is not committed) and `OwnershipLost` is raised."""
+        is written (the unit of work is not committed) and `OwnershipLost` is raised. With
+        `since` (the occurrence as this runner last wrote it) only what changed is written, and a
+        cancel the row has that `occ` does not is returned (its mode)."""
         owner, epoch = fence
-        if not uow.op_occs.save_owned(occ, owner, epoch):
+        cancel = None
+        if since is None:
+            written = uow.op_occs.save_owned(occ, owner, epoch)
+        else:
+            written, mode = uow.op_occs.save_changes(occ, since, owner, epoch)
+            cancel = (mode,) if mode is not None and not occ.is_cancel_pending else None
+        if not written:
             raise OwnershipLost(f"occurrence {occ.id} is no longer owned by {owner or 'nobody'} (epoch {epoch})")
         if inst is not None:
             uow.instances.save(inst)
+        return cancel
 
     @staticmethod
     def _keep_cancel(uow: AbstractUnitOfWork, occ: OpOcc) -> None:

@@ -299,7 +299,8 @@ class LcmEngine:
             if op_id not in self._forced or self._stopping:
                 # Shutting down: leave the occurrence as it is; recovery turns it into FAILED_TEMP.
                 raise
-            self._forced.discard(op_id)
+            # It stays in `_forced` until the task ends: a heartbeat that still sees the FORCEFUL
+            # cancel before FAILED_TEMP is written must not cancel that write too.
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()

@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import copy
 import threading
+from dataclasses import fields
 from typing import Any, cast
 
 import pytest
 
 from tests.unit.db import factories as f
+from vnfm.domain.lcm import CANCELLABLE
 from vnfm.domain.model import OpOcc, OpState, VnfInstance
 from vnfm.service.lcm.job import Job, JobStore, OwnershipLost
 from vnfm.service.notifications import Notifications
@@ -61,6 +63,25 @@ class FakeUow:
             return False
         self.pending = copy.deepcopy(occ)
         return True
+
+    def save_changes(self, occ: OpOcc, since: OpOcc, owner: str | None, epoch: int) -> tuple[bool, str | None]:
+        """As the repository: the stored row with only what differs from `since` applied, the
+        row's cancel kept while `occ` is cancellable and neither cancels; the first write of a
+        runner must be whole (there is no `since` before it)."""
+        if (owner, epoch) != self.db.fence:
+            return False, None
+        assert self.db.committed, "a partial write before any whole one"
+        row = copy.deepcopy(self.db.committed[-1])
+        for name in (fl.name for fl in fields(OpOcc)):
+            if getattr(occ, name) != getattr(since, name):
+                setattr(row, name, copy.deepcopy(getattr(occ, name)))
+        if occ.operation_state in CANCELLABLE and not occ.is_cancel_pending and not since.is_cancel_pending:
+            if self.db.cancel is not None:
+                row.is_cancel_pending, row.cancel_mode = True, self.db.cancel
+        else:
+            row.is_cancel_pending, row.cancel_mode = occ.is_cancel_pending, occ.cancel_mode
+        self.pending = row
+        return True, row.cancel_mode if row.is_cancel_pending else None
 
     # instances
     def save(self, inst: VnfInstance) -> None:

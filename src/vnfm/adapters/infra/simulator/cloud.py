@@ -25,7 +25,7 @@ from vnfm.adapters.infra.simulator.faults import FaultOps
 from vnfm.adapters.infra.simulator.lookups import LookupOps
 from vnfm.adapters.infra.simulator.model import SimConfig
 from vnfm.adapters.infra.simulator.networks import NetworkOps
-from vnfm.adapters.infra.simulator.store import StateStore
+from vnfm.adapters.infra.simulator.store import LOCK_TIMEOUT, StateStore
 
 
 class SimCloud(NetworkOps, DeploymentOps, ComputeOps, FaultOps, LookupOps):
@@ -39,14 +39,16 @@ class SimCloud(NetworkOps, DeploymentOps, ComputeOps, FaultOps, LookupOps):
         *,
         fsync: bool = False,
         migrate_from: Path | str | None = None,
+        lock_timeout: float = LOCK_TIMEOUT,
     ) -> SimCloud:
         """A cloud persisted in a SQLite file (shared by every process that opens the same file).
 
         `migrate_from`: the JSON state file of the store this one replaced; imported once, into
         an empty store, then renamed `<name>.migrated`. `fsync`: every commit reaches the disk
-        (SQLite `synchronous=FULL`), not only the operating system.
+        (SQLite `synchronous=FULL`), not only the operating system. `lock_timeout`: how long a
+        write waits for another process's (see `store.py`).
         """
-        store = StateStore(path, fsync=fsync)
+        store = StateStore(path, fsync=fsync, lock_timeout=lock_timeout)
         if migrate_from is not None:
             store.import_json_file(Path(migrate_from))
         return cls(store, config)

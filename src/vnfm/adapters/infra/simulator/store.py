@@ -9,9 +9,17 @@ Every operation of the cloud is one transaction that reads and writes only the r
 
 Leaving the block normally commits; an exception rolls everything back. Code inside a transaction
 must not await (the store's lock is a plain threading lock). Several processes share a file:
-SQLite in WAL mode serialises writers (`BEGIN IMMEDIATE`, waiting up to `busy_timeout`) while
-readers read the last commit; a killed writer leaves nothing half-written (its transaction is
-rolled back when the file is next opened) and no temporary file.
+SQLite in WAL mode serialises writers (`BEGIN IMMEDIATE`) while readers read the last commit; a
+killed writer leaves nothing half-written (its transaction is rolled back when the file is next
+opened) and no temporary file.
+
+The wait for the write lock is bounded (`lock_timeout`, VNFM_SIM_LOCK_TIMEOUT, 5 s): a server
+paused (SIGSTOP, a stopped VM) inside a transaction holds SQLite's lock until it resumes, and a
+lock held by a process cannot be broken from outside. So the other servers do not wait for it
+beyond the bound: `begin` raises `StoreBusy` (the operation's stage fails, `retry` resumes it),
+and for one more `lock_timeout` after such a timeout every write tries once without waiting, so
+a paused holder stalls a server (whose transactions run on its event loop) once per bound, not
+once per waiting transaction.
 
 `read()` and `transaction()` are the old whole-state interface (one dict of every record, as
 `SimCloud.state()` shows it): they read, and rewrite, everything. Tests, tools and migration only.
@@ -23,12 +31,16 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from vnfm.adapters.infra.simulator import legacy
+from vnfm.adapters.infra.simulator.model import SimCloudError
 from vnfm.adapters.infra.simulator.tx import Tx
+
+LOCK_TIMEOUT = 5.0  # seconds a write waits for the store's lock (VNFM_SIM_LOCK_TIMEOUT)
 
 SCHEMA_VERSION = 2
 _SCHEMA = """
@@ -56,10 +68,14 @@ CREATE TABLE IF NOT EXISTS macs (mac TEXT PRIMARY KEY, instance_id TEXT NOT NULL
 """
 
 
+class StoreBusy(SimCloudError):
+    """The store's write lock was held by another transaction (a paused process) past the bound."""
+
+
 class StateStore:
     """The simulated cloud's state in SQLite at `path` (":memory:": this process only)."""
 
-    def __init__(self, path: Path | str, *, fsync: bool = False) -> None:
+    def __init__(self, path: Path | str, *, fsync: bool = False, lock_timeout: float = LOCK_TIMEOUT) -> None:
         self.path = path if str(path) == ":memory:" else Path(path)
         if isinstance(self.path, Path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -86,19 +102,56 @@ class StateStore:
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
+        self.lock_timeout = lock_timeout
+        self._busy_until = 0.0  # monotonic: until then a write tries once, without waiting
+        self._busy_ms = -1
+        self._wait(lock_timeout)
+
+    def _wait(self, seconds: float) -> None:
+        ms = int(seconds * 1000)
+        if ms != self._busy_ms:
+            self._conn.execute(f"PRAGMA busy_timeout = {ms}")
+            self._busy_ms = ms
+
+    def _busy(self, what: str) -> StoreBusy:
+        self._busy_until = time.monotonic() + self.lock_timeout
+        return StoreBusy(f"the simulated cloud's state is locked by another {what} for over "
+                         f"{self.lock_timeout:g} s (a paused server?): not waiting longer; retry the operation")
+
+    def _acquire(self) -> None:
+        """This process's lock, waiting at most `lock_timeout` (no wait at all just after a timeout)."""
+        wait = 0.0 if time.monotonic() < self._busy_until else self.lock_timeout
+        got = self._lock.acquire(timeout=wait) if wait > 0 else self._lock.acquire(blocking=False)
+        if not got:
+            raise self._busy("thread")
+
+    def _begin_write(self) -> None:
+        """`BEGIN IMMEDIATE`, waiting for another process's write at most `lock_timeout`."""
+        self._wait(0.0 if time.monotonic() < self._busy_until else self.lock_timeout)
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            raise self._busy("process") from None
+        self._busy_until = 0.0
 
     @contextlib.contextmanager
     def begin(self, *, write: bool = True) -> Iterator[Tx]:
         """A transaction (`write=False`: a consistent read, nothing written). A transaction begun
         inside another one of the same thread joins it."""
-        with self._lock:
-            current: Tx | None = getattr(self._local, "tx", None)
-            if current is not None:
-                if write and not current.writable:
-                    raise RuntimeError("a write transaction cannot join a read transaction")
-                yield current
-                return
-            self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        current: Tx | None = getattr(self._local, "tx", None)
+        if current is not None:  # this thread holds the lock already
+            if write and not current.writable:
+                raise RuntimeError("a write transaction cannot join a read transaction")
+            yield current
+            return
+        self._acquire()
+        try:
+            if write:
+                self._begin_write()
+            else:
+                self._conn.execute("BEGIN")
             tx = Tx(self._conn, write)
             self._local.tx = tx
             try:
@@ -111,6 +164,8 @@ class StateStore:
                 raise
             finally:
                 self._local.tx = None
+        finally:
+            self._lock.release()
 
     # ------------------------------------------------------------------ whole state (tests, tools)
     def read(self) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from vnfm.adapters.mgmt.cluster.topology import Cluster, Node
 from vnfm.domain import k8s_versions
 from vnfm.domain.errors import OperationFailed, UnprocessableEntity
 from vnfm.domain.model import VnfInstance
+from vnfm.nodesteps.etcd import EtcdTls
 from vnfm.nodesteps.kubernetes import DrainNode, UncordonNode
 from vnfm.nodesteps.upgrade import (
     SNAPSHOT_DIR,
@@ -80,12 +81,13 @@ def _state(c: Cluster) -> dict[str, Any]:
     return up
 
 
-async def take_snapshot(c: Cluster) -> None:
-    up = _state(c)
+async def take_snapshot(c: Cluster, up: dict[str, Any], tls: EtcdTls = ETCD_TLS) -> None:
+    """An etcd snapshot on the first master (`tls`: its etcd client certificate), read back,
+    copied off to the VNFM's store; recorded in `up["snapshot"]`."""
     first = c.masters[0]
     name = f"etcd-{c.ctx.op_id}.db"
     path = f"{SNAPSHOT_DIR}/{name}"
-    res = (await c.ex.run(first.ssh, EtcdSnapshotSave(endpoints=ETCD_ENDPOINTS, tls=ETCD_TLS, path=path))).data
+    res = (await c.ex.run(first.ssh, EtcdSnapshotSave(endpoints=ETCD_ENDPOINTS, tls=tls, path=path))).data
     sha = str(res["sha256"])
     fetched = (await c.ex.run(first.ssh, EtcdSnapshotFetch(path, sha))).data
     raw = base64.b64decode(fetched["content"])
@@ -125,7 +127,7 @@ async def _node(c: Cluster, n: Node, version: str, *, first: bool) -> None:
 async def upgrade(c: Cluster, phase: str) -> None:
     up = _state(c)
     if phase == "snapshot":
-        await take_snapshot(c)
+        await take_snapshot(c, up)
     elif phase == "control_plane":
         for i, m in enumerate(c.masters):  # one at a time: the others keep the API up through the VIP
             await _node(c, m, up["new"], first=i == 0)
@@ -148,7 +150,7 @@ async def roll_back(c: Cluster, phase: str) -> None:
     for m in c.masters:
         await c.ex.run(m.ssh, K8sPackages(old, ("kubeadm",)))
         await c.ex.run(m.ssh, KubeadmRevertControlPlane(m.name, old))
-    await _restore_etcd(c, up)
+    await restore_etcd(c, up)
     for n in [*c.masters, *c.workers]:
         admin = _admin_for(c, n)
         await c.ex.run(n.ssh, K8sPackages(old, ("kubeadm", "kubelet", "kubectl")))
@@ -161,16 +163,19 @@ async def roll_back(c: Cluster, phase: str) -> None:
     c.ctx.progress(f"rolled back: every node Ready at {old}, etcd as before the change")
 
 
-async def _restore_etcd(c: Cluster, up: dict[str, Any]) -> None:
+async def restore_etcd(c: Cluster, up: dict[str, Any], member: Any = None) -> None:
+    """Every master's etcd member restored from the snapshot of `up` (the VNFM's copy put back
+    first); `member(index, node)` names the members (default: the node names, as kubeadm's)."""
     snap = up.get("snapshot")
     if not snap:
         raise OperationFailed("no etcd snapshot was taken for this change: cannot restore etcd")
-    members = tuple((m.name, f"https://{m.nic}:2380") for m in c.masters)
+    name = member or (lambda i, m: m.name)
+    members = tuple((name(i, m), f"https://{m.nic}:2380") for i, m in enumerate(c.masters))
     raw = c.ctx.snapshots.get(c.ctx.instance.id, snap["name"]) if c.ctx.snapshots is not None else None
-    for m in c.masters:  # every member restores the same snapshot
+    for i, m in enumerate(c.masters):  # every member restores the same snapshot
         if raw is not None:
             await c.ex.run(m.ssh, EtcdSnapshotPut(snap["path"], snap["sha256"], base64.b64encode(raw).decode()))
-        await c.ex.run(m.ssh, EtcdSnapshotRestore(snap["path"], snap["sha256"], m.name, f"https://{m.nic}:2380",
+        await c.ex.run(m.ssh, EtcdSnapshotRestore(snap["path"], snap["sha256"], name(i, m), f"https://{m.nic}:2380",
                                                   members))
     c.ctx.progress(f"etcd restored on {len(c.masters)} member(s) from the snapshot (sha256 {snap['sha256'][:12]})")
 

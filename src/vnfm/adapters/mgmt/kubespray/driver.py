@@ -14,14 +14,14 @@ from typing import Any
 
 from vnfm.adapters.mgmt.cluster import certs, vim
 from vnfm.adapters.mgmt.cluster.topology import pin
-from vnfm.adapters.mgmt.kubespray import lb
+from vnfm.adapters.mgmt.kubespray import lb, upgrade
 from vnfm.adapters.mgmt.kubespray.install import install
 from vnfm.adapters.mgmt.kubespray.nodes import add_workers, remove_workers, workers_only
 from vnfm.adapters.mgmt.kubespray.params import DECLARED, ROOT
 from vnfm.adapters.mgmt.kubespray.site import ansible_session, forget_vnfc_pins, open_site, params
 from vnfm.adapters.mgmt.kubespray.validate import validate
 from vnfm.domain.errors import OperationFailed
-from vnfm.domain.model import VnfInstance
+from vnfm.domain.model import LcmOperation, VnfInstance
 from vnfm.domain.vnfd import Flavour
 from vnfm.nodesteps.base import StepFailed
 from vnfm.nodesteps.certs import KUBESPRAY
@@ -33,13 +33,17 @@ from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
 class KubesprayDriver(MgmtDriver):
     name = "kubespray"
     # the Ansible server and the inventory path are checked before instantiate creates any VM,
-    # although seed 002's VNFD binds instantiate_end only
-    implicit_hooks = frozenset({"instantiate_start"})
+    # although seed 002's VNFD binds instantiate_end only; change_current_package_*: the upgrade
+    # (Tacker's samples bind no hooks of change_vnfpkg)
+    implicit_hooks = frozenset({"instantiate_start", "change_current_package_start", "change_current_package_end"})
     declared = DECLARED
     renews_certificates = True  # its heal_end renews certificates in place (service/heal_plan.py)
 
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
                          flavour: Flavour, package: PackageFiles | None = None) -> None:
+        if str(operation) == LcmOperation.CHANGE_VNFPKG:
+            upgrade.check_change(instance, request.get("additionalParams") or {})
+            return
         validate(operation, request, instance, flavour, package)
 
     # ------------------------------------------------------------------ instantiate / terminate
@@ -187,3 +191,19 @@ class KubesprayDriver(MgmtDriver):
         finally:
             await s.close()
 
+
+    # ------------------------------------------------------------------ change_vnfpkg (upgrade)
+    async def change_current_package_start(self, ctx: LcmContext) -> None:
+        """Phases snapshot and control_plane; with `ctx.rollback`, the undo (kubespray/upgrade.py)."""
+        s = open_site(ctx)
+        try:
+            if ctx.rollback:
+                await upgrade.roll_back(s, ctx.phase)
+            else:
+                await upgrade.upgrade(s, ctx.phase)
+        finally:
+            await s.close()
+
+    async def change_current_package_end(self, ctx: LcmContext) -> None:
+        """Phase workers."""
+        await self.change_current_package_start(ctx)

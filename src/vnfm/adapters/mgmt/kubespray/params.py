@@ -24,6 +24,7 @@ from vnfm.domain.params import (
     CpName,
     Declared,
     IpAddress,
+    KubernetesVersion,
     Login,
     Mtu,
     PackagePath,
@@ -89,6 +90,10 @@ class KubesprayClusterParams(Params):
     proxy: P.ProxyBase = doc("HTTP proxy (Kubespray's http_proxy, https_proxy, additional_no_proxy)", "002",
                              default=P.ProxyBase())
     drain_timeout: Seconds = doc("how long a drain before removal or heal may take", default=300.0)
+    kubernetes_version: KubernetesVersion | None = doc(
+        "Kubernetes version (1.x.y: Kubespray's kube_version); a change_vnfpkg upgrades to the one it names",
+        shown="the Kubespray release's default (then not upgradable by change_vnfpkg)")
+    node_ready_timeout: Seconds = doc("how long a node may take to be Ready at a new version", default=600.0)
     ansible: AnsibleParams = doc("the Ansible server that runs Kubespray", "002", default=...)
     lb: ExternalLbParams = doc("the external load balancer VM", "002", default=..., alias="external_lb_param")
 
@@ -106,8 +111,10 @@ class KubesprayClusterParams(Params):
         m = self.master
         master = P.MasterParams.model_construct(**dict(m), cluster_cp_name=m.nic_cp_name, cluster_vip=None)
         proxy = P.ProxyParams.model_construct(**dict(self.proxy), k8s_node_cidr=None)
+        versioned = {"kubernetes_version": self.kubernetes_version} if self.kubernetes_version else {}
         out = P.ClusterParams.model_construct(script_path=None, vim_name=self.vim_name, master=master,
-                                              worker=self.worker, proxy=proxy, drain_timeout=self.drain_timeout)
+                                              worker=self.worker, proxy=proxy, drain_timeout=self.drain_timeout,
+                                              node_ready_timeout=self.node_ready_timeout, **versioned)
         out._warnings = self._warnings
         return out
 

@@ -119,7 +119,7 @@ class Site:
             ssl_addresses=tuple(dict.fromkeys([lb.ssh, lb.nic])), mtu=self.kp.ansible.mtu,
             http_proxy_env="VNFM_HTTP_PROXY" if px.http_proxy else None,
             https_proxy_env="VNFM_HTTPS_PROXY" if px.https_proxy else None,
-            no_proxy=",".join(px.no_proxy))
+            no_proxy=",".join(px.no_proxy), kube_version=self.kp.kubernetes_version)
 
     async def write_inventory(self, nodes: Sequence[Node]) -> None:
         place = [self.ansible, self.kp.ansible.transferring_inventory_path]

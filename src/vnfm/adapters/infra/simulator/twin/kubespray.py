@@ -23,6 +23,12 @@ from cryptography.hazmat.primitives import serialization
 
 from vnfm.adapters.infra.simulator.twin.base import TwinHost, fake_ca, sha
 from vnfm.adapters.infra.simulator.twin.cluster import register
+from vnfm.adapters.infra.simulator.twin.kubespray_versions import (
+    check_version_var,
+    installed,
+    name_members,
+    set_versions,
+)
 from vnfm.adapters.infra.simulator.twin.operator import ensure, operator_tx, tree_files
 from vnfm.nodesteps.base import NodeStep, StepFailed, StepResult
 from vnfm.nodesteps.certs import KUBESPRAY
@@ -190,7 +196,7 @@ def _targets(step: KubesprayPlaybook, inv: dict[str, Any]) -> list[str]:
             return [h for h in hosts if h == first]
         return hosts
     picked = [h for h in hosts if not step.limit or h in step.limit]
-    if step.playbook == "scale.yml":
+    if step.playbook in ("scale.yml", "upgrade-cluster.yml"):  # tasks delegated to the first control plane
         return sorted({*picked, first} & set(hosts))
     return picked
 
@@ -228,7 +234,8 @@ def _check_run(tw: TwinHost, host: str, step: KubesprayPlaybook, inv: dict[str, 
         if layout is LAYOUTS[-1] and step.var("delete_nodes_confirmation") != "yes":  # v2.16, v2.17: vars_prompt
             raise StepFailed(host, step, "[Confirm node removal] Delete nodes confirmation failed: the prompt "
                                          "got no 'yes' (give -e delete_nodes_confirmation=yes)")
-    if step.playbook == "scale.yml" and step.limit:
+    check_version_var(host, step)
+    if step.playbook in ("scale.yml", "upgrade-cluster.yml") and step.limit:
         stale = sorted(set(inv["hosts"]) - set(inv.get("facts") or []))
         if stale:
             raise StepFailed(host, step, f"TASK [kubernetes/preinstall : Stop if facts are missing] fatal: no facts "
@@ -237,11 +244,15 @@ def _check_run(tw: TwinHost, host: str, step: KubesprayPlaybook, inv: dict[str, 
 
 def playbook(tw: TwinHost, host: str, sid: str, step: KubesprayPlaybook) -> StepResult:
     t0 = time.monotonic()
-    inv, failing, layout = operator_tx(tw.sim, lambda hosts: (
+    inv, failing, layout, files = operator_tx(tw.sim, lambda hosts: (
         ensure(hosts, host)["inventories"].get(step.inventory_path), (ensure(hosts, host).get("failing_tasks") or {}),
-        tree_layout(ensure(hosts, host), host, step, step.kubespray_root)))
+        tree_layout(ensure(hosts, host), host, step, step.kubespray_root),
+        tree_files(ensure(hosts, host), step.kubespray_root)))
     if inv is None or inv.get("owner") != step.owner:
         raise StepFailed(host, step, f"no inventory of this cluster at {step.inventory_path}")
+    if layout.paths[step.playbook] not in files:
+        raise StepFailed(host, step, f"ERROR! the playbook: {layout.paths[step.playbook]} could not be found in "
+                                     f"{step.kubespray_root}")
     _check_run(tw, host, step, inv, layout)
     if step.playbook in failing:  # what the SSH handler reports of a failed run: task, end of output
         env = dict(step.env)
@@ -269,13 +280,16 @@ def _apply(tw: TwinHost, st: dict[str, Any], host: str, step: KubesprayPlaybook,
     ks.update(inventory=inv["groups"], ansible=host, path=step.inventory_path)
     if step.playbook == "cluster.yml":
         _cluster(tw, st, inv, servers)
+        set_versions(host, step, st, inv, servers)
+    elif step.playbook == "upgrade-cluster.yml":
+        set_versions(host, step, st, inv, servers)
     elif step.playbook == "scale.yml":
         for name, server in servers.items():
             n = st["nodes"].get(name)
             if n is None or n.get("server_id") != server["id"]:
                 st["nodes"].pop(name, None)
                 register(tw, st, server["id"], name, "worker", inv["hosts"][name]["ip"], ready_now=True)
-                st["nodes"][name]["ready"] = True  # Kubespray's run ends once the node is Ready
+                st["nodes"][name].update(ready=True, version=installed(inv))  # the run ends once it is Ready
     elif step.playbook == "remove-node.yml":
         name = str(step.var("node"))
         if st["nodes"].pop(name, None) is not None:
@@ -297,7 +311,7 @@ def _cluster(tw: TwinHost, st: dict[str, Any], inv: dict[str, Any], servers: dic
         v = inv["vars"]
         st["cluster"] = {"initialized": True, "endpoint": f"{first['ip']}:6443", "ca_pem": ca, "ca_cert_hash": ca_hash,
                          "pod_cidr": v["kube_pods_subnet"], "service_cidr": v["kube_service_addresses"],
-                         "version": "kubespray", "token_sha256": [], "cert_key_sha256": [],
+                         "version": installed(inv), "token_sha256": [], "cert_key_sha256": [],
                          "cert_sans": sorted({*v["supplementary_addresses_in_ssl_keys"],
                                               *(h["ip"] for h in inv["hosts"].values() if h["role"] == "master")}),
                          "installer": "kubespray", "ca_sha256": sha(ca)}
@@ -308,7 +322,8 @@ def _cluster(tw: TwinHost, st: dict[str, Any], inv: dict[str, Any], servers: dic
         if n is not None and n.get("server_id") == server["id"]:
             continue
         register(tw, st, server["id"], name, h["role"], h["ip"], ready_now=True, layout=KUBESPRAY)
-        st["nodes"][name]["ready"] = True
+        st["nodes"][name].update(ready=True, version=installed(inv))
+    name_members(st, inv)
 
 
 HANDLERS: dict[type, Any] = {

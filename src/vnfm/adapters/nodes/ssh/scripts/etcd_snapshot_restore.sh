@@ -1,7 +1,8 @@
 #!/bin/bash
-# Restore this control plane's stacked etcd member from SNAPSHOT (digest SHA256): the etcd static
-# pod is stopped (manifest moved away), `etcdutl snapshot restore` writes a fresh data directory
-# as member NAME (PEER_URL) of INITIAL_CLUSTER, which replaces DATA_DIR, and etcd starts again.
+# Restore this control plane's etcd member from SNAPSHOT (digest SHA256): etcd is stopped (kubeadm's
+# static pod: its manifest moved away; Kubespray's etcd_deployment_type host: the systemd unit
+# `etcd`), `etcdutl snapshot restore` writes a fresh data directory as member NAME (PEER_URL) of
+# INITIAL_CLUSTER, which replaces DATA_DIR, and etcd starts again.
 # No-op when this member was restored from that digest. Output: "@@ changed=true|false".
 set -euo pipefail
 : "${SNAPSHOT:?}" "${SHA256:?}" "${NAME:?}" "${PEER_URL:?}" "${INITIAL_CLUSTER:?}" "${DATA_DIR:?}"
@@ -15,9 +16,14 @@ manifest=/etc/kubernetes/manifests/etcd.yaml
 parked=/etc/kubernetes/etcd.yaml.vnfm-restore
 fresh="$DATA_DIR.vnfm-restore"
 # whatever happens from here on, the etcd static pod comes back (on the old data when the restore
-# failed) and no half-written data directory stays behind
-trap 'rm -rf -- "$fresh"; if [ -f "$parked" ]; then mv -f "$parked" "$manifest"; fi' EXIT
+# failed; a systemd etcd likewise) and no half-written data directory stays behind
+unit=""
+trap 'rm -rf -- "$fresh"; if [ -f "$parked" ]; then mv -f "$parked" "$manifest"; fi; if [ -n "$unit" ]; then systemctl start "$unit" || true; fi' EXIT
 if [ -f "$manifest" ]; then mv -f "$manifest" "$parked"; fi
+if [ ! -f "$parked" ] && systemctl cat etcd.service >/dev/null 2>&1; then
+  unit=etcd.service
+  systemctl stop "$unit"
+fi
 # the kubelet stops the static pod once its manifest is gone
 end=$((SECONDS + 120))
 while crictl ps -q --name '^etcd$' 2>/dev/null | grep -q .; do
@@ -32,6 +38,8 @@ if command -v etcdutl >/dev/null; then restore=(etcdutl snapshot restore); fi
 rm -rf -- "$DATA_DIR.vnfm-old"
 if [ -d "$DATA_DIR" ]; then mv "$DATA_DIR" "$DATA_DIR.vnfm-old"; fi
 mv "$fresh" "$DATA_DIR"
+# a systemd etcd (Kubespray) starts again here, so that a start that fails fails the step
+if [ -n "$unit" ]; then systemctl start "$unit"; unit=""; fi
 mkdir -p /etc/vnfm
 printf '%s' "$SHA256" > "$marker"
 echo "@@ changed=true"
