@@ -16,6 +16,7 @@ PACKAGES=(
   nfs-common                      # mount.nfs: what nfs_client.sh checks for on a node (the node-script test)
   docker-registry skopeo          # private registry, push / pull
   podman runc curl                # the private-registry VNF's container runtime (podman as docker) and /v2/ probes
+  mmdebstrap                      # the Containerfile's base image made here (tests/integration/test_container_image.py)
   keepalived                      # the HA control plane's VIP (VRRP), failover checked by traffic
   containerd                      # the nodes' container runtime: loads the registry/mirror config vnfm writes
   shellcheck                      # lint of src/vnfm/nodesteps/scripts/*.sh
