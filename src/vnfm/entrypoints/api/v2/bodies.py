@@ -76,10 +76,8 @@ class HealVnfRequest(_Strict):
         return [v] if isinstance(v, str) else v
 
 
-class TerminateVnfRequest(_Strict):
-    terminationType: Literal["FORCEFUL", "GRACEFUL"]
-    gracefulTerminationTimeout: int | None = None
-    additionalParams: dict[str, Any] | None = None
+# v3.3.1's TerminateVnfRequest is v2.6.1's, attribute for attribute
+TerminateVnfRequest = rq.TerminateVnfRequest
 
 
 class VnfInfoModificationRequest(_Strict):
