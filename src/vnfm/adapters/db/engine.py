@@ -61,6 +61,10 @@ _BUSY_SQLSTATES = {"55P03", "57014", "25P03", "53300"}
 _BUSY_MESSAGES = ("database is locked", "too many clients already")
 
 
+# the exception classes `is_busy` may accept (an API registers its 503 handler for these)
+DB_ERRORS: tuple[type[Exception], ...] = (sa_exc.TimeoutError, sa_exc.DBAPIError)
+
+
 def is_busy(exc: BaseException) -> bool:
     """The database was too busy to answer within a bound (no pool connection in time, a lock or
     statement timeout, SQLite's busy timeout): worth retrying later, not a server fault."""
