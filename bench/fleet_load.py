@@ -18,13 +18,22 @@ managed cluster; throughput growing with 1 / 2 / 4 processes on PostgreSQL.
 
     .venv/bin/python bench/fleet_load.py --clusters 100,1000 [--processes 1] [--db sqlite]
     .venv/bin/python bench/fleet_load.py --clusters 300 --processes 1,2,4 --db postgresql
+
+`--request FILE` instantiates with a user's request file as written (JSON; `#` comments to the end
+of a line, as the seeds print them, are dropped) on the package `--package` (an example package's
+name), and `--cloud default` keeps the simulated cloud's default boot and step times:
+
+    .venv/bin/python bench/fleet_load.py --clusters 200 --concurrency 200 --cloud default \
+        --package kubespray --request bench/requests/simple_kubernetes_param_file.json
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -76,15 +85,29 @@ def proc_kb(pid: int, key: str) -> int:
     return 0
 
 
+ZERO_LATENCY = {"VNFM_SIM_BOOT_TIME": "0", "VNFM_SIM_STEP_TIME": "0"}
+# a line's `#` comment after the last JSON token (`"...", #Set the uuid of the VIM to use`)
+COMMENT = re.compile(r'(?<=[\]\[{}",\w])[ \t]+#[^"\n]*$', re.MULTILINE)
+
+
+def request_file(path: str) -> dict[str, Any]:
+    """A request file as a user wrote it: JSON, or JSON with the seeds' trailing `#` comments."""
+    text = Path(path).read_text()
+    try:
+        return dict(json.loads(text))
+    except json.JSONDecodeError:
+        return dict(json.loads(COMMENT.sub("", text)))
+
+
 @contextmanager
-def servers(k: int, data_dir: Path, db_url: str | None,
-            profile: str = "") -> Iterator[list[tuple[subprocess.Popen[bytes], str]]]:
+def servers(k: int, data_dir: Path, db_url: str | None, profile: str = "",
+            cloud: dict[str, str] = ZERO_LATENCY) -> Iterator[list[tuple[subprocess.Popen[bytes], str]]]:
     procs: list[tuple[subprocess.Popen[bytes], str]] = []
     try:
         for n in range(k):
             port = free_port()
-            env = {**os.environ, "VNFM_SIM_BOOT_TIME": "0", "VNFM_SIM_STEP_TIME": "0", "VNFM_AUTH_TOKEN": "",
-                   "VNFM_PROBE_CALLBACKS": "0", "VNFM_WORKER_ID": f"bench-{n}", "VNFM_DATA_DIR": str(data_dir),
+            env = {**os.environ, **cloud, "VNFM_AUTH_TOKEN": "", "VNFM_PROBE_CALLBACKS": "0",
+                   "VNFM_WORKER_ID": f"bench-{n}", "VNFM_DATA_DIR": str(data_dir),
                    "VNFM_PORT": str(port), **({"VNFM_DATABASE_URL": db_url} if db_url else {})}
             argv = [sys.executable, "-c", PROFILED, "server", profile] if profile and n == 0 else \
                 [sys.executable, "-c", SERVER, "server"]
@@ -144,7 +167,7 @@ async def warm_up(c: httpx.AsyncClient, vnfd: str, body: dict[str, Any]) -> None
 
 
 async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
-                mark: Callable[[], None] = lambda: None) -> dict[str, Any]:
+                mark: Callable[[], None] = lambda: None, package: str = "k8s_cluster") -> dict[str, Any]:
     # Idle connections are dropped well before the server's keep-alive timeout (5 s): a request sent
     # on a connection the server is closing at that moment fails unanswered (ReadError), a race
     # that a starved client on a loaded machine loses often enough to show in a 1,000 burst.
@@ -153,7 +176,7 @@ async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
     try:
         c0 = clients[0]
         pkg = (await c0.post("/vnfpkgm/v1/vnf_packages", json={})).json()["id"]
-        (await c0.put(f"/vnfpkgm/v1/vnf_packages/{pkg}/package_content", content=example_csar(),
+        (await c0.put(f"/vnfpkgm/v1/vnf_packages/{pkg}/package_content", content=example_csar(package),
                       headers={"Content-Type": "application/zip"})).raise_for_status()
         vnfd = (await c0.get(f"/vnfpkgm/v1/vnf_packages/{pkg}")).json()["vnfdId"]
         for c in clients:  # every process imports what the first instantiate needs
@@ -197,12 +220,13 @@ async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
             await c.aclose()
 
 
-def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict[str, Any] = BODY) -> None:
+def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict[str, Any] = BODY,
+        package: str = "k8s_cluster", cloud: dict[str, str] = ZERO_LATENCY) -> None:
     with tempfile.TemporaryDirectory(prefix="vnfm-fleet-") as tmp, \
             (postgres_url() if db == "postgresql" else _none()) as url:
         if db == "postgresql" and url is None:
             return
-        with servers(k, Path(tmp), url, profile) as procs:
+        with servers(k, Path(tmp), url, profile, cloud) as procs:
             pids = [p.pid for p, _ in procs]
             start: dict[str, float] = {}
 
@@ -211,7 +235,7 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict
                 start["cpu"] = sum(proc_cpu(pid) for pid in pids)
 
             try:
-                res = asyncio.run(drive([u for _, u in procs], n, concurrency, body, mark))
+                res = asyncio.run(drive([u for _, u in procs], n, concurrency, body, mark, package))
             except BaseException:
                 keep_logs(Path(tmp))
                 raise
@@ -269,10 +293,16 @@ def main() -> None:
     ap.add_argument("--profile", default="", help="run the first server under cProfile, write the profile here")
     ap.add_argument("--tacker-body", action="store_true",
                     help="instantiate bodies with extVirtualLinks on one shared network, as Tacker's samples")
+    ap.add_argument("--request", default="", help="an instantiate request file, as written (overrides --tacker-body)")
+    ap.add_argument("--package", default="k8s_cluster", help="the example package to onboard (e.g. kubespray)")
+    ap.add_argument("--cloud", default="zero", choices=["zero", "default"],
+                    help="the simulated cloud's boot and step times: zero, or its defaults")
     args = ap.parse_args()
+    body = request_file(args.request) if args.request else TACKER_BODY if args.tacker_body else BODY
+    cloud = ZERO_LATENCY if args.cloud == "zero" else {}
     for n in (int(x) for x in args.clusters.split(",")):
         for k in (int(x) for x in args.processes.split(",")):
-            run(n, k, args.db, args.concurrency, args.profile, TACKER_BODY if args.tacker_body else BODY)
+            run(n, k, args.db, args.concurrency, args.profile, body, args.package, cloud)
 
 
 if __name__ == "__main__":
