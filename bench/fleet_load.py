@@ -90,6 +90,20 @@ ZERO_LATENCY = {"VNFM_SIM_BOOT_TIME": "0", "VNFM_SIM_STEP_TIME": "0"}
 COMMENT = re.compile(r'(?<=[\]\[{}",\w])[ \t]+#[^"\n]*$', re.MULTILINE)
 
 
+def varied(body: dict[str, Any], unique: str, tag: str) -> dict[str, Any]:
+    """`body` with the string at dotted path `unique` suffixed with `tag` (seed 002: "to deploy
+    multiple Kubernetes clusters ... set different transferring_inventory_path"); as is if none."""
+    if not unique:
+        return body
+    out = json.loads(json.dumps(body))
+    *parents, leaf = unique.split(".")
+    node = out
+    for key in parents:
+        node = node[key]
+    node[leaf] = f"{node[leaf]}-{tag}"
+    return dict(out)
+
+
 def request_file(path: str) -> dict[str, Any]:
     """A request file as a user wrote it: JSON, or JSON with the seeds' trailing `#` comments."""
     text = Path(path).read_text()
@@ -167,7 +181,8 @@ async def warm_up(c: httpx.AsyncClient, vnfd: str, body: dict[str, Any]) -> None
 
 
 async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
-                mark: Callable[[], None] = lambda: None, package: str = "k8s_cluster") -> dict[str, Any]:
+                mark: Callable[[], None] = lambda: None, package: str = "k8s_cluster",
+                unique: str = "") -> dict[str, Any]:
     # Idle connections are dropped well before the server's keep-alive timeout (5 s): a request sent
     # on a connection the server is closing at that moment fails unanswered (ReadError), a race
     # that a starved client on a loaded machine loses often enough to show in a 1,000 burst.
@@ -179,8 +194,8 @@ async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
         (await c0.put(f"/vnfpkgm/v1/vnf_packages/{pkg}/package_content", content=example_csar(package),
                       headers={"Content-Type": "application/zip"})).raise_for_status()
         vnfd = (await c0.get(f"/vnfpkgm/v1/vnf_packages/{pkg}")).json()["vnfdId"]
-        for c in clients:  # every process imports what the first instantiate needs
-            await warm_up(c, vnfd, body)
+        for k, c in enumerate(clients):  # every process imports what the first instantiate needs
+            await warm_up(c, vnfd, varied(body, unique, f"warm-up-{k}"))
         mark()  # CPU and RSS are counted from here
         sem = asyncio.Semaphore(concurrency)
 
@@ -197,7 +212,7 @@ async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
             async with sem:
                 try:
                     r = await clients[i % len(clients)].post(f"/vnflcm/v1/vnf_instances/{inst}/instantiate",
-                                                             json=body)
+                                                             json=varied(body, unique, str(i)))
                     if r.status_code != 202:
                         post_failures.append(f"{r.status_code} {r.text[:120]}")
                 except httpx.HTTPError as e:
@@ -221,7 +236,7 @@ async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
 
 
 def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict[str, Any] = BODY,
-        package: str = "k8s_cluster", cloud: dict[str, str] = ZERO_LATENCY) -> None:
+        package: str = "k8s_cluster", cloud: dict[str, str] = ZERO_LATENCY, unique: str = "") -> None:
     with tempfile.TemporaryDirectory(prefix="vnfm-fleet-") as tmp, \
             (postgres_url() if db == "postgresql" else _none()) as url:
         if db == "postgresql" and url is None:
@@ -235,7 +250,7 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict
                 start["cpu"] = sum(proc_cpu(pid) for pid in pids)
 
             try:
-                res = asyncio.run(drive([u for _, u in procs], n, concurrency, body, mark, package))
+                res = asyncio.run(drive([u for _, u in procs], n, concurrency, body, mark, package, unique))
             except BaseException:
                 keep_logs(Path(tmp))
                 raise
@@ -297,12 +312,13 @@ def main() -> None:
     ap.add_argument("--package", default="k8s_cluster", help="the example package to onboard (e.g. kubespray)")
     ap.add_argument("--cloud", default="zero", choices=["zero", "default"],
                     help="the simulated cloud's boot and step times: zero, or its defaults")
+    ap.add_argument("--unique", default="", help="a body's string (dotted path) made unique per cluster")
     args = ap.parse_args()
     body = request_file(args.request) if args.request else TACKER_BODY if args.tacker_body else BODY
     cloud = ZERO_LATENCY if args.cloud == "zero" else {}
     for n in (int(x) for x in args.clusters.split(",")):
         for k in (int(x) for x in args.processes.split(",")):
-            run(n, k, args.db, args.concurrency, args.profile, body, args.package, cloud)
+            run(n, k, args.db, args.concurrency, args.profile, body, args.package, cloud, args.unique)
 
 
 if __name__ == "__main__":
