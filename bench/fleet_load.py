@@ -78,6 +78,26 @@ def proc_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def db_cpu(url: str | None) -> float:
+    """CPU seconds of a local PostgreSQL (the bench's throwaway cluster: its socket dir holds
+    data/postmaster.pid): the postmaster with its reaped children, plus the live backends."""
+    host = re.search(r"host=([^&]+)", url or "")
+    pidfile = Path(host.group(1)) / "data" / "postmaster.pid" if host else None
+    if pidfile is None or not pidfile.exists():
+        return float("nan")
+    root = int(pidfile.read_text().split()[0])
+    fields = Path(f"/proc/{root}/stat").read_text().rsplit(")", 1)[1].split()
+    total = sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            f = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(f[1]) == root:
+            total += (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def proc_kb(pid: int, key: str) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(key + ":"):
@@ -248,6 +268,7 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict
             def mark() -> None:
                 start["rss"] = sum(proc_kb(pid, "VmRSS") for pid in pids)
                 start["cpu"] = sum(proc_cpu(pid) for pid in pids)
+                start["db"] = db_cpu(url)
 
             try:
                 res = asyncio.run(drive([u for _, u in procs], n, concurrency, body, mark, package, unique))
@@ -255,6 +276,7 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict
                 keep_logs(Path(tmp))
                 raise
             cpu = sum(proc_cpu(pid) for pid in pids) - start["cpu"]
+            dbcpu = db_cpu(url) - start["db"]
             rss0 = start["rss"]
             lag = max(heartbeat_lag(u) for _, u in procs)
             rss1 = sum(proc_kb(pid, "VmRSS") for pid in pids)
@@ -265,7 +287,10 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict
     print(f"{db}, {k} process(es), {n:,} clusters x 3 nodes: wall {res['wall']:.1f} s "
           f"(POSTs answered in {res['posted']:.1f} s), {res['completed'] / res['wall']:.1f} instantiates/s, "
           f"failures {failed} (POST {len(res['post_failures'])}), server CPU {cpu:.1f} s "
-          f"({cpu / n * 1000:.0f} ms per cluster), peak RSS {hwm / 1024:.0f} MB per process, "
+          f"({cpu / n * 1000:.0f} ms per cluster)"
+          + (f", database CPU {dbcpu:.1f} s ({dbcpu / n * 1000:.0f} ms per cluster, server + database "
+             f"{(cpu + dbcpu) / n * 1000:.0f} ms)" if db == "postgresql" else "")
+          + f", peak RSS {hwm / 1024:.0f} MB per process, "
           f"RSS growth {(rss1 - rss0) / 1024 / n * 1024:.0f} kB per cluster, "
           f"largest heartbeat lag {lag:.2f} s (takeover after {os.environ.get('VNFM_ORPHAN_AFTER', '30')} s)")
     for f in res["post_failures"][:3]:
