@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from vnfm.adapters.db import SqlAlchemyUnitOfWork, fleet_counts, make_session_factory, migrate, ping
+from vnfm.adapters.db import SqlAlchemyUnitOfWork, fleet_counts, is_busy, make_session_factory, migrate, ping
 from vnfm.adapters.db.backups import SqlBackupSchedule
 from vnfm.adapters.db.certificates import SqlCertificateWatch
 from vnfm.adapters.db.engine import DbLimits, is_memory_url
@@ -215,7 +215,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         nodes_of=infra_drivers.nodes_of,
         telemetry=metrics,
     )
-    engine.stages.snapshots = FileSnapshotStore(settings.data_dir / "etcd-snapshots")
+    _equip(engine, settings)
     _track(metrics, engine, settings.run_engine)
     metrics.watch_fleet(lambda: fleet_counts(session_factory), database=session_factory.kw["bind"].dialect.name,
                         ttl=settings.metrics_cache_seconds)
@@ -283,6 +283,11 @@ def _health_watcher(settings: Settings, uow: Any, alarms: AlarmService, instance
     return HealthWatcher(uow, alarms, check, settings.worker_id, vims.list,
                          WatchSettings(interval=settings.health_interval, batch=settings.health_batch),
                          on_checked=AutoHeal(instances.heal, alarms, policy, metrics), telemetry=metrics)
+
+
+def _equip(engine: LcmEngine, settings: Settings) -> None:
+    engine.stages.snapshots = FileSnapshotStore(settings.data_dir / "etcd-snapshots")
+    engine.store.patience.busy = is_busy  # the engine waits out a busy database, requests get a 503
 
 
 def db_limits(settings: Settings) -> DbLimits:
