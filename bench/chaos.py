@@ -158,6 +158,29 @@ def _zombie_lines(log: Path, offset: int, op_id: str) -> tuple[list[str], int]:
     return acted, refused
 
 
+def _sessions(url: str | None, op_id: str) -> str:
+    """The database's sessions (state, wait, age of the transaction, query) and the occurrence's
+    owner / heartbeat, on PostgreSQL: why a paused owner's occurrence is not taken over."""
+    if not url or not url.startswith("postgres"):
+        return "(not PostgreSQL)"
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(text(
+                "SELECT pid, state, wait_event_type, wait_event, now() - xact_start, left(query, 90) "
+                "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                "AND state <> 'idle'")).all()
+            occ = conn.execute(text("SELECT owner, heartbeat, now() - heartbeat, operation_state, epoch "
+                                    "FROM vnf_lcm_op_occs WHERE id = :i"), {"i": op_id}).first()
+        return f"{[tuple(map(str, r)) for r in rows]}; row {tuple(map(str, occ or ()))}"
+    except Exception as exc:  # a diagnosis, never the campaign's failure
+        return f"(diagnosis failed: {exc!r})"
+    finally:
+        engine.dispose()
+
+
 class Campaign:
     def __init__(self, servers: list[Server], rng: random.Random, stats: Stats, pause_share: float = 0.15,
                  upgrade_share: float = 0.0) -> None:
@@ -420,6 +443,7 @@ class Killer:
         stats.pauses += 1
         self.target.log.flush()
         resumed_at = self.target.log_path.stat().st_size
+        self.diagnosis = ""
         try:
             with self.campaign.client(other) as c:
                 if self.campaign.rng.random() < 0.5:  # the paused owner may hold the row's locks
@@ -430,11 +454,14 @@ class Killer:
                     if taken["operationState"] in FINAL | {"FAILED_TEMP"}:
                         break
                     time.sleep(0.05)
+                else:  # what holds it (still paused): the sessions and the row, for the report
+                    self.diagnosis = _sessions(self.target.env.get("VNFM_DATABASE_URL"), op_id)
         finally:
             self.target.proc.send_signal(signal.SIGCONT)
         if taken["operationState"] not in FINAL | {"FAILED_TEMP"}:
             stats.not_taken_over += 1
-            stats.violations.append(f"paused owner's {op_id[:8]} not taken over within {TAKEOVER_BOUND:g} s")
+            stats.violations.append(f"paused owner's {op_id[:8]} not taken over within {TAKEOVER_BOUND:g} s; "
+                                    f"database sessions then: {self.diagnosis}")
         if taken["operationState"] != "FAILED_TEMP":
             return
         stats.takeover_max = max(stats.takeover_max, time.monotonic() - paused)
