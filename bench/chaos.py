@@ -364,6 +364,9 @@ class Campaign:
                 if r.status_code == 409 and action == "rollback":
                     action = "retry"
                     r = c.post(f"{LCM}/vnf_lcm_op_occs/{op_id}/retry")
+                elif r.status_code == 409 and action == "retry":  # its rollback has started: no retry
+                    action = "rollback"
+                    r = c.post(f"{LCM}/vnf_lcm_op_occs/{op_id}/rollback")
             if r.status_code != 202:
                 self.stats.violations.append(f"{action} of {op_id[:8]} answered {r.status_code}: {r.text[:200]}")
                 return

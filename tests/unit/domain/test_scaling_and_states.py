@@ -103,3 +103,20 @@ def test_one_operation_at_a_time_and_state_preconditions():
         lcm.check_can_start(inst, LcmOperation.INSTANTIATE)
     with pytest.raises(Conflict, match="terminate it"):
         lcm.check_can_delete(inst)
+
+
+def test_no_retry_once_a_rollback_has_started():
+    """A rollback that stopped half-way (FAILED_TEMP again) has undone some of the work; a retry
+    would skip the forward stages recorded as done, and a later rollback the stages recorded as
+    rolled back (the pause campaign, seed 42: a retry after a partial rollback of a scale-out
+    added a VNFC that the next rollback never removed). Rollback again or fail."""
+    occ = OpOcc(vnf_instance_id="i", operation=LcmOperation.SCALE, operation_params={"type": "SCALE_OUT"})
+    lcm.transition(occ, OpState.PROCESSING)
+    lcm.transition(occ, OpState.FAILED_TEMP, error={"detail": "x"})
+    lcm.check_task(occ, "retry")
+    lcm.transition(occ, OpState.ROLLING_BACK)
+    lcm.transition(occ, OpState.FAILED_TEMP, error={"detail": "rollback interrupted"})
+    with pytest.raises(Conflict, match="its rollback has started"):
+        lcm.check_task(occ, "retry")
+    lcm.check_task(occ, "rollback")
+    lcm.check_task(occ, "fail")
