@@ -7,7 +7,9 @@ round-robin over the processes (at most --concurrency requests in flight), and w
 occurrence is STARTING/PROCESSING (one filtered list per poll: lists are in the database).
 
 Prints per run: wall time (first POST -> last occurrence done), instantiates per second, failures
-(a POST that did not answer 202, an occurrence not COMPLETED), the servers' CPU seconds, their
+(a POST that did not answer 202, an occurrence not COMPLETED; a 503 with Retry-After, the database
+too busy and nothing created, is sent again after that long, up to 5 times, and counted apart),
+the servers' CPU seconds, their
 peak RSS (VmHWM), the RSS growth per managed cluster and the largest gap between two heartbeats
 of an engine (`vnfm_heartbeat_lag_max_seconds`; set VNFM_ORPHAN_AFTER to shorten the takeover).
 CPU and RSS are counted after one warm-up instantiate per process (the first one imports the
@@ -228,11 +230,18 @@ async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
         ids = await asyncio.gather(*(create(i) for i in range(n)))
         post_failures: list[str] = []
 
+        busy: list[int] = []
+
         async def instantiate(i: int, inst: str) -> None:
             async with sem:
                 try:
-                    r = await clients[i % len(clients)].post(f"/vnflcm/v1/vnf_instances/{inst}/instantiate",
-                                                             json=varied(body, unique, str(i)))
+                    for _ in range(5):  # a 503 with Retry-After (database busy, nothing created): as told
+                        r = await clients[i % len(clients)].post(f"/vnflcm/v1/vnf_instances/{inst}/instantiate",
+                                                                 json=varied(body, unique, str(i)))
+                        if r.status_code != 503 or "Retry-After" not in r.headers:
+                            break
+                        busy.append(i)
+                        await asyncio.sleep(float(r.headers["Retry-After"]))
                     if r.status_code != 202:
                         post_failures.append(f"{r.status_code} {r.text[:120]}")
                 except httpx.HTTPError as e:
@@ -249,7 +258,8 @@ async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
             await asyncio.sleep(0.5)
         wall = time.perf_counter() - t0
         done = await count(c0, "(eq,operationState,COMPLETED);(eq,operation,INSTANTIATE)") - len(clients)
-        return {"wall": wall, "posted": posted, "completed": done, "post_failures": post_failures}
+        return {"wall": wall, "posted": posted, "completed": done, "post_failures": post_failures,
+                "busy": len(busy)}
     finally:
         for c in clients:
             await c.aclose()
@@ -286,7 +296,8 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict
     failed = n - res["completed"]
     print(f"{db}, {k} process(es), {n:,} clusters x 3 nodes: wall {res['wall']:.1f} s "
           f"(POSTs answered in {res['posted']:.1f} s), {res['completed'] / res['wall']:.1f} instantiates/s, "
-          f"failures {failed} (POST {len(res['post_failures'])}), server CPU {cpu:.1f} s "
+          f"failures {failed} (POST {len(res['post_failures'])}; 503 + Retry-After answered {res['busy']}), "
+          f"server CPU {cpu:.1f} s "
           f"({cpu / n * 1000:.0f} ms per cluster)"
           + (f", database CPU {dbcpu:.1f} s ({dbcpu / n * 1000:.0f} ms per cluster, server + database "
              f"{(cpu + dbcpu) / n * 1000:.0f} ms)" if db == "postgresql" else "")
