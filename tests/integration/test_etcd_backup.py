@@ -13,7 +13,7 @@ import pytest
 from tests.integration.conftest import require
 from vnfm.adapters.nodes.ssh import SshStepExecutor
 from vnfm.adapters.remote.ssh import SshExecutor
-from vnfm.nodesteps import EtcdHealth, EtcdStart
+from vnfm.nodesteps import EtcdHealth, EtcdMemberList, EtcdStart
 from vnfm.nodesteps.backup import EtcdRestoreDrill
 from vnfm.nodesteps.base import StepFailed
 from vnfm.nodesteps.upgrade import SNAPSHOT_DIR, EtcdSnapshotFetch, EtcdSnapshotSave
@@ -47,3 +47,66 @@ async def test_backup_and_restore_drill_on_real_etcd(make_hosts, ssh: SshExecuto
     with pytest.raises(StepFailed, match="the snapshot 999"):
         await steps.run(host.address, EtcdRestoreDrill(path, saved["sha256"], 999, saved["revision"]))
     await ssh.run(host.target(), f"rm -f -- {path}")
+
+
+# A stock kubeadm master: etcd runs only inside its static pod (registry.k8s.io/etcd keeps etcd,
+# etcdctl and etcdutl in /usr/local/bin), nothing etcd is on the host's PATH. Mimicked on a test
+# host: the machine's etcd and etcdctl moved into an image-like root (with the C library they link)
+# and etcd run chrooted there, so /proc/<pid>/root is that root as for a container.
+IMAGE_ROOT = "/opt/etcd-image"
+STOCK_MASTER = f"""set -e
+root={IMAGE_ROOT}
+mkdir -p "$root/usr/local/bin" "$root/var/lib/etcd"
+for p in /usr/bin/etcd /usr/bin/etcdctl; do
+  cp "$p" "$root/usr/local/bin/"
+  for lib in $(ldd "$p" | grep -o '/[^ ]*'); do mkdir -p "$root$(dirname "$lib")"; cp -L "$lib" "$root$lib"; done
+  rm -f "$p"
+done
+! command -v etcd && ! command -v etcdctl && ! command -v etcdutl
+"""
+
+
+async def test_stock_master_etcd_only_in_its_pod(make_hosts, ssh: SshExecutor) -> None:
+    """Snapshot save, fetch, member list, health and the restore drill on a host whose PATH has no etcd
+    program: each script takes them from the running etcd (/proc/<pid>/exe, /proc/<pid>/root); with
+    no etcd running, the drill fails saying what is missing."""
+    require("etcd", "etcdctl")
+    host = make_hosts(1)[0]
+    t = host.target()
+    prep = await ssh.run(t, STOCK_MASTER)
+    assert prep.ok, prep.stderr
+    client, peer = f"http://{host.address}:2379", f"http://{host.address}:2380"
+    start = await ssh.run(t, f"setsid chroot {IMAGE_ROOT} /usr/local/bin/etcd --name m1 --data-dir /var/lib/etcd "
+                             f"--listen-client-urls {client},http://127.0.0.1:2379 --advertise-client-urls {client} "
+                             f"--listen-peer-urls {peer} --initial-advertise-peer-urls {peer} "
+                             f"--initial-cluster m1={peer} </dev/null >/var/log/etcd.log 2>&1 & echo $!")
+    assert start.ok, start.stderr
+    pid = int(start.stdout.split()[-1])
+    steps = SshStepExecutor(ssh, {host.address: t})
+    assert (await steps.run(host.address, EtcdHealth(endpoints=(client,), wait_s=20))).data["healthy"] is True
+    ctl = f"ETCDCTL_API=3 {IMAGE_ROOT}/usr/local/bin/etcdctl --endpoints={client}"
+    for i in range(3):
+        put = await ssh.run(t, f"{ctl} put /registry/pods/p{i} v")
+        assert put.ok, put.stderr
+    members = (await steps.run(host.address, EtcdMemberList(endpoints=(client,)))).data["members"]
+    assert [m["name"] for m in members] == ["m1"]
+
+    path = f"{SNAPSHOT_DIR}/scheduled/backup-{uuid.uuid4().hex[:8]}.db"
+    saved = (await steps.run(host.address, EtcdSnapshotSave(endpoints=(client,), path=path, keep=2))).data
+    assert saved["keys"] >= 3 and saved["revision"] >= 4
+    raw = base64.b64decode((await steps.run(host.address, EtcdSnapshotFetch(path, saved["sha256"]))).data["content"])
+    assert hashlib.sha256(raw).hexdigest() == saved["sha256"]
+    drill = await steps.run(host.address, EtcdRestoreDrill(path, saved["sha256"], saved["keys"], saved["revision"]))
+    assert drill.data["keys"] == saved["keys"] and drill.data["live_keys"] == 3
+    # the scratch etcd was the running etcd's own program; it is gone, the cluster's etcd untouched
+    left = await ssh.run(t, f"pgrep -c -x etcd; ls -d /var/tmp/vnfm-etcd-drill.* 2>/dev/null | wc -l; "
+                            f"{ctl} get --print-value-only /registry/pods/p2")
+    assert left.stdout.split() == ["1", "0", "v"], left.stdout + left.stderr
+
+    stop = await ssh.run(t, f"kill {pid}; for _ in $(seq 100); do kill -0 {pid} 2>/dev/null || exit 0; "
+                            "sleep 0.1; done; exit 1")
+    assert stop.ok, "etcd did not stop"
+    with pytest.raises(StepFailed, match="no etcd on this host: not on PATH, and no running etcd"):
+        await steps.run(host.address, EtcdRestoreDrill(path, saved["sha256"], saved["keys"], saved["revision"]))
+    with pytest.raises(StepFailed, match="no etcdctl on this host"):
+        await steps.run(host.address, EtcdSnapshotSave(endpoints=(client,), path=path + ".2.db", keep=2))

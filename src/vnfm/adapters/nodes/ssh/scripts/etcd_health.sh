@@ -5,10 +5,12 @@
 set -euo pipefail
 : "${ENDPOINTS:?}" "${WAIT_S:?}"
 export ETCDCTL_API=3
+# @include etcd_tools
+etcdctl_bin=$(need_etcd_tool etcdctl)
 deadline=$((SECONDS + ${WAIT_S%.*}))
 while :; do
   healthy=true
-  out=$(etcdctl --endpoints="$ENDPOINTS" --dial-timeout=1s --command-timeout=2s endpoint health -w json 2>/dev/null) \
+  out=$("$etcdctl_bin" --endpoints="$ENDPOINTS" --dial-timeout=1s --command-timeout=2s endpoint health -w json 2>/dev/null) \
     || healthy=false
   if [ "$healthy" = true ] || [ "$SECONDS" -ge "$deadline" ]; then break; fi
   sleep 0.05
