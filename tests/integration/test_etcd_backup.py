@@ -7,10 +7,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import uuid
+from types import SimpleNamespace
 
 import pytest
 
 from tests.integration.conftest import require
+from vnfm.adapters.mgmt.cluster.etcd import ETCD_ENDPOINTS, ETCD_TLS
+from vnfm.adapters.mgmt.kubespray.upgrade import etcd_tls as kubespray_tls
 from vnfm.adapters.nodes.ssh import SshStepExecutor
 from vnfm.adapters.remote.ssh import SshExecutor
 from vnfm.nodesteps import EtcdHealth, EtcdMemberList, EtcdStart
@@ -110,3 +113,55 @@ async def test_stock_master_etcd_only_in_its_pod(make_hosts, ssh: SshExecutor) -
         await steps.run(host.address, EtcdRestoreDrill(path, saved["sha256"], saved["keys"], saved["revision"]))
     with pytest.raises(StepFailed, match="no etcdctl on this host"):
         await steps.run(host.address, EtcdSnapshotSave(endpoints=(client,), path=path + ".2.db", keep=2))
+
+
+# A Kubespray control plane (etcd_deployment_type host): etcd a host service with client
+# certificate auth, its certificates where roles/etcd puts them (/etc/ssl/etcd/ssl: ca.pem,
+# member-<node>.pem, admin-<node>.pem and their -key.pem), made with the real openssl.
+KUBESPRAY_ETCD = r"""set -euo pipefail
+d=/etc/ssl/etcd/ssl; tmp=$(mktemp -d)
+mkdir -p "$d"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$d/ca-key.pem" \
+  -out "$d/ca.pem" -subj /CN=etcd-ca -days 2 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1,IP:%s\n' "$IP" > "$tmp/san.cnf"
+for leaf in "member-$NODE" "admin-$NODE"; do
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$d/$leaf-key.pem" \
+    -subj "/CN=$leaf" -out "$tmp/$leaf.csr" 2>/dev/null
+  openssl x509 -req -in "$tmp/$leaf.csr" -CA "$d/ca.pem" -CAkey "$d/ca-key.pem" -CAcreateserial -days 2 \
+    -extfile "$tmp/san.cnf" -out "$d/$leaf.pem" 2>/dev/null
+done
+nohup setsid etcd --name etcd1 --data-dir /var/lib/etcd --listen-client-urls "https://$IP:2379,https://127.0.0.1:2379" \
+  --advertise-client-urls "https://$IP:2379" --listen-peer-urls "http://$IP:2380" \
+  --initial-advertise-peer-urls "http://$IP:2380" --initial-cluster "etcd1=http://$IP:2380" \
+  --cert-file "$d/member-$NODE.pem" --key-file "$d/member-$NODE-key.pem" --trusted-ca-file "$d/ca.pem" \
+  --client-cert-auth </dev/null >/var/log/etcd.log 2>&1 &
+echo "$!"
+"""
+
+
+async def test_kubespray_layout_backup_with_its_admin_certificate(make_hosts, ssh: SshExecutor) -> None:
+    """The steps the Kubespray driver's backup runs, with the certificate it gives (admin-<node>), against
+    a real etcd that requires client certificates: saved, fetched, drilled; kubeadm's paths fail there."""
+    require("etcd", "etcdctl", "openssl")
+    host = make_hosts(1)[0]
+    t = host.target()
+    node = "master-1"
+    started = await ssh.run(t, f"NODE={node} IP={host.address}\n" + KUBESPRAY_ETCD)
+    assert started.ok, started.stderr
+    steps = SshStepExecutor(ssh, {host.address: t})
+    tls = kubespray_tls(SimpleNamespace(name=node))  # type: ignore[arg-type]
+    health = await steps.run(host.address, EtcdHealth(endpoints=ETCD_ENDPOINTS, tls=tls, wait_s=20))
+    assert health.data["healthy"] is True, health.data
+    put = await ssh.run(t, f"ETCDCTL_API=3 etcdctl --endpoints=https://127.0.0.1:2379 --cacert={tls.cacert} "
+                           f"--cert={tls.cert} --key={tls.key} put /registry/pods/p0 v")
+    assert put.ok, put.stderr
+    path = f"{SNAPSHOT_DIR}/scheduled/backup-{uuid.uuid4().hex[:8]}.db"
+    saved = (await steps.run(host.address, EtcdSnapshotSave(endpoints=ETCD_ENDPOINTS, tls=tls, path=path,
+                                                            keep=2))).data
+    raw = base64.b64decode((await steps.run(host.address, EtcdSnapshotFetch(path, saved["sha256"]))).data["content"])
+    assert hashlib.sha256(raw).hexdigest() == saved["sha256"] and saved["keys"] >= 1
+    drill = await steps.run(host.address, EtcdRestoreDrill(path, saved["sha256"], saved["keys"], saved["revision"]))
+    assert drill.data["keys"] == saved["keys"] and drill.data["live_keys"] == 1
+    with pytest.raises(StepFailed, match="no such file or directory"):  # kubeadm's certificate is not here
+        await steps.run(host.address, EtcdSnapshotSave(endpoints=ETCD_ENDPOINTS, tls=ETCD_TLS, path=path + ".k.db",
+                                                       keep=2))
