@@ -17,7 +17,7 @@ Against what each runs (script(s): real program(s) or API; the tests):
   simulated API; kubectl scripts, engine kubeadm flows (drain/delete also Kubespray's)
 - docker_image, docker_install, registry_run: podman as docker; private_registry, engine registry
 - etcd_*: etcd 3.4 (TLS); etcd, kubeadm master heal, engine kubeadm flows; etcd_health, etcd_member_list,
-  etcd_snapshot_save/fetch and etcd_restore_drill also with no etcd program on PATH, etcd run chrooted
+  etcd_snapshot_save/fetch/restore and etcd_restore_drill also with no etcd program on PATH, etcd run chrooted
   in an image-like root (lib/etcd_tools.sh finds them through /proc/<pid>): stock master;
   etcd_snapshot_save and etcd_restore_drill also against an etcd with client-certificate auth and
   Kubespray's /etc/ssl/etcd/ssl layout (openssl-made): Kubespray backup
@@ -108,7 +108,7 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "etcd_restore_drill": (DRILL, BACKUP, STOCK_MASTER, KUBESPRAY_BACKUP),
     "etcd_snapshot_fetch": (SNAPSHOTS, BACKUP, SNAPSHOT_RESTORE, STOCK_MASTER),
     "etcd_snapshot_put": (SNAPSHOT_RESTORE,),
-    "etcd_snapshot_restore": (SNAPSHOT_RESTORE,),
+    "etcd_snapshot_restore": (SNAPSHOT_RESTORE, STOCK_MASTER),
     "etcd_snapshot_save": (SNAPSHOTS, SNAPSHOT_RESTORE, STOCK_MASTER, KUBESPRAY_BACKUP),
     "etcd_member_list": (ETCD, KUBEADM, MASTER_HEAL, ENGINE, STOCK_MASTER),
     "etcd_member_remove": (ETCD, MASTER_HEAL, ENGINE),

@@ -19,7 +19,7 @@ from vnfm.adapters.remote.ssh import SshExecutor
 from vnfm.nodesteps import EtcdHealth, EtcdMemberList, EtcdStart
 from vnfm.nodesteps.backup import EtcdRestoreDrill
 from vnfm.nodesteps.base import StepFailed
-from vnfm.nodesteps.upgrade import SNAPSHOT_DIR, EtcdSnapshotFetch, EtcdSnapshotSave
+from vnfm.nodesteps.upgrade import SNAPSHOT_DIR, EtcdSnapshotFetch, EtcdSnapshotRestore, EtcdSnapshotSave
 
 pytestmark = pytest.mark.integration
 
@@ -105,6 +105,15 @@ async def test_stock_master_etcd_only_in_its_pod(make_hosts, ssh: SshExecutor) -
     left = await ssh.run(t, f"pgrep -c -x etcd; ls -d /var/tmp/vnfm-etcd-drill.* 2>/dev/null | wc -l; "
                             f"{ctl} get --print-value-only /registry/pods/p2")
     assert left.stdout.split() == ["1", "0", "v"], left.stdout + left.stderr
+
+    # the restore copies its program out of /proc/<pid>/root first (the static pod goes away meanwhile);
+    # here into a directory of its own (no manifest, no unit: the chrooted etcd keeps running)
+    restored = await steps.run(host.address, EtcdSnapshotRestore(path, saved["sha256"], "m1", peer, (("m1", peer),),
+                                                                 data_dir="/var/lib/etcd-restored"))
+    assert restored.changed
+    check = await ssh.run(t, "test -s /var/lib/etcd-restored/member/snap/db && "
+                             "ls -d /var/tmp/vnfm-etcd-tools.* 2>/dev/null | wc -l")
+    assert check.ok and check.stdout.split() == ["0"], check.stdout + check.stderr
 
     stop = await ssh.run(t, f"kill {pid}; for _ in $(seq 100); do kill -0 {pid} 2>/dev/null || exit 0; "
                             "sleep 0.1; done; exit 1")
