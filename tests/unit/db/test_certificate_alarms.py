@@ -2,19 +2,24 @@
 and PostgreSQL: WARNING within the warning threshold, the same alarm escalated to MAJOR within a
 week, replaced by a CRITICAL `KUBERNETES_CERTIFICATE_EXPIRED` one once expired, cleared once the
 dates move (a renewal); the health watcher's reconciliation leaves them alone; an instance with an
-open certificate alarm is checked again within a tenth of the period; the per-instance automatic
-renewal switch overrides the global one both ways."""
+open certificate alarm is checked again within a tenth of the period; processes sharing the
+database raise one alarm (the watch's claim); the per-instance automatic renewal switch overrides
+the global one both ways."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
 
 from tests.unit.db import factories as f
 from tests.unit.service.test_certificate_watch import NOW, Store
+from vnfm.adapters.db.certificates import SqlCertificateWatch
 from vnfm.adapters.db.uow import SqlAlchemyUnitOfWork
 from vnfm.domain.alarms import CAUSE_CERT_EXPIRED, CAUSE_CERT_EXPIRING, CERT_CAUSES, PerceivedSeverity
-from vnfm.domain.model import VnfInstance
+from vnfm.domain.model import InstantiationState, VnfInstance
 from vnfm.service.certificates import DAY, CertificateWatch, WatchPolicy
 from vnfm.service.fm.alarms import AlarmService, Finding
 
@@ -83,3 +88,30 @@ def test_the_instance_switch_overrides_the_global_automatic_renewal(uow: Uow) ->
         renewals: list[str] = []
         _watch(Store([inst.id]), inst, AlarmService(uow), renewals, auto=global_on).round()
         assert renewals == ([inst.id] if renews else []), (global_on, switch)
+
+
+def test_processes_sharing_a_database_raise_one_alarm(uow: Uow, session_factory: sessionmaker[Session]) -> None:
+    inst = f.instance(instantiation_state=InstantiationState.INSTANTIATED)
+    _dates(inst, 20)
+    with uow() as u:
+        u.instances.add(inst)
+        u.commit()
+
+    def get(inst_id: str) -> VnfInstance | None:
+        with uow() as u:
+            return u.instances.get(inst_id)
+
+    clock = {"now": NOW}
+    watches = []
+    for p in range(4):
+        alarms = AlarmService(uow)
+        watches.append(CertificateWatch(
+            SqlCertificateWatch(session_factory), get, lambda i, body: None, lambda _id: None,
+            WatchPolicy(60, 45 * DAY, 30 * DAY), f"p{p}", clock=lambda: clock["now"],
+            alarm=lambda i, found, a=alarms: a.record(i.id, i.tenant, found, CERT_CAUSES, replace=True)))
+    with ThreadPoolExecutor(4) as pool:
+        for step in range(3):  # each round past the recheck time: one process wins the instance
+            clock["now"] = NOW + step * 7
+            assert sum(pool.map(lambda w: w.round(), watches)) == 1
+    with uow() as u:
+        assert len(u.alarms.page([], None, 10)) == 1
