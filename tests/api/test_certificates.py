@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from tests.api.conftest import Api, ApiFactory, seed_body
+from tests.api.schemas import sol003_fm as S
 from tests.api.test_ha_vip_port import HA_BODY, _onboard
 from tests.api.test_subscriptions import Receiver
 from vnfm.domain.certificates import AUTO_RENEW_PROPERTY
@@ -123,7 +124,11 @@ async def test_warned_then_renewed_without_outage_and_manageable_after_expiry(
             ("KUBERNETES_CERTIFICATE_EXPIRING", "WARNING")}
         assert all(any(f"certificate {a['faultType']} expires on" in d for d in a["faultDetails"]) and
                    any("certificate apiserver expires on" in d for d in a["faultDetails"]) for a in alarms)
-        await _until_async(lambda: _kinds(rx, "AlarmNotification", 3), "three AlarmNotifications")
+        raised = await _until_async(lambda: _kinds(rx, "AlarmNotification", 3), "three AlarmNotifications")
+        for doc in alarms:  # the SOL003 v2.6.1 data model (strict)
+            S.Alarm.model_validate(doc)
+        for n in raised:
+            S.AlarmNotification.model_validate(n)
         metrics = (await api.c.get("/metrics")).text
         assert f'vnfm_cluster_certificate_expiry_timestamp_seconds{{cert="apiserver",vnf_instance_id="{inst_id}"}}' \
             in metrics
@@ -153,6 +158,8 @@ async def test_warned_then_renewed_without_outage_and_manageable_after_expiry(
         await _until_async(lambda: _no_open_alarms(api, inst_id), "the certificate alarms cleared after the renewal")
         cleared = await _until_async(lambda: _kinds(rx, "AlarmClearedNotification", 3), "three cleared")
         assert {n["alarmId"] for n in cleared} == {a["id"] for a in alarms}
+        for n in cleared:
+            S.AlarmClearedNotification.model_validate(n)
 
         # past the original expiry: scale out and a worker heal still work
         clock.offset = original - time.time() + DAY
