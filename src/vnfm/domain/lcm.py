@@ -74,8 +74,10 @@ def transition(occ: OpOcc, new: OpState, *, error: dict[str, Any] | None = None)
         raise Conflict(f"vnfLcmOpOcc {occ.id} is {old.value}; it cannot go to {new.value}")
     occ.operation_state = new
     occ.state_entered_time = utcnow()
-    if new == OpState.ROLLING_BACK:
-        occ.plan["rollback_started"] = True  # no retry from here on (check_task)
+    if old == OpState.FAILED_TEMP and new == OpState.PROCESSING and occ.plan.get("rb_done"):
+        # a retry after a partial rollback: its forward stages may redo what that rollback
+        # undid, so a later rollback starts over instead of skipping the stages it had done
+        occ.plan["rb_done"] = []
     if new not in CANCELLABLE:  # a cancellation ends with the state it was pending in
         occ.is_cancel_pending = False
         occ.cancel_mode = None
@@ -103,9 +105,6 @@ def check_task(occ: OpOcc, task: str) -> None:
         raise Conflict(
             f"vnfLcmOpOcc {occ.id} is {occ.operation_state.value}; {task} needs FAILED_TEMP"
         )
-    if task == "retry" and occ.plan.get("rollback_started"):
-        raise Conflict(f"retry of vnfLcmOpOcc {occ.id} is not possible: its rollback has started and undid part "
-                       "of its work; rollback again or fail")
     if task == "rollback" and occ.operation not in ROLLBACK_SUPPORTED:
         raise Conflict(f"rollback is not supported for {occ.operation.value} operations; use retry or fail")
     if (task == "rollback" and occ.operation == LcmOperation.SCALE and occ.operation_params.get("type") == "SCALE_IN"
