@@ -9,13 +9,21 @@ from vnfm.nodesteps.etcd import (
     EtcdHealth,
     EtcdMemberAdd,
     EtcdMemberList,
+    EtcdMemberPromote,
     EtcdMemberRemove,
     EtcdStart,
     EtcdStop,
     EtcdTls,
 )
 from vnfm.nodesteps.hosts import SetHostsEntries
-from vnfm.nodesteps.kubeadm import JoinInfo, KubeadmInit, KubeadmJoin, PrepareNode
+from vnfm.nodesteps.kubeadm import (
+    JoinInfo,
+    KubeadmInit,
+    KubeadmJoin,
+    KubeletServer,
+    MoveControlPlaneEndpoint,
+    PrepareNode,
+)
 from vnfm.nodesteps.kubernetes import (
     ApplyPersistentVolume,
     DeleteNode,
@@ -81,6 +89,7 @@ __all__ = [
     "EtcdHealth",
     "EtcdMemberAdd",
     "EtcdMemberList",
+    "EtcdMemberPromote",
     "EtcdMemberRemove",
     "EtcdStart",
     "EtcdStop",
@@ -95,6 +104,8 @@ __all__ = [
     "KeepalivedVip",
     "KubeadmInit",
     "KubeadmJoin",
+    "KubeletServer",
+    "MoveControlPlaneEndpoint",
     "LabelNode",
     "LbFrontends",
     "NfsExport",
