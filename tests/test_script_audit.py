@@ -16,7 +16,12 @@ Against what each runs (script(s): real program(s) or API; the tests):
 - delete_node, drain_node, uncordon_node, label_node, wait_node_ready, vim_token: kubectl ->
   simulated API; kubectl scripts, engine kubeadm flows (drain/delete also Kubespray's)
 - docker_image, docker_install, registry_run: podman as docker; private_registry, engine registry
-- etcd_*: etcd 3.4 (TLS); etcd, kubeadm master heal, engine kubeadm flows
+- etcd_*: etcd 3.4 (TLS); etcd, kubeadm master heal, engine kubeadm flows; etcd_member_promote
+  and member add --learner: etcd, its learner test
+- cp_endpoint_move, kubelet_server (issue 27 item 4, 1 -> 3 masters): the real kubectl -> simulated
+  API (kubeadm-config, kube-proxy, cluster-info, the kube-proxy DaemonSet), the real openssl, the
+  stand-ins for kubeadm's `init phase certs apiserver` / `upload-config`, crictl and systemctl;
+  cp_endpoint scripts
 - haproxy_apply, lb_frontends: HAProxy 2.6; haproxy, lb_frontends, cnf_nodeport_lb, engine flows
 - hosts_entries, prepare_node: /etc/hosts, sysctl/module files; kubeadm scripts, engine flows
 - join_info, kubeadm_init, kubeadm_join: the strict stand-in kubeadm (real etcd, real kubectl);
@@ -68,6 +73,7 @@ PRIVATE_REGISTRY = IT + "test_private_registry.py::test_private_registry_podman_
 REGISTRY = IT + "test_registry.py::test_registry_push_pull_and_node_config"
 ETCD = IT + "test_etcd.py::test_etcd_replace_member"
 ETCD_LEARNER = IT + "test_etcd.py::test_etcd_learner_add_promote_remove"
+CP_ENDPOINT = K + "test_cp_endpoint_scripts.py::test_cp_endpoint_move_and_kubelet_server_scripts"
 HAPROXY = IT + "test_haproxy.py::test_haproxy_backends_reload_without_failures"
 LB = IT + "test_lb_frontends.py::test_lb_frontends_owners_share_the_lb_hitless"
 NODEPORT = IT + "test_cnf_nodeport_lb.py::test_cnf_nodeport_driver_hooks_over_ssh_with_real_haproxy"
@@ -93,6 +99,7 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "cert_renew": (CERTS, CERTS_KUBESPRAY),
     "authorized_key": (BECOME, KS_PLAYBOOKS, KS_DRIVER, ENGINE_KUBESPRAY),
     "containerd_registries": (CONTAINERD,),
+    "cp_endpoint_move": (CP_ENDPOINT,),
     "delete_node": (KUBECTL, KUBEADM, MASTER_HEAL, ENGINE, KS_DRIVER),
     "delete_pvs": (KUBECTL, ENGINE_STORAGE),
     "docker_image": (PRIVATE_REGISTRY, ENGINE_REGISTRY),
@@ -121,6 +128,7 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "kubeconfig": (KS_PLAYBOOKS, KS_DRIVER, ENGINE_KUBESPRAY),
     "kubespray_inventory": (KS_PLAYBOOKS, KS_DRIVER, ENGINE_KUBESPRAY),
     "kubespray_playbook": (KS_PLAYBOOKS, KS_DRIVER, ENGINE_KUBESPRAY),
+    "kubelet_server": (CP_ENDPOINT,),
     "label_node": (KUBECTL, KUBEADM, ENGINE, ENGINE_STORAGE),
     "lb_frontends": (LB, NODEPORT, KS_DRIVER, ENGINE_KUBESPRAY),
     "node_at_version": (AT_VERSION,),
@@ -138,12 +146,7 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
 
 # scripts with no run against a real program yet, and why (none now: issue 26's upgrade scripts
 # run in tests/integration/kubernetes/test_upgrade_node_scripts.py)
-KNOWN_GAPS: dict[str, str] = {
-    "cp_endpoint_move": "issue 27 item 4 (1 -> 3 masters): needs a stand-in kubeadm `init phase certs apiserver` "
-                        "/ `upload-config` and crictl; only the twin runs the step so far",
-    "kubelet_server": "issue 27 item 4 (1 -> 3 masters): needs the kubelet stand-in to accept a restart; only "
-                      "the twin runs the step so far",
-}
+KNOWN_GAPS: dict[str, str] = {}
 # where a script may be run against a real program: integration tests, and these unit modules
 REAL_RUN_MODULES = ("tests/unit/nodesteps/test_etcd_snapshot_scripts.py",)
 

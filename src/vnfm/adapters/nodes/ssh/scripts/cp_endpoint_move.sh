@@ -19,7 +19,7 @@ if grep -qx "controlPlaneEndpoint: $ENDPOINT" "$work/cc.yaml" \
 fi
 # the new ClusterConfiguration: endpoint and SANs replaced (other keys kept as kubeadm wrote them)
 {
-  grep -v -e '^controlPlaneEndpoint:' "$work/cc.yaml" | awk '
+  grep -v -e '^controlPlaneEndpoint:' "$work/cc.yaml" | sed 's/^apiServer: {}$/apiServer:/' | awk '
     /^apiServer:/ { print; print "  certSANs:"; insans = 1; skip = 0; next }
     insans && /^  certSANs:/ { skip = 1; next }
     skip && /^  - / { next }
@@ -27,7 +27,9 @@ fi
   echo "controlPlaneEndpoint: $ENDPOINT"
 } >"$work/cc.new"
 IFS=',' read -r -a sans <<<"$CERT_SANS"
-for s in "${sans[@]}"; do sed -i "/^  certSANs:\$/a\\  - \"$s\"" "$work/cc.new"; done
+for ((i = ${#sans[@]} - 1; i >= 0; i--)); do  # each lands right below certSANs: last first keeps the order
+  sed -i "/^  certSANs:\$/a\\  - \"${sans[i]}\"" "$work/cc.new"
+done
 # the API server certificate with the new SANs (kubeadm keeps a valid one otherwise)
 mkdir -p "$work/old"
 mv $K/pki/apiserver.crt $K/pki/apiserver.key "$work/old/"
@@ -36,12 +38,14 @@ if ! out=$(kubeadm init phase certs apiserver --config "$work/cc.new" 2>&1); the
   printf 'kubeadm init phase certs apiserver failed:\n%s\n' "$out" | tail -10 >&2; exit 1
 fi
 for f in admin.conf super-admin.conf controller-manager.conf scheduler.conf; do
-  [ -f "$K/$f" ] && sed -i -E "s#^( *server: ).*#\\1$server#" "$K/$f"
+  if [ -f "$K/$f" ]; then sed -i -E "s#^( *server: ).*#\\1$server#" "$K/$f"; fi
 done
 # restart the static pods (the kubelet re-creates a pod whose manifest reappears)
 mkdir -p "$work/manifests"
-mv $K/manifests/kube-apiserver.yaml $K/manifests/kube-controller-manager.yaml \
-   $K/manifests/kube-scheduler.yaml "$work/manifests/"
+for m in kube-apiserver kube-controller-manager kube-scheduler; do
+  if [ -f "$K/manifests/$m.yaml" ]; then mv "$K/manifests/$m.yaml" "$work/manifests/"; fi
+done
+[ -f "$work/manifests/kube-apiserver.yaml" ] || { echo "no kube-apiserver manifest: not a control plane" >&2; exit 1; }
 end=$((SECONDS + DEADLINE_S))
 while crictl ps -q --name 'kube-apiserver|kube-controller-manager|kube-scheduler' 2>/dev/null | grep -q .; do
   [ $SECONDS -lt $end ] || { mv "$work"/manifests/*.yaml $K/manifests/; echo "static pods did not stop" >&2; exit 1; }

@@ -5,6 +5,7 @@ set -euo pipefail
 : "${ENDPOINT:?}" "${DEADLINE_S:?}"
 conf=/etc/kubernetes/kubelet.conf
 [ -f "$conf" ] || { echo "$conf is missing: this node has not joined" >&2; exit 1; }
+grep -Eq '^ *server: ' "$conf" || { echo "$conf names no API server" >&2; exit 1; }
 if grep -Eq "^ *server: https://$ENDPOINT\$" "$conf"; then echo "@@ changed=false"; exit 0; fi
 sed -i -E "s#^( *server: ).*#\\1https://$ENDPOINT#" "$conf"
 systemctl restart kubelet
