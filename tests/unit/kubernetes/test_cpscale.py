@@ -65,6 +65,40 @@ def scale(k8s: K8s, inst_id: str, kind: str, steps: int = 2, **extra: Any) -> An
     return k8s.app.instances.scale(inst_id, body)
 
 
+class Probe:
+    """Reads the twin every poll while an operation runs: moments the API did not answer at the
+    cluster's endpoint (through the VIP: keepalived holder -> its HAProxy -> a Ready master), and
+    moments etcd's healthy voters were no quorum."""
+
+    def __init__(self, k8s: K8s, inst_id: str) -> None:
+        self.k8s, self.inst_id = k8s, inst_id
+        self.down = self.no_quorum = self.polls = 0
+        self.task: asyncio.Task[None] | None = None
+
+    async def run(self) -> None:
+        while True:
+            st = self.k8s.state(self.inst_id)
+            ep = st["cluster"]["endpoint"]
+            host = ep.rpartition(":")[0]
+            direct = [n["name"] for n in st["nodes"].values() if n["role"] == "master" and n["ready"]
+                      and host in n["addresses"]]
+            if not (vip_answers(st, ep) if ep.endswith(":8383") else direct):
+                self.down += 1
+            voters = [m for m in st["etcd"]["members"].values() if not m.get("learner")]
+            if sum(1 for m in voters if m["healthy"]) < quorum(len(voters)):
+                self.no_quorum += 1
+            self.polls += 1
+            await asyncio.sleep(0.001)
+
+    def __enter__(self) -> Probe:
+        self.task = asyncio.get_running_loop().create_task(self.run())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.task is not None
+        self.task.cancel()
+
+
 async def assert_control_plane(k8s: K8s, inst_id: str, masters: list[str]) -> None:
     """Every etcd change so far kept a healthy quorum; etcd, HAProxy, keepalived, the endpoint and
     the API (through the VIP and through the VIM) all show exactly `masters`."""
@@ -99,11 +133,14 @@ async def test_masters_1_3_5_3_with_quorum_at_every_step(cp: K8s) -> None:
     app = cp.app
     cp.twin_config.learner_sync_time = 0.05  # each learner is promoted only once caught up
     inst_id, _ = await cp.instantiate("simple")
+    cp.twin_config.default_latency = 0.002  # every step takes a little time: the probe sees between them
     assert cp.view(inst_id)["endpoint"].endswith(":6443")
     # 1 -> 3 needs the VIP: refused naming the key, nothing started
     with pytest.raises(UnprocessableEntity, match=r"master_node\.cluster_vip: is required to scale a single"):
         scale(cp, inst_id, "SCALE_OUT")
-    occ = await cp.done(scale(cp, inst_id, "SCALE_OUT", **params(master_node__cluster_vip=VIP)))
+    with Probe(cp, inst_id) as probe:
+        occ = await cp.done(scale(cp, inst_id, "SCALE_OUT", **params(master_node__cluster_vip=VIP)))
+    assert probe.polls > 20 and probe.down == 0 and probe.no_quorum == 0
     await assert_control_plane(cp, inst_id, MASTERS[:3])
     st = cp.state(inst_id)
     assert VIP in st["cluster"]["cert_sans"]
@@ -119,13 +156,17 @@ async def test_masters_1_3_5_3_with_quorum_at_every_step(cp: K8s) -> None:
     # even sizes are refused with the numbers
     with pytest.raises(UnprocessableEntity, match=r"scale-out of the masters 3 -> 4: etcd needs an odd number"):
         scale(cp, inst_id, "SCALE_OUT", steps=1)
-    await cp.done(scale(cp, inst_id, "SCALE_OUT"))
+    with Probe(cp, inst_id) as probe:
+        await cp.done(scale(cp, inst_id, "SCALE_OUT"))
+    assert probe.polls > 20 and probe.down == 0 and probe.no_quorum == 0
     await assert_control_plane(cp, inst_id, MASTERS)
 
     # 5 -> 3 with masternode-1 unhealthy, removed first (named), then the newest
     cp.twin(inst_id).tx(lambda st: st["etcd"]["members"]["masternode-1"].update(healthy=False))
     ms = {v.name: v.id for v in app.instances.get(inst_id).resources.of_vdu("masterNode")}
-    occ = await cp.done(scale(cp, inst_id, "SCALE_IN", vnfcInstanceIds=[ms["masterNode-4"], ms["masterNode-1"]]))
+    with Probe(cp, inst_id) as probe:
+        occ = await cp.done(scale(cp, inst_id, "SCALE_IN", vnfcInstanceIds=[ms["masterNode-4"], ms["masterNode-1"]]))
+    assert probe.polls > 20 and probe.down == 0 and probe.no_quorum == 0
     removed = [e["message"] for e in occ.events if "leaves etcd" in e["message"]]
     assert removed[0].startswith("master masternode-1 leaves etcd (4 members remain, 4 healthy, quorum 3)")
     assert removed[1].startswith("master masternode-4 leaves etcd (3 members remain, 3 healthy, quorum 2)")
