@@ -156,6 +156,8 @@ async def test_masters_1_3_5_3_with_quorum_at_every_step(cp: K8s) -> None:
     # even sizes are refused with the numbers
     with pytest.raises(UnprocessableEntity, match=r"scale-out of the masters 3 -> 4: etcd needs an odd number"):
         scale(cp, inst_id, "SCALE_OUT", steps=1)
+    with pytest.raises(UnprocessableEntity, match=r"cluster_vip: '172.24.0.251' is not the control plane's VIP "):
+        scale(cp, inst_id, "SCALE_OUT", **params(master_node__cluster_vip="172.24.0.251"))
     with Probe(cp, inst_id) as probe:
         await cp.done(scale(cp, inst_id, "SCALE_OUT"))
     assert probe.polls > 20 and probe.down == 0 and probe.no_quorum == 0

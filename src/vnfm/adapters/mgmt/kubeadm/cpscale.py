@@ -58,6 +58,9 @@ def validate(request: dict[str, Any], instance: VnfInstance, flavour: Flavour, c
                                   "more failures than one member fewer); scale by an even number of masters")
     if not out and after < 3:
         raise UnprocessableEntity(f"{what}: an HA control plane does not go back to a single master (keep 3 or more)")
+    if cp.master.cluster_vip is not None and state.get("vip") and str(cp.master.cluster_vip) != state["vip"]:
+        raise UnprocessableEntity(f"{VIP_KEY}: '{cp.master.cluster_vip}' is not the control plane's VIP "
+                                  f"{state['vip']} (a scale does not change it)")
     masters = [v for v in instance.resources.vnfcs if v.vdu_id in master_vdus]
     members, unhealthy = etcd.recorded(state)
     members = members or [etcd.member_name(v) for v in masters]
