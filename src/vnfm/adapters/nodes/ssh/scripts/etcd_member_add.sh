@@ -8,7 +8,9 @@ set -euo pipefail
 LEARNER=${LEARNER:-0}
 case $LEARNER in 0) learner=() ;; 1) learner=(--learner) ;; *) echo "LEARNER must be 0 or 1" >&2; exit 2 ;; esac
 export ETCDCTL_API=3
-ctl() { etcdctl --endpoints="$ENDPOINTS" --dial-timeout=2s --command-timeout=5s "$@"; }
+# @include etcd_tools
+etcdctl_bin=$(need_etcd_tool etcdctl)
+ctl() { "$etcdctl_bin" --endpoints="$ENDPOINTS" --dial-timeout=2s --command-timeout=5s "$@"; }
 # initial cluster from the member list: started members by name, unstarted ones (no name yet)
 # only if it is this one
 cluster_of() {

@@ -6,7 +6,9 @@
 set -euo pipefail
 : "${ENDPOINTS:?}" "${MEMBER_NAME:?}" "${DEADLINE_S:?}"
 export ETCDCTL_API=3
-ctl() { etcdctl --endpoints="$ENDPOINTS" --dial-timeout=2s --command-timeout=5s "$@"; }
+# @include etcd_tools
+etcdctl_bin=$(need_etcd_tool etcdctl)
+ctl() { "$etcdctl_bin" --endpoints="$ENDPOINTS" --dial-timeout=2s --command-timeout=5s "$@"; }
 deadline=$((SECONDS + ${DEADLINE_S%.*}))
 while :; do
   # "ID, status, name, peer urls, client urls, is learner" (read whole: no SIGPIPE for etcdctl)
