@@ -5,7 +5,10 @@ moment at every step; refusals with their numbers; a failure half-way, retried a
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import shutil
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +76,32 @@ def api_backends(ks: Ks, inst_id: str) -> list[str]:
     raise AssertionError("no LB")
 
 
+@contextlib.asynccontextmanager
+async def probed(ks: Ks, inst_id: str) -> AsyncIterator[list[str]]:
+    """Reads the twin all along an operation: the LB's API frontend (what the VIM, registered at
+    the LB, reaches) always sends to control planes of the cluster only, at least one, and
+    etcd always has a quorum of healthy members. Yields the problems seen (none expected)."""
+    seen: list[str] = []
+
+    async def watch() -> None:
+        while True:
+            k8s = ks.app.sim.extras(inst_id)["k8s"]
+            members = list(k8s["etcd"]["members"].values())
+            if sum(1 for m in members if m["healthy"]) < quorum(len(members)):
+                seen.append(f"etcd without quorum: {members}")
+            masters = {n for n, v in k8s["nodes"].items() if v["role"] == "master"}
+            backends = set(api_backends(ks, inst_id))
+            if not backends or not backends <= masters:
+                seen.append(f"LB sends to {api_backends(ks, inst_id)}, masters are {sorted(masters)}")
+            await asyncio.sleep(0)
+
+    task = asyncio.get_running_loop().create_task(watch())
+    try:
+        yield seen
+    finally:
+        task.cancel()
+
+
 def runs(ks: Ks, inst_id: str) -> list[tuple[str, list[str] | None, dict[str, str]]]:
     return [(r["playbook"], r["limit"], r["extra_vars"]) for r in ks.state(inst_id)["kubespray"]["runs"]]
 
@@ -83,7 +112,9 @@ async def test_masters_1_3_5_3_keep_quorum_and_the_lb_follows(ks: Ks, tmp_path: 
     assert_moment(ks, inst_id, ["masternode-0"])
     before = len(runs(ks, inst_id))
 
-    occ = await ks.done(scale(ks, inst_id, "SCALE_OUT", 2))
+    async with probed(ks, inst_id) as problems:
+        occ = await ks.done(scale(ks, inst_id, "SCALE_OUT", 2))
+    assert problems == []
     assert_moment(ks, inst_id, ["masternode-0", "masternode-1", "masternode-2"])
     new = runs(ks, inst_id)[before:]
     etcd_runs = [r for r in new if r[1] == ["etcd", "kube_control_plane"]]
@@ -95,12 +126,16 @@ async def test_masters_1_3_5_3_keep_quorum_and_the_lb_follows(ks: Ks, tmp_path: 
     assert any("control plane masternode-1 joined: 2 control plane(s)" in m and "quorum 2" in m for m in msgs)
     assert any("control plane masternode-2 joined: 3 control plane(s)" in m and "tolerates 1" in m for m in msgs)
 
-    await ks.done(scale(ks, inst_id, "SCALE_OUT", 2))
+    async with probed(ks, inst_id) as problems:
+        await ks.done(scale(ks, inst_id, "SCALE_OUT", 2))
+    assert problems == []
     five = [f"masternode-{i}" for i in range(5)]
     assert_moment(ks, inst_id, five)
 
     before = len(runs(ks, inst_id))
-    occ = await ks.done(scale(ks, inst_id, "SCALE_IN", 2))
+    async with probed(ks, inst_id) as problems:
+        occ = await ks.done(scale(ks, inst_id, "SCALE_IN", 2))
+    assert problems == []
     assert_moment(ks, inst_id, five[:3])
     new = runs(ks, inst_id)[before:]
     removals = [r for r in new if r[0] == "remove-node.yml"]
