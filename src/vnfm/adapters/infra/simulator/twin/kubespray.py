@@ -57,6 +57,12 @@ def tree_layout(h: dict[str, Any], host: str, step: NodeStep, root: str) -> Tree
     return layout
 
 
+def sample_group_vars(h: dict[str, Any], root: str) -> list[str]:
+    """The group_vars directories of the tree's inventory/sample (copied with it)."""
+    prefix = "inventory/sample/group_vars/"
+    return sorted(f[len(prefix):].split("/")[0] for f in tree_files(h, root) if f.startswith(prefix))
+
+
 def _own_inventory(h: dict[str, Any], host: str, step: KubesprayInventory | KubesprayCheckInventory) -> Any:
     """The inventory at step.inventory_path (None if none); StepFailed without a Kubespray tree of a
     known layout or when another cluster owns it."""
@@ -78,7 +84,7 @@ def inventory(tw: TwinHost, host: str, sid: str, step: KubesprayInventory) -> St
         h = ensure(hosts, host)
         inv = _own_inventory(h, host, step)
         created = inv is None
-        new = {**(inv or {"facts": []}), **record}
+        new = {**(inv or {"facts": [], "group_vars": sample_group_vars(h, step.kubespray_root)}), **record}
         if not created and {k: inv.get(k) for k in record} == record:
             return False, False
         if not created and new["hosts"] != inv.get("hosts"):
@@ -100,7 +106,8 @@ def check_inventory(tw: TwinHost, host: str, sid: str, step: KubesprayCheckInven
         if inv is None and step.claim:  # the sample copied, marked; no hosts yet
             h["inventories"][step.inventory_path] = {"owner": step.owner, "root": step.kubespray_root,
                                                      "groups": {}, "hosts": {}, "vars": {}, "known_hosts": {},
-                                                     "facts": []}
+                                                     "facts": [],
+                                                     "group_vars": sample_group_vars(h, step.kubespray_root)}
             return True
         return False
 
@@ -255,6 +262,10 @@ def playbook(tw: TwinHost, host: str, sid: str, step: KubesprayPlaybook) -> Step
         tree_files(ensure(hosts, host), step.kubespray_root)))
     if inv is None or inv.get("owner") != step.owner:
         raise StepFailed(host, step, f"no inventory of this cluster at {step.inventory_path}")
+    if "k8s-cluster" in (inv.get("group_vars") or []):  # a sample of Kubespray before v2.16
+        raise StepFailed(host, step, f"the inventory at {step.inventory_path} has the layout of Kubespray before "
+                                     "v2.16 (group_vars/k8s-cluster): the cluster's group is k8s_cluster, so those "
+                                     "variables would not apply; give an inventory/sample of a v2.16 or later tree")
     if layout.paths[step.playbook] not in files:
         raise StepFailed(host, step, f"ERROR! the playbook: {layout.paths[step.playbook]} could not be found in "
                                      f"{step.kubespray_root}")
