@@ -37,6 +37,7 @@ from vnfm.adapters.mgmt.kubespray.site import Site
 from vnfm.adapters.mgmt.kubespray.upgrade import etcd_tls
 from vnfm.domain import etcd_quorum
 from vnfm.domain.errors import OperationFailed, UnprocessableEntity
+from vnfm.nodesteps.base import StepFailed
 from vnfm.nodesteps.etcd import EtcdHealth, EtcdMemberList
 from vnfm.nodesteps.kubernetes import DeleteNode, DrainNode
 
@@ -76,8 +77,8 @@ async def etcd_view(s: Site, via: Node, masters: Sequence[Node], wait_s: float =
     tls = etcd_tls(via)
     try:
         raw = (await s.c.ex.run(via.ssh, EtcdMemberList(endpoints=LOCAL_ETCD, tls=tls))).data["members"]
-    except OperationFailed as e:
-        raise OperationFailed(f"etcd's members could not be read through {via.name}: {e.detail}") from None
+    except StepFailed as e:
+        raise OperationFailed(f"etcd's members could not be read through {via.name}: {e.reason}") from None
     by_addr = {m.nic.lower(): m.name for m in masters}
     members: list[str] = []
     urls: dict[str, str] = {}
