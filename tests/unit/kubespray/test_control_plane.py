@@ -211,3 +211,17 @@ async def test_a_failure_half_way_is_retried_then_another_rolled_back(ks: Ks, tm
     assert rolled.operation_state == OpState.ROLLED_BACK, rolled.error
     assert_moment(ks, inst_id, ["masternode-0", "masternode-1", "masternode-2"])
     assert len(ks.app.instances.get(inst_id).resources.of_vdu("masterNode")) == 3
+
+
+async def test_an_ha_cluster_heals_a_worker_and_is_healed_entire(ks: Ks, tmp_path: Path) -> None:
+    onboard_five_masters(ks, tmp_path)
+    inst_id, _ = await ks.instantiate()
+    await ks.done(scale(ks, inst_id, "SCALE_OUT", 2))
+    three = ["masternode-0", "masternode-1", "masternode-2"]
+    w0 = ks.app.instances.get(inst_id).resources.of_vdu("workerNode")[0]
+    await ks.done(ks.app.instances.heal(inst_id, {"vnfcInstanceId": [w0.id]}))
+    assert_moment(ks, inst_id, three)
+    await ks.done(ks.app.instances.heal(inst_id, {}))
+    assert_moment(ks, inst_id, three)
+    await ks.done(scale(ks, inst_id, "SCALE_IN", 2))
+    assert_moment(ks, inst_id, ["masternode-0"])

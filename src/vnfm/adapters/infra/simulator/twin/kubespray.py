@@ -340,6 +340,7 @@ def _cluster(tw: TwinHost, st: dict[str, Any], inv: dict[str, Any], servers: dic
                                               *(h["ip"] for h in inv["hosts"].values() if h["role"] == "master")}),
                          "installer": "kubespray", "ca_sha256": sha(ca)}
         st["nodes"], st["etcd"] = {}, {"members": {}}
+        st.setdefault("kubespray", {}).pop("etcd_stale", None)  # a new etcd: nothing of the old one is stale
     for name, server in servers.items():
         h = inv["hosts"][name]
         n = st["nodes"].get(name)
