@@ -125,6 +125,8 @@ async def test_masters_1_3_5_3_keep_quorum_and_the_lb_follows(ks: Ks, tmp_path: 
     msgs = ks.messages(occ)
     assert any("control plane masternode-1 joined: 2 control plane(s)" in m and "quorum 2" in m for m in msgs)
     assert any("control plane masternode-2 joined: 3 control plane(s)" in m and "tolerates 1" in m for m in msgs)
+    assert any("cluster.yml --limit etcd,kube_control_plane -e ignore_assert_errors=yes finished in" in m
+               and "(hosts: masternode-0, masternode-1, masternode-2)" in m for m in msgs)
 
     async with probed(ks, inst_id) as problems:
         await ks.done(scale(ks, inst_id, "SCALE_OUT", 2))
