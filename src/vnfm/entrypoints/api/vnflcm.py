@@ -11,6 +11,7 @@ from vnfm.entrypoints.api import query
 from vnfm.entrypoints.api.body import no_body
 from vnfm.entrypoints.api.common import ListSource, add_subscription_routes, app_of, json_body, listing
 from vnfm.entrypoints.api.etag import if_match
+from vnfm.entrypoints.api.locations import location
 from vnfm.service import views
 
 router = APIRouter(prefix="/vnflcm")
@@ -31,7 +32,7 @@ async def all_api_versions() -> dict[str, object]:
 
 
 def _accepted(request: Request, occ: OpOcc) -> Response:
-    loc = str(request.url_for("show_op_occ", op_id=occ.id))
+    loc = location(request, "show_op_occ", op_id=occ.id)
     return Response(status_code=202, headers={"Location": loc})
 
 
@@ -39,7 +40,7 @@ def _accepted(request: Request, occ: OpOcc) -> Response:
 @router.post("/v1/vnf_instances", status_code=201)
 async def create_instance(request: Request) -> JSONResponse:
     inst = await off_loop(app_of(request).instances.create, await json_body(request))
-    loc = str(request.url_for("show_instance", inst_id=inst.id))
+    loc = location(request, "show_instance", inst_id=inst.id)
     return JSONResponse(views.instance_info(inst), status_code=201, headers={"Location": loc})
 
 

@@ -17,6 +17,7 @@ from vnfm.entrypoints.api import query
 from vnfm.entrypoints.api.body import no_body
 from vnfm.entrypoints.api.common import ListSource, app_of, json_body, listing
 from vnfm.entrypoints.api.etag import if_match
+from vnfm.entrypoints.api.locations import location
 from vnfm.entrypoints.api.v2 import bodies
 from vnfm.entrypoints.api.v2.version import API_VERSION, PREFIX, require_version
 from vnfm.service import views, views_v2
@@ -36,7 +37,7 @@ async def api_versions() -> dict[str, object]:
 
 
 def _accepted(request: Request, occ: OpOcc) -> Response:
-    return Response(status_code=202, headers={"Location": str(request.url_for("show_op_occ_v2", op_id=occ.id))})
+    return Response(status_code=202, headers={"Location": location(request, "show_op_occ_v2", op_id=occ.id)})
 
 
 # ------------------------------------------------------------------ instances
@@ -44,7 +45,7 @@ def _accepted(request: Request, occ: OpOcc) -> Response:
 async def create_instance(request: Request) -> JSONResponse:
     body = bodies.create(await json_body(request))
     inst = await off_loop(app_of(request).instances.create, body)
-    loc = str(request.url_for("show_instance_v2", inst_id=inst.id))
+    loc = location(request, "show_instance_v2", inst_id=inst.id)
     return JSONResponse(views_v2.instance_info(inst), status_code=201, headers={"Location": loc})
 
 
