@@ -4,11 +4,11 @@ which runners write occurrences and instances (`JobStore`)."""
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
+import pickle
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from vnfm.domain import lcm
 from vnfm.domain.errors import OperationFailed
@@ -26,6 +26,14 @@ log = logging.getLogger(__name__)
 START_STATES = {OpState.STARTING: "START", OpState.PROCESSING: "START", OpState.ROLLING_BACK: "START"}
 FINAL_STATES = (OpState.COMPLETED, OpState.FAILED, OpState.ROLLED_BACK)
 KEPT_EVENTS = 200  # the progress log keeps this many newest lines
+_T = TypeVar("_T")
+
+
+def snapshot(value: _T) -> _T:
+    """A deep copy of an occurrence or instance (plain data: dataclasses, enums, datetimes, JSON
+    values), through pickle: the same result as `copy.deepcopy`, about 4x cheaper (each write of a
+    job copies its occurrence; issue 24 item 4). Only this process's own objects go through it."""
+    return pickle.loads(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))  # noqa: S301 (our own bytes)
 
 
 @dataclass
@@ -140,7 +148,7 @@ def load_job(
     secrets = secret_values(inst.additional_params) | secret_values(occ.operation_params)
     job = Job(occ=occ, inst=inst, vnfd=vnfd, flavour=flavour, package=files_of(inst.vnf_pkg_id),
               vim=vim, infra=infra, secrets=secrets, fence=(occ.owner, occ.epoch))
-    job.writer.saved_inst = copy.deepcopy(inst)
+    job.writer.saved_inst = snapshot(inst)
     return job
 
 
@@ -232,8 +240,8 @@ class JobStore:
         w = job.writer
         w.loop = asyncio.get_running_loop()
         job.occ.heartbeat = utcnow()
-        occ = copy.deepcopy(job.occ)
-        inst = copy.deepcopy(job.inst) if instance and job.inst != w.saved_inst else None
+        occ = snapshot(job.occ)
+        inst = snapshot(job.inst) if instance and job.inst != w.saved_inst else None
         w.dirty = False
         write = asyncio.ensure_future(asyncio.to_thread(self._commit, occ, inst, job.fence, notify, w.saved_occ))
         try:
