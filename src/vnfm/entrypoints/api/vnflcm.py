@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool as off_loop
 
-from vnfm.domain.model import OpOcc, VnfInstance
+from vnfm.domain.model import OP_OCC_ENGINE_PRIVATE, OpOcc, VnfInstance
 from vnfm.entrypoints.api import query
 from vnfm.entrypoints.api.body import no_body
 from vnfm.entrypoints.api.common import ListSource, add_subscription_routes, app_of, json_body, listing
@@ -108,7 +110,8 @@ async def terminate(request: Request, inst_id: str) -> Response:
 @router.get("/v1/vnf_lcm_op_occs")
 async def list_op_occs(request: Request) -> Response:
     app = app_of(request)
-    source = ListSource(app.instances.op_page, views.op_occ_info, lambda o: o.id)
+    pages = partial(app.instances.op_page, omit=frozenset({OP_OCC_ENGINE_PRIVATE}))  # plan, log: never shown
+    source = ListSource(pages, views.op_occ_info, lambda o: o.id)
     return await listing(request, source, query.VNF_LCM_OP_OCC_DEFAULT_EXCLUDED,
                          attributes=query.VNF_LCM_OP_OCC_ATTRIBUTES, resource="VnfLcmOpOcc",
                          page_size=app.settings.page_size)

@@ -8,11 +8,13 @@ work as on v1. Every route but api_versions needs the `Version` header (`version
 
 from __future__ import annotations
 
+from functools import partial
+
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool as off_loop
 
-from vnfm.domain.model import OpOcc, VnfInstance
+from vnfm.domain.model import OP_OCC_ENGINE_PRIVATE, OpOcc, VnfInstance
 from vnfm.entrypoints.api import query
 from vnfm.entrypoints.api.body import no_body
 from vnfm.entrypoints.api.common import ListSource, app_of, json_body, listing
@@ -118,7 +120,8 @@ async def change_vnfpkg(request: Request, inst_id: str) -> Response:
 @router.get("/vnf_lcm_op_occs")
 async def list_op_occs(request: Request) -> Response:
     app = app_of(request)
-    source = ListSource(app.instances.op_page, views_v2.op_occ_info, lambda o: o.id)
+    pages = partial(app.instances.op_page, omit=frozenset({OP_OCC_ENGINE_PRIVATE}))  # plan, log: never shown
+    source = ListSource(pages, views_v2.op_occ_info, lambda o: o.id)
     return await listing(request, source, OP_OCC_DEFAULT_EXCLUDED, attributes=OP_OCC_ATTRIBUTES,
                          resource="VnfLcmOpOcc", page_size=app.settings.page_size)
 
