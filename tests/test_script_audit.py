@@ -84,6 +84,7 @@ DRILL = "tests/unit/nodesteps/test_etcd_snapshot_scripts.py::test_restore_drill"
 BACKUP = IT + "test_etcd_backup.py::test_backup_and_restore_drill_on_real_etcd"
 CERTS = IT + "test_certificates.py::test_kubeadm_layout_read_with_openssl_and_renewed"
 CERTS_KUBESPRAY = IT + "test_certificates.py::test_kubespray_layout"
+KUBESPRAY_ETCD_TLS = IT + "test_certificates.py::test_kubespray_etcd_checked_with_its_own_client_certificate"
 
 # script -> the tests that run it against a real program or the simulated Kubernetes API
 SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
@@ -97,14 +98,14 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "docker_image": (PRIVATE_REGISTRY, ENGINE_REGISTRY),
     "docker_install": (PRIVATE_REGISTRY, ENGINE_REGISTRY),
     "drain_node": (KUBECTL, KUBEADM, ENGINE, KS_DRIVER),
-    "etcd_health": (ETCD, MASTER_HEAL, ENGINE),
+    "etcd_health": (ETCD, MASTER_HEAL, ENGINE, KUBESPRAY_ETCD_TLS),
     "etcd_member_add": (ETCD,),
     "etcd_restore_drill": (DRILL, BACKUP),
     "etcd_snapshot_fetch": (SNAPSHOTS, BACKUP, SNAPSHOT_RESTORE),
     "etcd_snapshot_put": (SNAPSHOT_RESTORE,),
     "etcd_snapshot_restore": (SNAPSHOT_RESTORE,),
     "etcd_snapshot_save": (SNAPSHOTS, SNAPSHOT_RESTORE),
-    "etcd_member_list": (ETCD, KUBEADM, MASTER_HEAL, ENGINE),
+    "etcd_member_list": (ETCD, KUBEADM, MASTER_HEAL, ENGINE, KUBESPRAY_ETCD_TLS),
     "etcd_member_remove": (ETCD, MASTER_HEAL, ENGINE),
     "etcd_start": (ETCD,),
     "etcd_stop": (ETCD,),

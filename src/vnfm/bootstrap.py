@@ -281,7 +281,8 @@ def _health_watcher(settings: Settings, uow: Any, alarms: AlarmService, instance
                             max_heals=settings.autoheal_max_per_hour)
     check = HealthCheck(infra, vims.get, vnfd_of, cluster_nodes)
     return HealthWatcher(uow, alarms, check, settings.worker_id, vims.list,
-                         WatchSettings(interval=settings.health_interval, batch=settings.health_batch),
+                         WatchSettings(interval=settings.health_interval, batch=settings.health_batch,
+                                       absent_grace=settings.health_absent_grace),
                          on_checked=AutoHeal(instances.heal, alarms, policy, metrics), telemetry=metrics)
 
 

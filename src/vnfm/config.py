@@ -167,6 +167,9 @@ class Settings(BaseSettings):
     # instances every health_interval seconds (+-20 %), health_batch at a time; 0 turns it off.
     health_interval: float = Field(default=10.0, ge=0)
     health_batch: int = Field(default=20, ge=1)
+    # A VNFC a cluster driver made a node that the cluster's API does not list is alarmed
+    # (KUBERNETES_NODE_ABSENT) once missing this many seconds (a node's NotReady takes 40 s).
+    health_absent_grace: float = Field(default=40.0, ge=0)
     # Automatic heal of instances with vnfConfigurableProperties.isAutohealEnabled: a VNFC unhealthy
     # for autoheal_after seconds is healed, unless more than autoheal_max_unhealthy (a share) of the
     # cluster's nodes are unhealthy, or the cluster had autoheal_max_per_hour automatic heals in the

@@ -10,10 +10,11 @@ run through the node access the composition root gives (`ctx.nodes`), so a retry
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from vnfm.adapters.mgmt.cluster import certs, vim
-from vnfm.adapters.mgmt.cluster.topology import pin
+from vnfm.adapters.mgmt.cluster import certs, etcd, vim
+from vnfm.adapters.mgmt.cluster.topology import Cluster, Node, pin
 from vnfm.adapters.mgmt.kubespray import lb, upgrade
 from vnfm.adapters.mgmt.kubespray.install import install
 from vnfm.adapters.mgmt.kubespray.nodes import add_workers, remove_workers, workers_only
@@ -28,6 +29,13 @@ from vnfm.nodesteps.certs import KUBESPRAY
 from vnfm.nodesteps.kubernetes import UncordonNode
 from vnfm.nodesteps.kubespray import KubesprayCheckInventory, KubesprayRemoveInventory
 from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
+
+
+async def check_etcd(c: Cluster, m: Node, masters: Sequence[Node]) -> None:
+    """After master `m`'s renewal: Kubespray's etcd (etcd_deployment_type host, its own certificates
+    in /etc/ssl/etcd/ssl) has a member per master, every one healthy, asked on `m` with that host's
+    Kubespray admin client certificate (admin-<node>.pem, as Kubespray's own etcdctl calls do)."""
+    await etcd.check_members(c, m, masters, tls=upgrade.etcd_tls(m), by_name=False)
 
 
 class KubesprayDriver(MgmtDriver):
@@ -139,7 +147,8 @@ class KubesprayDriver(MgmtDriver):
     # ------------------------------------------------------------------ heal
     async def _renew(self, ctx: LcmContext) -> None:
         """Certificates renewed one master at a time (kubeadm-managed ones: Kubespray's etcd
-        certificates are its own), then the LB's kubeconfig (the renewed admin.conf) and the VIM."""
+        certificates are its own), etcd checked healthy between masters with Kubespray's etcd client
+        certificate, then the LB's kubeconfig (the renewed admin.conf) and the VIM."""
         s = open_site(ctx)
         try:
             async def refresh() -> None:
@@ -147,7 +156,7 @@ class KubesprayDriver(MgmtDriver):
                 await vim.register(s.c, s.c.admin(), s.api_url, extra=lb.vim_extra(s))
 
             await pin(s.c, [s.lb_node])
-            await certs.renew(s.c, KUBESPRAY, etcd_check=False, refresh=refresh)
+            await certs.renew(s.c, KUBESPRAY, etcd_check=check_etcd, refresh=refresh)
         finally:
             await s.close()
 
