@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vnfm.adapters.mgmt.cluster import certs, etcd, vim
+from vnfm.adapters.mgmt.cluster import backup, certs, etcd, vim
 from vnfm.adapters.mgmt.cluster.topology import Cluster, Node, pin
 from vnfm.adapters.mgmt.kubespray import lb, upgrade
 from vnfm.adapters.mgmt.kubespray.install import install
@@ -216,3 +216,19 @@ class KubesprayDriver(MgmtDriver):
     async def change_current_package_end(self, ctx: LcmContext) -> None:
         """Phase workers."""
         await self.change_current_package_start(ctx)
+
+    # ------------------------------------------------------------------ scheduled etcd backups
+    def backup_schedule(self, instance: VnfInstance) -> tuple[float, int] | None:
+        """The instance's own schedule (additionalParams.etcd_backup: interval, keep), if it has one."""
+        b = DECLARED.parse(instance.additional_params).etcd_backup
+        return (b.interval, b.keep) if b is not None else None
+
+    async def etcd_backup(self, ctx: LcmContext, keep: int) -> dict[str, Any]:
+        """A snapshot on a master (etcd as a systemd unit there, Kubespray's admin-<node> client
+        certificate), copied into the VNFM's store, and its restore drill (cluster/backup.py)."""
+        s = open_site(ctx)
+        try:
+            await pin(s.c, s.c.masters)
+            return await backup.backup(s.c, keep, tls_of=upgrade.etcd_tls)
+        finally:
+            await s.close()
