@@ -115,12 +115,17 @@ class App:
             self.notifier.close(5.0)
 
 
+def snapshot_store(settings: Settings) -> FileSnapshotStore:
+    """The upgrades' and heals' etcd snapshots; the scheduled backups' are read too (a restore's source)."""
+    return FileSnapshotStore(settings.data_dir / "etcd-snapshots", also=(settings.data_dir / "etcd-backups",))
+
+
 def default_mgmt_drivers(settings: Settings) -> MgmtDrivers:
     """The built-in management drivers, the operator's bindings, and installed plug-ins."""
     reg = MgmtDrivers(MgmtDrivers.parse_bindings(settings.driver_bindings))
     reg.register("noop", NoopDriver)
     reg.register("vm-readiness", VmReadinessDriver)
-    reg.register("kubeadm", KubeadmDriver)
+    reg.register("kubeadm", lambda: KubeadmDriver(snapshot_store(settings)))
     reg.register("kubespray", KubesprayDriver)
     reg.register("private-registry", PrivateRegistryDriver)
     reg.register("cnf-nodeport", CnfNodePortDriver)
@@ -215,7 +220,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         nodes_of=infra_drivers.nodes_of,
         telemetry=metrics,
     )
-    engine.stages.snapshots = FileSnapshotStore(settings.data_dir / "etcd-snapshots")
+    engine.stages.snapshots = snapshot_store(settings)
     _track(metrics, engine, settings.run_engine)
     metrics.watch_fleet(lambda: fleet_counts(session_factory), database=session_factory.kw["bind"].dialect.name,
                         ttl=settings.metrics_cache_seconds)

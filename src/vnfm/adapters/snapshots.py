@@ -1,6 +1,7 @@
 """The VNFM's copies of cluster snapshots (service.ports.SnapshotStore): files under
 `<data dir>/etcd-snapshots/<instance id>/<name>`, mode 0600, written atomically; at most `keep`
-per instance (the oldest removed) and each at most `max_bytes`."""
+per instance (the oldest removed) and each at most `max_bytes`. `also`: other stores' roots read
+(never written) by `get` and `held`, e.g. the scheduled backups' for a restore."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 
 class FileSnapshotStore:
-    def __init__(self, root: Path, *, keep: int = 3, max_bytes: int = 2 * 1024**3) -> None:
+    def __init__(self, root: Path, *, keep: int = 3, max_bytes: int = 2 * 1024**3,
+                 also: tuple[Path, ...] = ()) -> None:
         self.root = root
+        self.also = also
         self.keep = keep
         self.max_bytes = max_bytes
 
@@ -43,5 +46,21 @@ class FileSnapshotStore:
         return str(d / name)
 
     def get(self, instance_id: str, name: str) -> bytes | None:
-        p = self._dir(instance_id, name) / name
-        return p.read_bytes() if p.is_file() else None
+        self._dir(instance_id, name)
+        for root in (self.root, *self.also):
+            p = root / instance_id / name
+            if p.is_file():
+                return p.read_bytes()
+        return None
+
+    def held(self, instance_id: str) -> list[tuple[str, float]]:
+        """The snapshots kept for the instance (here and in `also`): (name, when written), newest first."""
+        self._dir(instance_id, "x")
+        found: dict[str, float] = {}
+        for root in (self.root, *self.also):
+            d = root / instance_id
+            if d.is_dir():
+                for p in d.iterdir():
+                    if p.is_file() and not p.name.startswith(".") and _NAME.match(p.name):
+                        found.setdefault(p.name, p.stat().st_mtime)
+        return sorted(found.items(), key=lambda x: -x[1])
