@@ -42,6 +42,11 @@ Against what each runs (script(s): real program(s) or API; the tests):
 - kube_packages, kubeadm_upgrade: the strict stand-ins of standins_upgrade.py (apt-get/apt-mark/
   dpkg-query with apt's pin, hold and downgrade rules; kubeadm's upgrade apply/node flags and
   version rules, its manifest backups); upgrade node scripts
+- pki_fetch, pki_put (issue 27 item 3): the real openssl's CAs and service-account keys (read from
+  one tree, put into another, verified with openssl; another CA refused); etcd_restore_member: the
+  machine's etcd 3.4 (restored as one member, served by an etcd started on it; a corrupt snapshot
+  refused); kubelet_server: a real kubeconfig file with a recording systemctl (no kubelet here);
+  all run with bash (not over SSH), tests/unit/nodesteps/test_restore_scripts.py
 """
 
 from __future__ import annotations
@@ -84,6 +89,7 @@ DRILL = "tests/unit/nodesteps/test_etcd_snapshot_scripts.py::test_restore_drill"
 BACKUP = IT + "test_etcd_backup.py::test_backup_and_restore_drill_on_real_etcd"
 CERTS = IT + "test_certificates.py::test_kubeadm_layout_read_with_openssl_and_renewed"
 CERTS_KUBESPRAY = IT + "test_certificates.py::test_kubespray_layout"
+RESTORE = "tests/unit/nodesteps/test_restore_scripts.py::"
 
 # script -> the tests that run it against a real program or the simulated Kubernetes API
 SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
@@ -122,6 +128,10 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "label_node": (KUBECTL, KUBEADM, ENGINE, ENGINE_STORAGE),
     "lb_frontends": (LB, NODEPORT, KS_DRIVER, ENGINE_KUBESPRAY),
     "node_at_version": (AT_VERSION,),
+    "pki_fetch": (RESTORE + "test_pki_fetch_and_put_with_openssl_cas",),
+    "pki_put": (RESTORE + "test_pki_fetch_and_put_with_openssl_cas",),
+    "etcd_restore_member": (RESTORE + "test_etcd_restore_member_real_etcd",),
+    "kubelet_server": (RESTORE + "test_kubelet_server_rewritten_and_restarted",),  # recording systemctl
     "nfs_client": (KUBECTL, ENGINE_STORAGE),  # the apt stand-in: this kernel has no NFS client
     "nfs_export": (NFS, NFS_SEVERAL, ENGINE_STORAGE),
     "prepare_node": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
@@ -138,7 +148,8 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
 # run in tests/integration/kubernetes/test_upgrade_node_scripts.py)
 KNOWN_GAPS: dict[str, str] = {}
 # where a script may be run against a real program: integration tests, and these unit modules
-REAL_RUN_MODULES = ("tests/unit/nodesteps/test_etcd_snapshot_scripts.py",)
+REAL_RUN_MODULES = ("tests/unit/nodesteps/test_etcd_snapshot_scripts.py",
+                    "tests/unit/nodesteps/test_restore_scripts.py")
 
 
 def test_every_script_has_a_real_run() -> None:
