@@ -7,6 +7,9 @@ snapshot refused); a failure mid-heal retried to completion."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,9 @@ from kubernetes import client
 from vnfm.adapters.mgmt.kubeadm.restore import window
 from vnfm.domain.errors import UnprocessableEntity
 from vnfm.domain.model import OpState
+from vnfm.nodesteps.base import StepFailed
+from vnfm.nodesteps.kubernetes import WaitNodeReady
+from vnfm.nodesteps.restore import KubeletServer
 
 from .conftest import PARAMS, K8s
 from .test_kube_api import api_client
@@ -88,6 +94,34 @@ async def test_dead_master_restored_from_backup_workers_kept(k8s: K8s, tmp_path:
     assert lines.index(plan[0]) < next(i for i, ln in enumerate(lines) if "restored from" in ln)
     st = app.instances.get(inst_id).driver_state["kubeadm"]
     assert st["pki"]["secret"] and st["restore"]["name"].startswith("backup-")
+    # the PKI copy: encrypted at rest, in no progress line
+    ca_key = json.loads(st["pki"]["secret"])["ca.key"]
+    with sqlite3.connect(app.settings.database_url.removeprefix("sqlite:///")) as con:
+        raw = "\n".join(str(r) for t in ("vnf_instances", "vnf_lcm_op_occs") for r in con.execute(f"SELECT * FROM {t}"))
+    assert ca_key not in raw and base64.b64decode(ca_key).decode() not in raw and "enc:v1:" in raw
+    assert not [ln for ln in lines if ca_key in ln or "twin ca.key" in ln]
+
+
+async def test_twin_kubelet_at_another_server_not_ready_until_repointed(k8s: K8s) -> None:
+    """As strict as a kubelet: one whose kubelet.conf names another API server stays NotReady."""
+    inst_id, _ = await k8s.instantiate("simple")
+    master, workers = _master_and_workers(k8s, inst_id)
+    tw = k8s.twin(inst_id)
+    st = k8s.state(inst_id)
+    endpoint = st["cluster"]["endpoint"]
+    wsid = workers[0].server_id
+    m_addr, w_addr = st["nodes"]["masternode-0"]["addresses"][0], st["nodes"]["workernode-0"]["addresses"][0]
+
+    def stale(s: dict[str, Any]) -> None:
+        s["hosts"][wsid]["kubelet_server"] = "10.9.9.9:6443"
+        s["nodes"]["workernode-0"]["ready"] = False
+
+    tw.tx(stale)
+    with pytest.raises(StepFailed, match="did not become Ready"):
+        await tw.run(m_addr, WaitNodeReady("workernode-0", 0.05))
+    assert (await tw.run(w_addr, KubeletServer(endpoint))).changed
+    await tw.run(m_addr, WaitNodeReady("workernode-0", 5))
+    assert not (await tw.run(w_addr, KubeletServer(endpoint))).changed
 
 
 async def test_live_master_snapshot_taken_now(k8s: K8s, tmp_path: Path) -> None:
