@@ -46,7 +46,8 @@ Against what each runs (script(s): real program(s) or API; the tests):
   one tree, put into another, verified with openssl; another CA refused); etcd_restore_member: the
   machine's etcd 3.4 (restored as one member, served by an etcd started on it; a corrupt snapshot
   refused); kubelet_server: a real kubeconfig file with a recording systemctl (no kubelet here);
-  all run with bash (not over SSH), tests/unit/nodesteps/test_restore_scripts.py
+  all run with bash, tests/unit/nodesteps/test_restore_scripts.py, and over SSH on two test hosts
+  (the PKI by SFTP, etcd restored and served there), tests/integration/test_single_master_restore.py
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ BACKUP = IT + "test_etcd_backup.py::test_backup_and_restore_drill_on_real_etcd"
 CERTS = IT + "test_certificates.py::test_kubeadm_layout_read_with_openssl_and_renewed"
 CERTS_KUBESPRAY = IT + "test_certificates.py::test_kubespray_layout"
 RESTORE = "tests/unit/nodesteps/test_restore_scripts.py::"
+RESTORE_SSH = IT + "test_single_master_restore.py::test_restore_steps_over_ssh_real_etcd_openssl_pki"
 
 # script -> the tests that run it against a real program or the simulated Kubernetes API
 SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
@@ -107,7 +109,7 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "etcd_member_add": (ETCD,),
     "etcd_restore_drill": (DRILL, BACKUP),
     "etcd_snapshot_fetch": (SNAPSHOTS, BACKUP, SNAPSHOT_RESTORE),
-    "etcd_snapshot_put": (SNAPSHOT_RESTORE,),
+    "etcd_snapshot_put": (SNAPSHOT_RESTORE, RESTORE_SSH),
     "etcd_snapshot_restore": (SNAPSHOT_RESTORE,),
     "etcd_snapshot_save": (SNAPSHOTS, SNAPSHOT_RESTORE),
     "etcd_member_list": (ETCD, KUBEADM, MASTER_HEAL, ENGINE),
@@ -128,10 +130,10 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "label_node": (KUBECTL, KUBEADM, ENGINE, ENGINE_STORAGE),
     "lb_frontends": (LB, NODEPORT, KS_DRIVER, ENGINE_KUBESPRAY),
     "node_at_version": (AT_VERSION,),
-    "pki_fetch": (RESTORE + "test_pki_fetch_and_put_with_openssl_cas",),
-    "pki_put": (RESTORE + "test_pki_fetch_and_put_with_openssl_cas",),
-    "etcd_restore_member": (RESTORE + "test_etcd_restore_member_real_etcd",),
-    "kubelet_server": (RESTORE + "test_kubelet_server_rewritten_and_restarted",),  # recording systemctl
+    "pki_fetch": (RESTORE + "test_pki_fetch_and_put_with_openssl_cas", RESTORE_SSH),
+    "pki_put": (RESTORE + "test_pki_fetch_and_put_with_openssl_cas", RESTORE_SSH),
+    "etcd_restore_member": (RESTORE + "test_etcd_restore_member_real_etcd", RESTORE_SSH),
+    "kubelet_server": (RESTORE + "test_kubelet_server_rewritten_and_restarted", RESTORE_SSH),  # recording systemctl
     "nfs_client": (KUBECTL, ENGINE_STORAGE),  # the apt stand-in: this kernel has no NFS client
     "nfs_export": (NFS, NFS_SEVERAL, ENGINE_STORAGE),
     "prepare_node": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
