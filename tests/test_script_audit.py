@@ -47,7 +47,10 @@ Against what each runs (script(s): real program(s) or API; the tests):
   machine's etcd 3.4 (restored as one member, served by an etcd started on it; a corrupt snapshot
   refused); kubelet_server: a real kubeconfig file with a recording systemctl (no kubelet here);
   all run with bash, tests/unit/nodesteps/test_restore_scripts.py, and over SSH on two test hosts
-  (the PKI by SFTP, etcd restored and served there), tests/integration/test_single_master_restore.py
+  (the PKI by SFTP, etcd restored and served there), tests/integration/test_single_master_restore.py;
+  in the driver's order with the strict stand-in kubeadm (kubeadm_init.sh's EXISTING_ETCD: its
+  DirAvailable--var-lib-etcd preflight, a real etcd started on the restored data),
+  tests/integration/kubernetes/test_kubeadm_standin_restore.py
 """
 
 from __future__ import annotations
@@ -92,6 +95,7 @@ CERTS = IT + "test_certificates.py::test_kubeadm_layout_read_with_openssl_and_re
 CERTS_KUBESPRAY = IT + "test_certificates.py::test_kubespray_layout"
 RESTORE = "tests/unit/nodesteps/test_restore_scripts.py::"
 RESTORE_SSH = IT + "test_single_master_restore.py::test_restore_steps_over_ssh_real_etcd_openssl_pki"
+RESTORE_KUBEADM = K + "test_kubeadm_standin_restore.py::test_kubeadm_standin_restore_on_a_new_host_real_etcd"
 
 # script -> the tests that run it against a real program or the simulated Kubernetes API
 SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
@@ -120,7 +124,7 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "hosts_entries": (REGISTRY, CONTAINERD, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
     "join_info": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
     "keepalived": (KEEPALIVED,),  # the engine flows run it against the recording stand-in
-    "kubeadm_init": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
+    "kubeadm_init": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE, RESTORE_KUBEADM),
     "kubeadm_join": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
     "kubeadm_upgrade": (KUBEADM_UPGRADE,),  # the strict stand-in kubeadm (upgrade plan/apply/node)
     "kube_packages": (KUBEADM_UPGRADE,),  # the strict apt-get/apt-mark/dpkg-query stand-ins
@@ -132,7 +136,7 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "node_at_version": (AT_VERSION,),
     "pki_fetch": (RESTORE + "test_pki_fetch_and_put_with_openssl_cas", RESTORE_SSH),
     "pki_put": (RESTORE + "test_pki_fetch_and_put_with_openssl_cas", RESTORE_SSH),
-    "etcd_restore_member": (RESTORE + "test_etcd_restore_member_real_etcd", RESTORE_SSH),
+    "etcd_restore_member": (RESTORE + "test_etcd_restore_member_real_etcd", RESTORE_SSH, RESTORE_KUBEADM),
     "kubelet_server": (RESTORE + "test_kubelet_server_rewritten_and_restarted", RESTORE_SSH),  # recording systemctl
     "nfs_client": (KUBECTL, ENGINE_STORAGE),  # the apt stand-in: this kernel has no NFS client
     "nfs_export": (NFS, NFS_SEVERAL, ENGINE_STORAGE),
