@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from vnfm.adapters.mgmt.cluster import endpoint, etcd, nodes, registries, vim
+from vnfm.adapters.mgmt.cluster import endpoint, etcd, nodes, registries, storage, vim
 from vnfm.adapters.mgmt.cluster.topology import Cluster, Node, gather, pin
 from vnfm.adapters.mgmt.kubeadm.install import cert_sans, prepare
 from vnfm.domain.errors import OperationFailed, UnprocessableEntity
@@ -172,6 +172,7 @@ async def after(c: Cluster) -> None:
     await prepare(c, [m])
     await nodes.hosts(c, c.nodes)
     await registries.connect(c, [m])
+    await storage.nfs_clients(c, [m])
     path = f"{RESTORE_DIR}/{plan['name']}"
     host = f"[{m.nic}]" if ":" in m.nic else m.nic
     await c.ex.run(m.ssh, PkiPut(pki))
