@@ -32,6 +32,7 @@ from vnfm.domain.errors import OperationFailed, UnprocessableEntity
 from vnfm.domain.model import VnfInstance
 from vnfm.domain.resources import Vnfc
 from vnfm.nodesteps.base import StepFailed
+from vnfm.nodesteps.etcd import EtcdHealth
 from vnfm.nodesteps.kubeadm import KubeadmInit
 from vnfm.nodesteps.kubernetes import DeleteNode, WaitNodeReady
 from vnfm.nodesteps.restore import EtcdRestoreMember, KubeletServer, PkiFetch, PkiPut, check_pki
@@ -105,19 +106,23 @@ def check_request(instance: VnfInstance, masters: Sequence[Vnfc], ids: Sequence[
 
 # ------------------------------------------------------------------ heal_start: the plan
 async def _take_now(c: Cluster, m: Node) -> dict[str, Any] | None:
-    """A snapshot taken on the master now, copied into the VNFM's store; None when it does not answer."""
+    """A snapshot taken on the master now, copied into the VNFM's store; None when it or its etcd does
+    not answer (etcd's health checked first, with a short deadline)."""
     name = f"heal-{c.ctx.op_id}.db"
     path = f"{SNAPSHOT_DIR}/{name}"
     try:
         await pin(c, [m])
+        probe = EtcdHealth(endpoints=etcd.ETCD_ENDPOINTS, tls=etcd.ETCD_TLS, wait_s=10)
+        if not (await c.ex.run(m.ssh, probe)).data.get("healthy"):  # a save would wait for its timeout
+            raise StepFailed(m.ssh, probe, "its etcd is not healthy")
         saved = (await c.ex.run(m.ssh, EtcdSnapshotSave(endpoints=etcd.ETCD_ENDPOINTS, tls=etcd.ETCD_TLS,
                                                         path=path))).data
         sha = str(saved["sha256"])
         raw = base64.b64decode((await c.ex.run(m.ssh, EtcdSnapshotFetch(path, sha))).data["content"])
         await capture_pki(c, m)
     except StepFailed as e:
-        c.ctx.progress(f"the control plane {m.name} does not answer ({e}): restoring from the newest snapshot "
-                       "the VNFM holds")
+        c.ctx.progress(f"no etcd snapshot can be taken on the control plane {m.name} now ({e}): restoring from "
+                       "the newest snapshot the VNFM holds")
         return None
     if hashlib.sha256(raw).hexdigest() != sha or c.ctx.snapshots is None:
         raise OperationFailed("the etcd snapshot taken now could not be copied into the VNFM's store")
