@@ -50,7 +50,8 @@ Against what each runs (script(s): real program(s) or API; the tests):
   (the PKI by SFTP, etcd restored and served there), tests/integration/test_single_master_restore.py;
   in the driver's order with the strict stand-in kubeadm (kubeadm_init.sh's EXISTING_ETCD: its
   DirAvailable--var-lib-etcd preflight, a real etcd started on the restored data),
-  tests/integration/kubernetes/test_kubeadm_standin_restore.py
+  tests/integration/kubernetes/test_kubeadm_standin_restore.py; the whole heal through the engine,
+  tests/integration/test_engine_hosts_restore.py
 """
 
 from __future__ import annotations
@@ -96,6 +97,7 @@ CERTS_KUBESPRAY = IT + "test_certificates.py::test_kubespray_layout"
 RESTORE = "tests/unit/nodesteps/test_restore_scripts.py::"
 RESTORE_SSH = IT + "test_single_master_restore.py::test_restore_steps_over_ssh_real_etcd_openssl_pki"
 RESTORE_KUBEADM = K + "test_kubeadm_standin_restore.py::test_kubeadm_standin_restore_on_a_new_host_real_etcd"
+ENGINE_RESTORE = IT + "test_engine_hosts_restore.py::test_engine_single_master_restored_from_backup_workers_kept"
 
 # script -> the tests that run it against a real program or the simulated Kubernetes API
 SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
@@ -124,7 +126,7 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "hosts_entries": (REGISTRY, CONTAINERD, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
     "join_info": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
     "keepalived": (KEEPALIVED,),  # the engine flows run it against the recording stand-in
-    "kubeadm_init": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE, RESTORE_KUBEADM),
+    "kubeadm_init": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE, RESTORE_KUBEADM, ENGINE_RESTORE),
     "kubeadm_join": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
     "kubeadm_upgrade": (KUBEADM_UPGRADE,),  # the strict stand-in kubeadm (upgrade plan/apply/node)
     "kube_packages": (KUBEADM_UPGRADE,),  # the strict apt-get/apt-mark/dpkg-query stand-ins
@@ -134,10 +136,12 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "label_node": (KUBECTL, KUBEADM, ENGINE, ENGINE_STORAGE),
     "lb_frontends": (LB, NODEPORT, KS_DRIVER, ENGINE_KUBESPRAY),
     "node_at_version": (AT_VERSION,),
-    "pki_fetch": (RESTORE + "test_pki_fetch_and_put_with_openssl_cas", RESTORE_SSH),
-    "pki_put": (RESTORE + "test_pki_fetch_and_put_with_openssl_cas", RESTORE_SSH),
-    "etcd_restore_member": (RESTORE + "test_etcd_restore_member_real_etcd", RESTORE_SSH, RESTORE_KUBEADM),
-    "kubelet_server": (RESTORE + "test_kubelet_server_rewritten_and_restarted", RESTORE_SSH),  # recording systemctl
+    "pki_fetch": (RESTORE + "test_pki_fetch_and_put_with_openssl_cas", RESTORE_SSH, ENGINE_RESTORE),
+    "pki_put": (RESTORE + "test_pki_fetch_and_put_with_openssl_cas", RESTORE_SSH, ENGINE_RESTORE),
+    "etcd_restore_member": (RESTORE + "test_etcd_restore_member_real_etcd", RESTORE_SSH, RESTORE_KUBEADM,
+                            ENGINE_RESTORE),
+    # a real kubeconfig file, a recording systemctl (no kubelet here)
+    "kubelet_server": (RESTORE + "test_kubelet_server_rewritten_and_restarted", RESTORE_SSH, ENGINE_RESTORE),
     "nfs_client": (KUBECTL, ENGINE_STORAGE),  # the apt stand-in: this kernel has no NFS client
     "nfs_export": (NFS, NFS_SEVERAL, ENGINE_STORAGE),
     "prepare_node": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),

@@ -323,7 +323,9 @@ case "${1:-} ${2:-}" in
       admin_conf
     fi
     mkdir -p /etc/kubernetes
-    printf 'apiVersion: v1\nkind: Config\n' > /etc/kubernetes/kubelet.conf
+    # the kubelet's kubeconfig (the TLS bootstrap's), naming the API server it joined through
+    printf 'apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://%s\n  name: default-cluster\n' \
+      "$(val apiServerEndpoint "$cfg")" > /etc/kubernetes/kubelet.conf
     touch /var/lib/vnfm-standin/units/kubelet  # kubeadm's kubelet-start phase (re)starts the kubelet
     register_node "$node" "$(hostname -I | cut -d' ' -f1)" "$cp"
     event "join $node control-plane=$cp token-sha256=$(sha "$tok")" ;;
