@@ -40,7 +40,8 @@ from vnfm.adapters.notify.auth import notify_tls, probe_callback
 from vnfm.adapters.notify.http import HttpNotifier
 from vnfm.adapters.remote.egress import EgressPolicy
 from vnfm.adapters.remote.http_fetch import fetch_package
-from vnfm.adapters.snapshots import FileSnapshotStore
+from vnfm.adapters.snapshots import FileSnapshotStore, SnapshotStores
+from vnfm.adapters.snapshots_s3 import S3SnapshotStore
 from vnfm.config import Settings
 from vnfm.domain.autoheal import AutohealPolicy
 from vnfm.domain.model import utcnow
@@ -115,9 +116,17 @@ class App:
             self.notifier.close(5.0)
 
 
-def snapshot_store(settings: Settings) -> FileSnapshotStore:
+def backup_store(settings: Settings, keep: int) -> Any:
+    """Where the scheduled etcd backups are kept: `<data dir>/etcd-backups`, or the S3 store."""
+    s3 = settings.etcd_backup_s3
+    root = settings.data_dir / "etcd-backups"  # apart from the upgrades' snapshots: bounds of their own
+    return FileSnapshotStore(root, keep=keep) if s3 is None else S3SnapshotStore(s3, keep=keep)
+
+
+def snapshot_store(settings: Settings) -> SnapshotStores:
     """The upgrades' and heals' etcd snapshots; the scheduled backups' are read too (a restore's source)."""
-    return FileSnapshotStore(settings.data_dir / "etcd-snapshots", also=(settings.data_dir / "etcd-backups",))
+    return SnapshotStores(FileSnapshotStore(settings.data_dir / "etcd-snapshots"),
+                          backup_store(settings, settings.etcd_backup_keep))
 
 
 def default_mgmt_drivers(settings: Settings) -> MgmtDrivers:
@@ -260,10 +269,11 @@ def _backups(settings: Settings, uow: Any, factory: Any, engine: LcmEngine, metr
         with uow() as u:
             return u.instances.get(inst_id)
 
-    root = settings.data_dir / "etcd-backups"  # apart from the upgrades' snapshots: bounds of their own
+    def store_for(keep: int) -> Any:
+        return backup_store(settings, keep)
+
     res = Resolvers(vnfd_of=engine.vnfd_of, files_of=engine.files_of, vim_of=engine.vim_of,
-                    nodes_of=engine.nodes_of or (lambda vim: None), mgmt=engine.mgmt,
-                    store_for=lambda keep: FileSnapshotStore(root, keep=keep))
+                    nodes_of=engine.nodes_of or (lambda vim: None), mgmt=engine.mgmt, store_for=store_for)
     policy = BackupPolicy(interval=settings.etcd_backup_interval, keep=settings.etcd_backup_keep,
                           round_every=settings.etcd_backup_round)
     return BackupSchedule(table, get_instance, res, policy, settings.worker_id)
@@ -286,7 +296,8 @@ def _health_watcher(settings: Settings, uow: Any, alarms: AlarmService, instance
                             max_heals=settings.autoheal_max_per_hour)
     check = HealthCheck(infra, vims.get, vnfd_of, cluster_nodes)
     return HealthWatcher(uow, alarms, check, settings.worker_id, vims.list,
-                         WatchSettings(interval=settings.health_interval, batch=settings.health_batch),
+                         WatchSettings(interval=settings.health_interval, batch=settings.health_batch,
+                                       absent_grace=settings.health_absent_grace),
                          on_checked=AutoHeal(instances.heal, alarms, policy, metrics), telemetry=metrics)
 
 

@@ -183,3 +183,25 @@ async def test_node_not_ready_while_the_vm_runs_is_an_alarm_cleared_when_ready(a
     with api.core.sim.edit_extras(inst_id) as ex:
         ex["k8s"]["faults"]["never_ready"] = []  # the kubelet is back: the node turns Ready
     await _until(lambda: _no_open(api, inst_id), what="alarm cleared")
+
+
+async def test_node_absent_from_the_api_is_an_alarm_after_the_grace_period(api_factory: ApiFactory) -> None:
+    """A worker VNFC whose node the cluster's API does not list (deleted behind vnfm's back, or never
+    joined) is alarmed once absent `health_absent_grace` seconds, and the alarm clears when it is back."""
+    api = await api_factory(**FAST, health_absent_grace=1.0)
+    inst_id, vnfcs = await _cluster(api, autoheal=False)
+    worker = next(v for v in vnfcs if v["vduId"] == "workerNode")
+    loop = asyncio.get_running_loop()
+    with api.core.sim.edit_extras(inst_id) as ex:
+        nodes = ex["k8s"]["nodes"]
+        name = next(n for n, rec in nodes.items() if rec["server_id"] == worker["computeResource"]["resourceId"])
+        record = nodes.pop(name)
+    gone = loop.time()
+    alarms = await _until(lambda: _open_alarms(api, inst_id), what="alarm")
+    assert loop.time() - gone >= 1.0  # not before the grace period
+    assert alarms[0]["probableCause"] == "KUBERNETES_NODE_ABSENT" and alarms[0]["perceivedSeverity"] == "MAJOR"
+    assert alarms[0]["vnfcInstanceIds"] == [worker["id"]] and name in alarms[0]["faultDetails"][0]
+    assert len(alarms) == 1  # the masters, present, and nothing else
+    with api.core.sim.edit_extras(inst_id) as ex:
+        ex["k8s"]["nodes"][name] = record
+    await _until(lambda: _no_open(api, inst_id), what="alarm cleared")

@@ -10,7 +10,7 @@ import pytest
 
 from vnfm.adapters.db.engine import make_session_factory
 from vnfm.adapters.db.uow import SqlAlchemyUnitOfWork
-from vnfm.domain.alarms import CAUSE_SERVER_DOWN, PerceivedSeverity
+from vnfm.domain.alarms import CAUSE_CERT_EXPIRING, CAUSE_SERVER_DOWN, CERT_CAUSES, PerceivedSeverity
 from vnfm.entrypoints.api.server import ServerHandle
 from vnfm.service.fm.alarms import AlarmService, Finding
 
@@ -26,11 +26,18 @@ def test_vnffm_alarm_list_show_update(server: ServerHandle, cli: Cli, tmp_path: 
     raised, _ = alarms.record("inst-compat", "default", {"vnfc-1": Finding(CAUSE_SERVER_DOWN, ("down",),
                                                                              PerceivedSeverity.CRITICAL)})
     alarm_id = raised[0].id
+    # a control plane's certificate expiry alarm, as the certificate watch raises it
+    cert, _ = alarms.record("inst-compat", "default", {"vnfc-0": Finding(
+        CAUSE_CERT_EXPIRING, ("node master-0: certificate apiserver expires on 2027-01-01T00:00:00Z",),
+        PerceivedSeverity.WARNING, fault_type="apiserver")}, CERT_CAUSES, replace=True)
     v2 = ("--os-tacker-api-version", "2", "vnffm", "alarm")
-    listed, shown = cli.many((*v2, "list"), (*v2, "show", alarm_id))
-    assert [a["ID"] for a in listed] == [alarm_id]
-    assert listed[0]["Perceived Severity"] == "CRITICAL" and listed[0]["Ack State"] == "UNACKNOWLEDGED"
+    listed, shown, cert_shown = cli.many((*v2, "list"), (*v2, "show", alarm_id), (*v2, "show", cert[0].id))
+    assert sorted(a["ID"] for a in listed) == sorted([alarm_id, cert[0].id])
+    by_id = {a["ID"]: a for a in listed}
+    assert by_id[alarm_id]["Perceived Severity"] == "CRITICAL" and by_id[alarm_id]["Ack State"] == "UNACKNOWLEDGED"
+    assert by_id[cert[0].id]["Perceived Severity"] == "WARNING"
     assert shown["Probable Cause"] == CAUSE_SERVER_DOWN
+    assert cert_shown["Probable Cause"] == CAUSE_CERT_EXPIRING and cert_shown["Fault Type"] == "apiserver"
     updated = cli.json(*v2, "update", "--ack-state", "ACKNOWLEDGED", alarm_id)
     assert updated["Ack State"] == "ACKNOWLEDGED"
     again = cli.run(*v2, "update", "--ack-state", "ACKNOWLEDGED", alarm_id, check=False)

@@ -11,13 +11,20 @@ Kubernetes."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 
 from tests.integration.conftest import require
+from tests.integration.kubernetes.standins import Pki
+from vnfm.adapters.mgmt.cluster import etcd
+from vnfm.adapters.mgmt.cluster.topology import Cluster, Node
+from vnfm.adapters.mgmt.kubespray.driver import check_etcd
 from vnfm.adapters.nodes.ssh import SshStepExecutor
 from vnfm.adapters.remote.ssh import SshExecutor
+from vnfm.domain.errors import OperationFailed
+from vnfm.domain.resources import Vnfc
 from vnfm.nodesteps.base import StepFailed
 from vnfm.nodesteps.certs import KUBESPRAY, CertExpiry, CertRenew
 
@@ -154,3 +161,50 @@ async def test_kubespray_layout(make_hosts: Any, ssh: SshExecutor) -> None:
     assert renewed.data["not_after"]["apiserver"] > time.time() + 300 * DAY
     assert renewed.data["not_after"]["etcd-member"] < time.time() + 3 * DAY  # Kubespray's etcd: not kubeadm's
     assert (await _log(ssh, host))[0] == "kubeadm certs renew all --config /etc/kubernetes/kubeadm-config.yaml"
+
+
+async def test_kubespray_etcd_checked_with_its_own_client_certificate(make_hosts: Any, ssh: SshExecutor) -> None:
+    """The renewal's etcd check of a Kubespray cluster (kubespray/driver.check_etcd) against a REAL
+    etcd with client-certificate authentication and Kubespray's files (/etc/ssl/etcd/ssl: ca.pem,
+    member-<node>.pem, admin-<node>.pem, made here with the cryptography library), over real SSH
+    with the etcd_member_list / etcd_health scripts: passes with one member per master, fails when
+    a member is missing, and kubeadm's etcd PKI paths, absent on such a host, fail as etcdctl does."""
+    require("etcd", "etcdctl")
+    host = make_hosts(1)[0]
+    t, node, ssl_dir = host.target(), "masternode-0", "/etc/ssl/etcd/ssl"
+    pki = Pki.create()
+    member, member_key = pki.leaf(f"etcd-member-{node}", [host.address, "127.0.0.1"])
+    admin, admin_key = pki.leaf(f"etcd-admin-{node}", [], server=False)
+    for name, text, mode in (("ca.pem", pki.etcd_ca, 0o644), (f"member-{node}.pem", member, 0o644),
+                             (f"member-{node}-key.pem", member_key, 0o600), (f"admin-{node}.pem", admin, 0o644),
+                             (f"admin-{node}-key.pem", admin_key, 0o600)):
+        await ssh.put_file(t, f"{ssl_dir}/{name}", text, mode=mode)
+    m = f"{ssl_dir}/member-{node}"
+    started = await ssh.run(t, (
+        f"mkdir -p /var/lib/etcd; nohup setsid etcd --name etcd1 --data-dir /var/lib/etcd/kubespray "
+        f"--listen-peer-urls https://{host.address}:2380 --initial-advertise-peer-urls https://{host.address}:2380 "
+        f"--listen-client-urls https://{host.address}:2379,https://127.0.0.1:2379 "
+        f"--advertise-client-urls https://{host.address}:2379 --initial-cluster etcd1=https://{host.address}:2380 "
+        f"--cert-file {m}.pem --key-file {m}-key.pem --trusted-ca-file {ssl_dir}/ca.pem --client-cert-auth "
+        f"--peer-cert-file {m}.pem --peer-key-file {m}-key.pem --peer-trusted-ca-file {ssl_dir}/ca.pem "
+        "--peer-client-cert-auth >/var/log/etcd-kubespray.log 2>&1 </dev/null & echo $! >/run/etcd-kubespray.pid"))
+    assert started.ok, started.stderr
+    try:
+        await _check_kubespray_etcd(ssh, host, node)
+    finally:
+        await ssh.run(t, "kill $(cat /run/etcd-kubespray.pid)")
+
+
+async def _check_kubespray_etcd(ssh: SshExecutor, host: Any, node: str) -> None:
+    t = host.target()
+    steps = SshStepExecutor(ssh, {host.address: t})
+    master = Node(Vnfc(id="vnfc-m0", vdu_id="masterNode", server_id="srv-0"), "master", node, host.address,
+                  host.address)
+    cluster = cast(Cluster, SimpleNamespace(ex=steps))  # check_members runs steps only
+    await check_etcd(cluster, master, [master])  # its readiness: EtcdHealth waits up to 30 s
+    other = Node(Vnfc(id="vnfc-m1", vdu_id="masterNode", server_id="srv-1"), "master", "masternode-1",
+                 host.address, host.address)
+    with pytest.raises(OperationFailed, match="etcd members are"):
+        await check_etcd(cluster, master, [master, other])
+    with pytest.raises(StepFailed):  # kubeadm's stacked-etcd client certificate: not on a Kubespray host
+        await etcd.check_members(cluster, master, [master])

@@ -1,13 +1,14 @@
 """The VNFM's copies of cluster snapshots (service.ports.SnapshotStore): files under
 `<data dir>/etcd-snapshots/<instance id>/<name>`, mode 0600, written atomically; at most `keep`
-per instance (the oldest removed) and each at most `max_bytes`. `also`: other stores' roots read
-(never written) by `get` and `held`, e.g. the scheduled backups' for a restore."""
+per instance (the oldest removed) and each at most `max_bytes`. `SnapshotStores`: several stores read
+as one (a restore's sources)."""
 
 from __future__ import annotations
 
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from vnfm.domain.errors import OperationFailed
 
@@ -15,10 +16,8 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 
 class FileSnapshotStore:
-    def __init__(self, root: Path, *, keep: int = 3, max_bytes: int = 2 * 1024**3,
-                 also: tuple[Path, ...] = ()) -> None:
+    def __init__(self, root: Path, *, keep: int = 3, max_bytes: int = 2 * 1024**3) -> None:
         self.root = root
-        self.also = also
         self.keep = keep
         self.max_bytes = max_bytes
 
@@ -46,21 +45,43 @@ class FileSnapshotStore:
         return str(d / name)
 
     def get(self, instance_id: str, name: str) -> bytes | None:
-        self._dir(instance_id, name)
-        for root in (self.root, *self.also):
-            p = root / instance_id / name
-            if p.is_file():
-                return p.read_bytes()
+        p = self._dir(instance_id, name) / name
+        return p.read_bytes() if p.is_file() else None
+
+    def list(self, instance_id: str) -> list[dict[str, Any]]:
+        """The instance's snapshots, oldest first: name, size, at (modification time), as the S3
+        store lists its objects (adapters/snapshots_s3.py)."""
+        d = self.root / instance_id
+        if not _NAME.match(instance_id) or not d.is_dir():
+            return []
+        out = [{"name": p.name, "size": p.stat().st_size, "at": p.stat().st_mtime}
+               for p in d.iterdir() if not p.name.startswith(".") and p.is_file()]
+        return sorted(out, key=lambda o: (o["at"], o["name"]))
+
+
+class SnapshotStores:
+    """The stores a restore may read from, as one SnapshotStore: `primary` (the upgrades' and heals'
+    snapshots) takes what is put; `get` and `list` also look in `readable` (the scheduled backups'
+    store: a directory or S3), so a heal finds the newest snapshot wherever the VNFM keeps it."""
+
+    def __init__(self, primary: Any, *readable: Any) -> None:
+        self.primary = primary
+        self.readable = readable
+
+    def put(self, instance_id: str, name: str, data: bytes) -> str:
+        return str(self.primary.put(instance_id, name, data))
+
+    def get(self, instance_id: str, name: str) -> bytes | None:
+        for store in (self.primary, *self.readable):
+            data = store.get(instance_id, name)
+            if data is not None:
+                return bytes(data)
         return None
 
-    def held(self, instance_id: str) -> list[tuple[str, float]]:
-        """The snapshots kept for the instance (here and in `also`): (name, when written), newest first."""
-        self._dir(instance_id, "x")
-        found: dict[str, float] = {}
-        for root in (self.root, *self.also):
-            d = root / instance_id
-            if d.is_dir():
-                for p in d.iterdir():
-                    if p.is_file() and not p.name.startswith(".") and _NAME.match(p.name):
-                        found.setdefault(p.name, p.stat().st_mtime)
-        return sorted(found.items(), key=lambda x: -x[1])
+    def list(self, instance_id: str) -> list[dict[str, Any]]:
+        """Every store's snapshots of the instance, oldest first (a name in two stores: the first's)."""
+        seen: dict[str, dict[str, Any]] = {}
+        for store in (self.primary, *self.readable):
+            for o in store.list(instance_id):
+                seen.setdefault(str(o["name"]), dict(o))
+        return sorted(seen.values(), key=lambda o: (o["at"], o["name"]))

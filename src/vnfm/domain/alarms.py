@@ -55,6 +55,16 @@ class AckState(StrEnum):
 # The probable causes vnfm raises (free text in SOL003): what the VIM or the cluster's API said.
 CAUSE_SERVER_DOWN = "VIM_SERVER_DOWN"  # the VIM reports the server ERROR, SHUTOFF or gone
 CAUSE_NODE_NOT_READY = "KUBERNETES_NODE_NOT_READY"  # the node's Ready condition is not True
+# a VNFC the cluster driver made a node is not in the cluster's API (never joined, or deleted)
+CAUSE_NODE_ABSENT = "KUBERNETES_NODE_ABSENT"
+# the node-health watcher's causes (service/fm/watcher.py): it raises and clears only these
+HEALTH_CAUSES = frozenset({CAUSE_SERVER_DOWN, CAUSE_NODE_NOT_READY, CAUSE_NODE_ABSENT})
+# the certificate watch's (service/certificates.py): a control plane's certificate expires within
+# the warning threshold (WARNING, MAJOR within a week), or has expired (CRITICAL); `faultType`
+# names the first certificate to expire, `faultDetails` each one with its notAfter
+CAUSE_CERT_EXPIRING = "KUBERNETES_CERTIFICATE_EXPIRING"
+CAUSE_CERT_EXPIRED = "KUBERNETES_CERTIFICATE_EXPIRED"
+CERT_CAUSES = frozenset({CAUSE_CERT_EXPIRING, CAUSE_CERT_EXPIRED})
 
 
 @dataclass

@@ -10,10 +10,14 @@ operations, which read them again): records the earliest notAfter of each certif
 `vnfm_cluster_certificate_expiry_timestamp_seconds`); within `warn_before` of the earliest, logs a
 warning (`vnfm.certificates`, structured) and notifies the instance's tenant's subscriptions that
 opted into `VnfmCertificateExpiryNotification` (SOL003 has no notification type for it; the SOL002/
-SOL003 VNF FM AlarmNotification would be the standard carrier: see notes/NOTES.md), once per
-expiry date; within `renew_before` and with `auto_renew`, starts the renewal (a HEAL occurrence
-with `renew_certificates`), once per expiry date (an instance busy with another operation is
-tried again at its next check).
+SOL003 VNF FM AlarmNotification is the standard carrier: see below), once per expiry date;
+raises, escalates and clears the VNF FM alarms of its control planes (service/fm/cert_alarms.py,
+through service/fm's AlarmService: /vnffm/v1, AlarmNotification to FM subscribers; an instance
+with an open certificate alarm is checked every tenth of the period, so a renewal clears it
+soon); within `renew_before` and with automatic renewal on for the instance (its
+vnfConfigurableProperties.isCertificateAutoRenewalEnabled, else `auto_renew`), starts the renewal
+(a HEAL occurrence with `renew_certificates`), once per expiry date (an instance busy with another
+operation is tried again at its next check).
 """
 
 from __future__ import annotations
@@ -28,10 +32,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from vnfm.domain.certificates import WatchRow
+from vnfm.domain.alarms import CERT_CAUSES
+from vnfm.domain.certificates import WatchRow, auto_renewal
 from vnfm.domain.errors import Conflict, VnfmError
 from vnfm.domain.model import InstantiationState, VnfInstance
 from vnfm.domain.notifications import CERT_EXPIRY_NOTIFICATION, LCM
+from vnfm.service.fm import cert_alarms
+from vnfm.service.fm.alarms import Finding
 
 log = logging.getLogger("vnfm.certificates")
 
@@ -41,7 +48,7 @@ class CertificateWatchStore(Protocol):
 
     def claim(self, owner: str, now: float, every: float, limit: int = 100) -> list[WatchRow]: ...
     def record(self, inst_id: str, certs: Mapping[str, float], *, warned_for: float | None = None,
-               renew_for: float | None = None) -> None: ...
+               renew_for: float | None = None, next_check: float | None = None) -> None: ...
 
 
 DAY = 86400.0
@@ -100,14 +107,20 @@ class WatchPolicy:
     interval: float = 3600.0  # seconds between two checks of an instance (0: no watch)
     warn_before: float = 45 * DAY
     renew_before: float = 30 * DAY
-    auto_renew: bool = False
+    auto_renew: bool = False  # the default of instances that do not set isCertificateAutoRenewalEnabled
     batch: int = 100  # instances claimed per round
+    major_before: float = 7 * DAY  # a certificate alarm is MAJOR from here on (WARNING before)
+
+
+AlarmSink = Callable[[VnfInstance, dict[str, Finding | None]], Any]
 
 
 class CertificateWatch:
     def __init__(self, store: CertificateWatchStore, get_instance: Callable[[str], VnfInstance | None],
                  notify: Callable[[VnfInstance, dict[str, Any]], None], renew: Callable[[str], Any],
-                 policy: WatchPolicy, owner: str, clock: Callable[[], float] = time.time) -> None:
+                 policy: WatchPolicy, owner: str, clock: Callable[[], float] = time.time,
+                 alarm: AlarmSink | None = None) -> None:
+        self.alarm = alarm  # raises / clears the certificate alarms of an instance (AlarmService.record)
         self.store = store
         self.get_instance = get_instance
         self.notify = notify
@@ -135,6 +148,7 @@ class CertificateWatch:
         if inst is None or certs is None:
             return
         per_cert = earliest(certs)
+        alarmed = self._alarms(inst, certs, now)
         if not per_cert:
             log.warning("certificates of VNF instance %s: none could be read (%s)", inst_id,
                         "; ".join(f"{n}: {e}" for n, e in sorted((certs.get("errors") or {}).items())),
@@ -143,10 +157,11 @@ class CertificateWatch:
             return
         first_name, first = min(per_cert.items(), key=lambda kv: kv[1])
         warned = renewing = None
+        auto = auto_renewal(inst.vnf_configurable_properties, self.policy.auto_renew)
         if first - now <= self.policy.warn_before and warned_for != first:
-            self._warn(inst, per_cert, first_name, first, now)
+            self._warn(inst, per_cert, first_name, first, now, auto)
             warned = first
-        if self.policy.auto_renew and first - now <= self.policy.renew_before and renew_for != first:
+        if auto and first - now <= self.policy.renew_before and renew_for != first:
             try:
                 occ = self.renew(inst_id)
                 renewing = first
@@ -157,14 +172,25 @@ class CertificateWatch:
                 log.info("certificate renewal of VNF instance %s not started now: %s", inst_id, e.detail)
             except VnfmError as e:
                 log.warning("certificate renewal of VNF instance %s refused: %s", inst_id, e.detail)
-        self.store.record(inst_id, per_cert, warned_for=warned, renew_for=renewing)
+        soon = now + max(0.05, (self.policy.interval or 3600.0) / 10) if alarmed else None
+        self.store.record(inst_id, per_cert, warned_for=warned, renew_for=renewing, next_check=soon)
 
-    def _warn(self, inst: VnfInstance, per_cert: Mapping[str, float], name: str, first: float, now: float) -> None:
+    def _alarms(self, inst: VnfInstance, certs: Mapping[str, Any], now: float) -> bool:
+        """Raise, escalate or clear the instance's certificate alarms; whether one stays open."""
+        if self.alarm is None:
+            return False
+        found = cert_alarms.findings(inst, certs.get("nodes") or {}, now, self.policy.warn_before,
+                                     self.policy.major_before)
+        self.alarm(inst, found)
+        return any(f is not None for f in found.values())
+
+    def _warn(self, inst: VnfInstance, per_cert: Mapping[str, float], name: str, first: float, now: float,
+              auto: bool) -> None:
         soon = sorted((t, c) for c, t in per_cert.items() if t - now <= self.policy.warn_before)
         days = round((first - now) / DAY, 2)
         log.warning("certificates of VNF instance %s expire soon: %s on %s (%.2f days)", inst.id, name, _iso(first),
                     days, extra={"vnf_instance_id": inst.id, "certificate": name, "not_after": _iso(first),
-                                 "days_left": days, "auto_renew": self.policy.auto_renew})
+                                 "days_left": days, "auto_renew": auto})
         self.notify(inst, {
             "id": str(uuid.uuid4()),
             "notificationType": CERT_EXPIRY_NOTIFICATION,
@@ -173,12 +199,11 @@ class CertificateWatch:
             "earliestNotAfter": _iso(first),
             "daysLeft": days,
             "certificates": [{"name": c, "notAfter": _iso(t)} for t, c in soon],
-            "autoRenewal": self.policy.auto_renew,
+            "autoRenewal": auto,
             "renewBeforeDays": round(self.policy.renew_before / DAY, 2),
             "_links": {"vnfInstance": {"href": f"{LCM}/vnf_instances/{inst.id}"},
                        "certificates": {"href": f"/vnfm/v1/vnf_instances/{inst.id}/certificates"}},
         })
-        # an alarm (SOL003 VNF FM, /vnffm/v1) should be raised here too once vnfm has that interface
 
     async def run(self, stop: asyncio.Event) -> None:
         """Rounds every interval / 10 (so an instance is checked within 10% of its period) until
@@ -196,10 +221,16 @@ class CertificateWatch:
 def build_watch(uow: Any, notifier: Any, instances: Any, store: CertificateWatchStore, policy: WatchPolicy,
                 owner: str) -> CertificateWatch:
     """The watch over the services: instances read without a caller (every tenant's), the warning
-    staged in the outbox for the instance's tenant, renewal as a HEAL request."""
-    from vnfm.service.notifications import Notifications  # noqa: PLC0415 - only the composition root calls this
+    staged in the outbox for the instance's tenant, the alarms through service/fm's AlarmService
+    (only the certificate causes: the health watcher's alarms are its own), renewal as a HEAL request."""
+    from vnfm.service.fm.alarms import AlarmService  # noqa: PLC0415 - only the composition root calls this
+    from vnfm.service.notifications import Notifications  # noqa: PLC0415
 
     notes = Notifications(notifier, owner)
+    alarms = AlarmService(uow, notifier, owner)
+
+    def alarm(inst: VnfInstance, found: dict[str, Finding | None]) -> None:
+        alarms.record(inst.id, inst.tenant, found, CERT_CAUSES, replace=True)
 
     def get_instance(inst_id: str) -> VnfInstance | None:
         with uow() as u:
@@ -214,4 +245,4 @@ def build_watch(uow: Any, notifier: Any, instances: Any, store: CertificateWatch
     def renew(inst_id: str) -> Any:
         return instances.heal(inst_id, {"additionalParams": {"renew_certificates": True}})
 
-    return CertificateWatch(store, get_instance, notify, renew, policy, owner)
+    return CertificateWatch(store, get_instance, notify, renew, policy, owner, alarm=alarm)

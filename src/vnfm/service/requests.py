@@ -7,6 +7,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError, field_validator
 
+from vnfm.domain.certificates import AUTO_RENEW_PROPERTY
 from vnfm.domain.errors import BadRequest
 
 
@@ -53,6 +54,9 @@ class CreateVnfRequest(_Strict):
 def _check_autoheal_flag(v: dict[str, Any] | None) -> dict[str, Any] | None:
     if v is not None and "isAutohealEnabled" in v and not isinstance(v["isAutohealEnabled"], bool | None):
         raise ValueError("isAutohealEnabled must be true or false (the automatic heal, service/fm)")
+    if v is not None and AUTO_RENEW_PROPERTY in v and not isinstance(v[AUTO_RENEW_PROPERTY], bool | None):
+        raise ValueError(f"{AUTO_RENEW_PROPERTY} must be true, false or null (this instance's automatic "
+                         "certificate renewal; null: VNFM_CERT_AUTO_RENEW decides)")
     if v is not None and v.get("isAutoscaleEnabled") is True:
         raise ValueError("isAutoscaleEnabled: vnfm does not scale automatically (only isAutohealEnabled acts)")
     return v

@@ -39,3 +39,15 @@ def test_each_due_instance_is_claimed_by_one_process(uow: Uow, session_factory: 
                                                           (ids[0], "admin.conf"): 4000.0}
     row = next(r for r in watches[1].claim("p1", 2000.0, 60.0) if r.instance_id == ids[0])
     assert row.warned_for == 4000.0 and row.renew_for is None
+
+
+def test_a_check_may_ask_to_be_checked_again_sooner(uow: Uow, session_factory: sessionmaker[Session]) -> None:
+    with uow() as u:
+        inst = f.instance(instantiation_state=InstantiationState.INSTANTIATED)
+        u.instances.add(inst)
+        u.commit()
+    watch = SqlCertificateWatch(session_factory)
+    assert [r.instance_id for r in watch.claim("p0", 1000.0, 3600.0)] == [inst.id]
+    watch.record(inst.id, {"apiserver": 5000.0}, next_check=1360.0)  # an open alarm: a tenth of the period
+    assert watch.claim("p1", 1359.0, 3600.0) == []
+    assert [r.instance_id for r in watch.claim("p1", 1360.0, 3600.0)] == [inst.id]

@@ -29,3 +29,17 @@ async def test_dates_read_and_renewed_in_place(ks: Ks) -> None:
     vim_after = app.vims.get(vim_before.id)
     assert vim_after is not None and vim_after.id == vim_before.id  # updated in place
     assert not occ.resource_changes.get("affectedVnfcs")
+
+
+async def test_renewal_checks_kubesprays_etcd_between_masters(ks: Ks) -> None:
+    """etcd is asked after each master's renewal with Kubespray's own client certificate (the twin
+    refuses kubeadm's etcd PKI paths on a Kubespray control plane, as etcdctl would find no file):
+    an unhealthy member stops the renewal before the next master."""
+    app = ks.app
+    inst_id, _ = await ks.instantiate()
+    with app.sim.edit_extras(inst_id) as ex:
+        (member,) = ex["k8s"]["etcd"]["members"].values()
+        member["healthy"] = False
+    occ = await ks.wait(app.instances.heal(inst_id, {"additionalParams": {"renew_certificates": True}}))
+    assert occ.operation_state.value == "FAILED_TEMP"
+    assert "etcd is not healthy" in str(occ.error), occ.error

@@ -20,13 +20,18 @@ class Store:
     def __init__(self, ids: list[str]) -> None:
         self.rows = {i: WatchRow(i) for i in ids}
         self.recorded: dict[str, dict[str, float]] = {}
+        self.next_check: dict[str, float] = {}  # what a check asked for (sooner than the period)
 
     def claim(self, owner: str, now: float, every: float, limit: int = 100) -> list[WatchRow]:
         return list(self.rows.values())
 
     def record(self, inst_id: str, certs: Mapping[str, float], *, warned_for: float | None = None,
-               renew_for: float | None = None) -> None:
+               renew_for: float | None = None, next_check: float | None = None) -> None:
         self.recorded[inst_id] = dict(certs)
+        if next_check is None:
+            self.next_check.pop(inst_id, None)
+        else:
+            self.next_check[inst_id] = next_check
         old = self.rows[inst_id]
         self.rows[inst_id] = WatchRow(inst_id, warned_for if warned_for is not None else old.warned_for,
                                       renew_for if renew_for is not None else old.renew_for)

@@ -57,8 +57,11 @@ class SqlCertificateWatch:
         return bool(res.rowcount == 1)
 
     def record(self, inst_id: str, certs: Mapping[str, float], *, warned_for: float | None = None,
-               renew_for: float | None = None) -> None:
+               renew_for: float | None = None, next_check: float | None = None) -> None:
+        """What a check found; `next_check`: check it again then (sooner than its period)."""
         values: dict[str, Any] = {"certs": dict(certs)}
+        if next_check is not None:
+            values["next_check"] = next_check
         if warned_for is not None:
             values["warned_for"] = warned_for
         if renew_for is not None:

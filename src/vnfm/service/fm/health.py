@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from vnfm.domain.alarms import CAUSE_NODE_NOT_READY, CAUSE_SERVER_DOWN, PerceivedSeverity
+from vnfm.domain.alarms import CAUSE_NODE_ABSENT, CAUSE_NODE_NOT_READY, CAUSE_SERVER_DOWN, PerceivedSeverity
 from vnfm.domain.errors import VnfmError
 from vnfm.domain.model import Vim, VnfInstance
 from vnfm.domain.vnfd import Vnfd
@@ -51,6 +51,7 @@ class HealthCheck:
             except VnfmError:
                 nodes = None  # the cluster's API does not answer: the VIM's view only
         down = await driver.probe_all(ctx, vnfcs)
+        node_vdus = cluster_node_vdus(inst)
         out: dict[str, VnfcHealth] = {}
         for v, why in zip(vnfcs, down, strict=True):
             node = nodes.get(node_name(v.name or v.id)) if nodes is not None else None
@@ -58,6 +59,10 @@ class HealthCheck:
             handle = {"vimConnectionId": vim.id, "resourceId": v.server_id, "vimLevelResourceType": v.resource_type}
             if why is not None:
                 out[v.id] = VnfcHealth(Finding(CAUSE_SERVER_DOWN, (why,), PerceivedSeverity.CRITICAL, handle), role)
+            elif nodes is not None and node is None and v.vdu_id in node_vdus:
+                out[v.id] = VnfcHealth(Finding(CAUSE_NODE_ABSENT, (
+                    f"node {node_name(v.name or v.id)} is not in the cluster's API (it never joined, or it was "
+                    "deleted)",), faulty_resource=handle), node_vdus[v.vdu_id])
             elif node is not None and not node.ready:
                 out[v.id] = VnfcHealth(Finding(CAUSE_NODE_NOT_READY, (f"node {node_name(v.name or v.id)}: "
                                                                       f"{node.reason}",), faulty_resource=handle), role)
@@ -65,3 +70,14 @@ class HealthCheck:
                 out[v.id] = VnfcHealth(None, role)
         return out
 
+
+def cluster_node_vdus(inst: VnfInstance) -> dict[str, str]:
+    """VDU -> role of the VDUs a cluster driver made Kubernetes nodes (its state's `master_vdus` and
+    `worker_vdus`, adapters/mgmt/cluster/topology.py); empty for any other VNF (a VNFC that is not
+    a node, e.g. a storage server or a load balancer, is never expected in the cluster's API)."""
+    out: dict[str, str] = {}
+    for state in inst.driver_state.values():
+        if isinstance(state, dict):
+            out.update({str(vdu): "worker" for vdu in state.get("worker_vdus") or []})
+            out.update({str(vdu): "master" for vdu in state.get("master_vdus") or []})
+    return out

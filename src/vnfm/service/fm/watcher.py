@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from vnfm.domain.alarms import Alarm
+from vnfm.domain.alarms import CAUSE_NODE_ABSENT, HEALTH_CAUSES, Alarm
 from vnfm.domain.model import InstantiationState, Vim, VnfInstance, utcnow
 from vnfm.service.fm.alarms import AlarmService
 from vnfm.service.fm.health import HealthCheck, VnfcHealth
@@ -44,6 +44,10 @@ class WatchSettings:
     batch: int = 20  # instances checked at once
     jitter: float = 0.2  # +- this share of the interval
     lease_rounds: int = 3  # a lease outlives this many rounds without renewal
+    # a node VNFC missing from the cluster's API is alarmed once missing this long (kube-controller-
+    # manager's node-monitor-grace-period: what a node's NotReady takes), so a node that joins late
+    # or is being replaced is not alarmed at once
+    absent_grace: float = 40.0
 
 
 class HealthWatcher:
@@ -130,9 +134,10 @@ class HealthWatcher:
             # what the checks need to know, read once for all held (a healthy instance then costs
             # no further query): their bookkeeping, and which have open alarms
             self._states = uow.leases.states(held)
-            self._alarmed = {a.managed_object_id for a in uow.alarms.open_for(held)}
+            self._alarmed = {a.managed_object_id for a in uow.alarms.open_for(held)
+                             if a.probable_cause in HEALTH_CAUSES}
         for alarm in gone:  # its instance was terminated or deleted: nothing is unhealthy any more
-            self.alarms.record(alarm.managed_object_id, alarm.tenant, {})
+            self.alarms.record(alarm.managed_object_id, alarm.tenant, {}, causes=None)
         self.held = held
         return [i for i in found if i.vim_id and i.resources.vnfcs]
 
@@ -165,6 +170,7 @@ class HealthWatcher:
         for gone in set(since) - set(health):
             since.pop(gone)
         state["since"] = since
+        health = self._grace(health, since, started)
         raised: list[Alarm] = []
         if since or inst.id in self._alarmed:
             raised, _ = await asyncio.to_thread(self.alarms.record, inst.id, inst.tenant,
@@ -181,6 +187,16 @@ class HealthWatcher:
             await self.on_checked(inst, health, state)
         if state != before:
             await asyncio.to_thread(self._put_state, inst.id, state)
+
+    def _grace(self, health: dict[str, VnfcHealth], since: dict[str, str], now: datetime) -> dict[str, VnfcHealth]:
+        """A node found absent is healthy until it has been absent `absent_grace` seconds (the
+        alarm and the automatic heal wait; the "since" bookkeeping keeps the first sighting)."""
+        out = dict(health)
+        for vnfc_id, h in health.items():
+            if h.finding is not None and h.finding.probable_cause == CAUSE_NODE_ABSENT and \
+                    (now - datetime.fromisoformat(since[vnfc_id])).total_seconds() < self.settings.absent_grace:
+                out[vnfc_id] = VnfcHealth(None, h.role)
+        return out
 
     def _put_state(self, instance_id: str, state: dict[str, Any]) -> None:
         with self.uow() as uow:

@@ -62,14 +62,18 @@ async def record(c: Cluster, layout: str = KUBEADM, on: Sequence[Node] | None = 
                        f"on {time.strftime('%Y-%m-%d %H:%M:%SZ', time.gmtime(t))}")
 
 
-async def renew(c: Cluster, layout: str = KUBEADM, *, etcd_check: bool = True,
+EtcdCheck = Callable[[Cluster, Node, Sequence[Node]], Awaitable[None]]
+
+
+async def renew(c: Cluster, layout: str = KUBEADM, *, etcd_check: EtcdCheck = etcd.check_members,
                 refresh: Callable[[], Awaitable[None]] | None = None) -> None:
     """Renew every master's certificates one master at a time, so that the others serve the API
     through the VIP / load balancer meanwhile: renew and restart its control-plane static pods,
     wait until it answers and is Ready through the control-plane endpoint (its admin.conf names the
-    VIP or LB) and (`etcd_check`: kubeadm's stacked etcd, its PKI paths) etcd has every member
-    healthy; then refresh what the VNFM holds: `refresh` (a driver's own: e.g. Kubespray's LB
-    kubeconfig and VIM), by default the Kubernetes VIM's credentials through the cluster endpoint."""
+    VIP or LB) and etcd has every member healthy (`etcd_check(cluster, the renewed master, the
+    masters)`: by default kubeadm's stacked etcd through its PKI paths; Kubespray passes its own);
+    then refresh what the VNFM holds: `refresh` (a driver's own: e.g. Kubespray's LB kubeconfig
+    and VIM), by default the Kubernetes VIM's credentials through the cluster endpoint."""
     masters = c.masters
     if not masters:
         raise OperationFailed("the cluster has no control plane to renew certificates on")
@@ -79,8 +83,7 @@ async def renew(c: Cluster, layout: str = KUBEADM, *, etcd_check: bool = True,
                        "its API server, controller manager, scheduler and etcd restart")
         data = (await c.ex.run(m.ssh, CertRenew(m.name, layout))).data
         await c.ex.run(m.ssh, WaitNodeReady(m.name, c.p.node_ready_timeout))
-        if etcd_check:
-            await etcd.check_members(c, m, masters)
+        await etcd_check(c, m, masters)
         _store(c, layout, {m.name: dict(data["not_after"])})
         c.ctx.progress(f"control plane {m.name} renewed and Ready through the control-plane endpoint")
     c.ctx.state[KEY]["renewed_at"] = int(time.time())

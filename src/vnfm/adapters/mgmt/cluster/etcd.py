@@ -27,14 +27,18 @@ def check_quorum(n_masters: int, healed: Sequence[Vnfc]) -> None:
                          "one at a time")
 
 
-async def check_members(c: Cluster, admin: Node, expected: Sequence[Node]) -> None:
-    """etcd has exactly the members `expected` (by name) and every one is healthy."""
-    members = (await c.ex.run(admin.ssh, EtcdMemberList(endpoints=ETCD_ENDPOINTS, tls=ETCD_TLS))).data["members"]
+async def check_members(c: Cluster, admin: Node, expected: Sequence[Node], *, tls: EtcdTls = ETCD_TLS,
+                        by_name: bool = True) -> None:
+    """etcd has exactly the members `expected` (by name, kubeadm's member names being the node
+    names; `by_name` False: as many members, e.g. Kubespray's etcd1..N, whose names follow the
+    inventory order at the time each joined) and every one is healthy; asked on `admin` with the
+    client certificate `tls` (kubeadm's healthcheck client by default)."""
+    members = (await c.ex.run(admin.ssh, EtcdMemberList(endpoints=ETCD_ENDPOINTS, tls=tls))).data["members"]
     names = sorted(m["name"] for m in members)
     want = sorted(n.name for n in expected)
-    if names != want:
-        raise OperationFailed(f"etcd members are {names}, expected {want}")
-    health = (await c.ex.run(admin.ssh, EtcdHealth(endpoints=ETCD_ENDPOINTS, tls=ETCD_TLS, wait_s=30))).data
+    if (names != want) if by_name else (len(names) != len(want)):
+        raise OperationFailed(f"etcd members are {names}, expected {want if by_name else len(want)}")
+    health = (await c.ex.run(admin.ssh, EtcdHealth(endpoints=ETCD_ENDPOINTS, tls=tls, wait_s=30))).data
     if not health.get("healthy"):
         bad = sorted(e for e, ok in (health.get("endpoints") or {}).items() if not ok)
         raise OperationFailed(f"etcd is not healthy after the change (unhealthy: {', '.join(bad) or 'unknown'})")

@@ -99,7 +99,7 @@ def check_request(instance: VnfInstance, masters: Sequence[Vnfc], ids: Sequence[
                                   "cluster's certificate authorities (captured at instantiate, scale and heal), so "
                                   "the workers would not trust a new master; heal the entire VNF (omit "
                                   "vnfcInstanceId), or scale the workers once to capture them first")
-    if store is None or not store.held(instance.id):
+    if store is None or not store.list(instance.id):
         raise UnprocessableEntity(f"healing the single control plane {label} restores the cluster from an etcd "
                                   f"snapshot, and the VNFM holds none of this cluster: {WHAT_TO_DO}")
 
@@ -132,10 +132,10 @@ async def _take_now(c: Cluster, m: Node) -> dict[str, Any] | None:
 
 def _newest_held(c: Cluster) -> dict[str, Any] | None:
     store = c.ctx.snapshots
-    for name, at in (store.held(c.ctx.instance.id) if store is not None else []):
-        raw = store.get(c.ctx.instance.id, name) if store is not None else None
+    for o in reversed(store.list(c.ctx.instance.id) if store is not None else []):  # newest first
+        raw = store.get(c.ctx.instance.id, o["name"]) if store is not None else None
         if raw:
-            return {"name": name, "sha256": hashlib.sha256(raw).hexdigest(), "at": at,
+            return {"name": o["name"], "sha256": hashlib.sha256(raw).hexdigest(), "at": float(o["at"]),
                     "source": "the newest the VNFM holds"}
     return None
 

@@ -10,10 +10,11 @@ run through the node access the composition root gives (`ctx.nodes`), so a retry
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from vnfm.adapters.mgmt.cluster import certs, vim
-from vnfm.adapters.mgmt.cluster.topology import pin
+from vnfm.adapters.mgmt.cluster import backup, certs, etcd, vim
+from vnfm.adapters.mgmt.cluster.topology import Cluster, Node, pin
 from vnfm.adapters.mgmt.kubespray import lb, upgrade
 from vnfm.adapters.mgmt.kubespray.install import install
 from vnfm.adapters.mgmt.kubespray.nodes import add_workers, remove_workers, workers_only
@@ -28,6 +29,13 @@ from vnfm.nodesteps.certs import KUBESPRAY
 from vnfm.nodesteps.kubernetes import UncordonNode
 from vnfm.nodesteps.kubespray import KubesprayCheckInventory, KubesprayRemoveInventory
 from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
+
+
+async def check_etcd(c: Cluster, m: Node, masters: Sequence[Node]) -> None:
+    """After master `m`'s renewal: Kubespray's etcd (etcd_deployment_type host, its own certificates
+    in /etc/ssl/etcd/ssl) has a member per master, every one healthy, asked on `m` with that host's
+    Kubespray admin client certificate (admin-<node>.pem, as Kubespray's own etcdctl calls do)."""
+    await etcd.check_members(c, m, masters, tls=upgrade.etcd_tls(m), by_name=False)
 
 
 class KubesprayDriver(MgmtDriver):
@@ -139,7 +147,8 @@ class KubesprayDriver(MgmtDriver):
     # ------------------------------------------------------------------ heal
     async def _renew(self, ctx: LcmContext) -> None:
         """Certificates renewed one master at a time (kubeadm-managed ones: Kubespray's etcd
-        certificates are its own), then the LB's kubeconfig (the renewed admin.conf) and the VIM."""
+        certificates are its own), etcd checked healthy between masters with Kubespray's etcd client
+        certificate, then the LB's kubeconfig (the renewed admin.conf) and the VIM."""
         s = open_site(ctx)
         try:
             async def refresh() -> None:
@@ -147,7 +156,7 @@ class KubesprayDriver(MgmtDriver):
                 await vim.register(s.c, s.c.admin(), s.api_url, extra=lb.vim_extra(s))
 
             await pin(s.c, [s.lb_node])
-            await certs.renew(s.c, KUBESPRAY, etcd_check=False, refresh=refresh)
+            await certs.renew(s.c, KUBESPRAY, etcd_check=check_etcd, refresh=refresh)
         finally:
             await s.close()
 
@@ -207,3 +216,19 @@ class KubesprayDriver(MgmtDriver):
     async def change_current_package_end(self, ctx: LcmContext) -> None:
         """Phase workers."""
         await self.change_current_package_start(ctx)
+
+    # ------------------------------------------------------------------ scheduled etcd backups
+    def backup_schedule(self, instance: VnfInstance) -> tuple[float, int] | None:
+        """The instance's own schedule (additionalParams.etcd_backup: interval, keep), if it has one."""
+        b = DECLARED.parse(instance.additional_params).etcd_backup
+        return (b.interval, b.keep) if b is not None else None
+
+    async def etcd_backup(self, ctx: LcmContext, keep: int) -> dict[str, Any]:
+        """A snapshot on a master (etcd as a systemd unit there, Kubespray's admin-<node> client
+        certificate), copied into the VNFM's store, and its restore drill (cluster/backup.py)."""
+        s = open_site(ctx)
+        try:
+            await pin(s.c, s.c.masters)
+            return await backup.backup(s.c, keep, tls_of=upgrade.etcd_tls)
+        finally:
+            await s.close()

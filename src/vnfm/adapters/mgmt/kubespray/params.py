@@ -125,6 +125,8 @@ class KubesprayRoot(Params):
     """The Kubespray driver's additionalParams keys."""
 
     params: KubesprayClusterParams = doc("the cluster's installation parameters", "002", default=..., alias=KEY)
+    etcd_backup: P.EtcdBackupParams | None = doc("scheduled etcd backups with restore drills (off when absent)",
+                                                 required="no")
 
 
 DECLARED = Declared("kubespray", KubesprayRoot, merge_depth=2)

@@ -48,6 +48,9 @@ def validate(operation: str, request: dict[str, Any], instance: VnfInstance, fla
              package: PackageFiles | None) -> None:
     op = str(operation)
     extra = request.get("additionalParams") or {}
+    if op != LcmOperation.INSTANTIATE and "etcd_backup" in extra:
+        raise UnprocessableEntity("additionalParams.etcd_backup: the backup schedule is set at instantiate only "
+                                  "(a later request would change it for that operation alone)")
     if op == LcmOperation.INSTANTIATE:
         check_flavour(K.parse(extra), flavour, package)
         return

@@ -1,4 +1,5 @@
-"""etcd membership on the twin (the members of the kubeadm stacked etcd)."""
+"""etcd membership on the twin (the members of the kubeadm stacked etcd, or of Kubespray's etcd
+on the masters), asked with the client certificates of the host's layout."""
 
 from __future__ import annotations
 
@@ -6,12 +7,24 @@ from typing import Any
 
 from vnfm.adapters.infra.simulator.twin.base import TwinHost, node_on, sha
 from vnfm.nodesteps.base import NodeStep, StepFailed, StepResult
+from vnfm.nodesteps.certs import KUBEADM, KUBESPRAY
 from vnfm.nodesteps.etcd import EtcdHealth, EtcdMemberAdd, EtcdMemberList, EtcdMemberRemove
+
+# Where each layout keeps the etcd client certificates (nodesteps/certs.py): kubeadm's stacked etcd
+# PKI; Kubespray's own (etcd_deployment_type host: /etc/ssl/etcd/ssl, its /etc/kubernetes/pki is a
+# link to /etc/kubernetes/ssl, which has no etcd directory).
+ETCD_TLS_DIRS = {KUBEADM: "/etc/kubernetes/pki/", KUBESPRAY: "/etc/ssl/etcd/ssl/"}
 
 
 def etcd_quorum(tw: TwinHost, host: str, sid: str, step: NodeStep, st: dict[str, Any]) -> None:
     if node_on(st, sid, "master") is None:
         raise StepFailed(host, step, "no etcd member runs on this host")
+    layout = (((st["hosts"].get(sid) or {}).get("certs")) or {}).get("layout")
+    tls = getattr(step, "tls", None)
+    if tls is not None and layout in ETCD_TLS_DIRS:  # as etcdctl would: the files must exist here
+        for path in (tls.cacert, tls.cert, tls.key):
+            if not path.startswith(ETCD_TLS_DIRS[layout]):
+                raise StepFailed(host, step, f"open {path}: no such file or directory (a {layout} control plane)")
 
 
 def etcd_list(tw: TwinHost, host: str, sid: str, step: EtcdMemberList) -> StepResult:
