@@ -46,6 +46,16 @@ Against what each runs (script(s): real program(s) or API; the tests):
 - kube_packages, kubeadm_upgrade: the strict stand-ins of standins_upgrade.py (apt-get/apt-mark/
   dpkg-query with apt's pin, hold and downgrade rules; kubeadm's upgrade apply/node flags and
   version rules, its manifest backups); upgrade node scripts
+- pki_fetch, pki_put (issue 27 item 3): the real openssl's CAs and service-account keys (read from
+  one tree, put into another, verified with openssl; another CA refused); etcd_restore_member: the
+  machine's etcd 3.4 (restored as one member, served by an etcd started on it; a corrupt snapshot
+  refused); kubelet_server: a real kubeconfig file with a recording systemctl (no kubelet here);
+  all run with bash, tests/unit/nodesteps/test_restore_scripts.py, and over SSH on two test hosts
+  (the PKI by SFTP, etcd restored and served there), tests/integration/test_single_master_restore.py;
+  in the driver's order with the strict stand-in kubeadm (kubeadm_init.sh's EXISTING_ETCD: its
+  DirAvailable--var-lib-etcd preflight, a real etcd started on the restored data),
+  tests/integration/kubernetes/test_kubeadm_standin_restore.py; the whole heal through the engine,
+  tests/integration/test_engine_hosts_restore.py
 """
 
 from __future__ import annotations
@@ -91,6 +101,10 @@ KUBESPRAY_BACKUP = IT + "test_etcd_backup.py::test_kubespray_layout_backup_with_
 CERTS = IT + "test_certificates.py::test_kubeadm_layout_read_with_openssl_and_renewed"
 CERTS_KUBESPRAY = IT + "test_certificates.py::test_kubespray_layout"
 KUBESPRAY_ETCD_TLS = IT + "test_certificates.py::test_kubespray_etcd_checked_with_its_own_client_certificate"
+RESTORE = "tests/unit/nodesteps/test_restore_scripts.py::"
+RESTORE_SSH = IT + "test_single_master_restore.py::test_restore_steps_over_ssh_real_etcd_openssl_pki"
+RESTORE_KUBEADM = K + "test_kubeadm_standin_restore.py::test_kubeadm_standin_restore_on_a_new_host_real_etcd"
+ENGINE_RESTORE = IT + "test_engine_hosts_restore.py::test_engine_single_master_restored_from_backup_workers_kept"
 
 # script -> the tests that run it against a real program or the simulated Kubernetes API
 SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
@@ -108,7 +122,7 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "etcd_member_add": (ETCD,),
     "etcd_restore_drill": (DRILL, BACKUP, STOCK_MASTER, KUBESPRAY_BACKUP),
     "etcd_snapshot_fetch": (SNAPSHOTS, BACKUP, SNAPSHOT_RESTORE, STOCK_MASTER),
-    "etcd_snapshot_put": (SNAPSHOT_RESTORE,),
+    "etcd_snapshot_put": (SNAPSHOT_RESTORE, RESTORE_SSH),
     "etcd_snapshot_restore": (SNAPSHOT_RESTORE, STOCK_MASTER),
     "etcd_snapshot_save": (SNAPSHOTS, SNAPSHOT_RESTORE, STOCK_MASTER, KUBESPRAY_BACKUP),
     "etcd_member_list": (ETCD, KUBEADM, MASTER_HEAL, ENGINE, STOCK_MASTER, KUBESPRAY_ETCD_TLS),
@@ -119,7 +133,7 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "hosts_entries": (REGISTRY, CONTAINERD, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
     "join_info": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
     "keepalived": (KEEPALIVED,),  # the engine flows run it against the recording stand-in
-    "kubeadm_init": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
+    "kubeadm_init": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE, RESTORE_KUBEADM, ENGINE_RESTORE),
     "kubeadm_join": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
     "kubeadm_upgrade": (KUBEADM_UPGRADE,),  # the strict stand-in kubeadm (upgrade plan/apply/node)
     "kube_packages": (KUBEADM_UPGRADE,),  # the strict apt-get/apt-mark/dpkg-query stand-ins
@@ -129,6 +143,12 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "label_node": (KUBECTL, KUBEADM, ENGINE, ENGINE_STORAGE),
     "lb_frontends": (LB, NODEPORT, KS_DRIVER, ENGINE_KUBESPRAY),
     "node_at_version": (AT_VERSION,),
+    "pki_fetch": (RESTORE + "test_pki_fetch_and_put_with_openssl_cas", RESTORE_SSH, ENGINE_RESTORE),
+    "pki_put": (RESTORE + "test_pki_fetch_and_put_with_openssl_cas", RESTORE_SSH, ENGINE_RESTORE),
+    "etcd_restore_member": (RESTORE + "test_etcd_restore_member_real_etcd", RESTORE_SSH, RESTORE_KUBEADM,
+                            ENGINE_RESTORE),
+    # a real kubeconfig file, a recording systemctl (no kubelet here)
+    "kubelet_server": (RESTORE + "test_kubelet_server_rewritten_and_restarted", RESTORE_SSH, ENGINE_RESTORE),
     "nfs_client": (KUBECTL, ENGINE_STORAGE),  # the apt stand-in: this kernel has no NFS client
     "nfs_export": (NFS, NFS_SEVERAL, ENGINE_STORAGE),
     "prepare_node": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
@@ -145,7 +165,8 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
 # run in tests/integration/kubernetes/test_upgrade_node_scripts.py)
 KNOWN_GAPS: dict[str, str] = {}
 # where a script may be run against a real program: integration tests, and these unit modules
-REAL_RUN_MODULES = ("tests/unit/nodesteps/test_etcd_snapshot_scripts.py",)
+REAL_RUN_MODULES = ("tests/unit/nodesteps/test_etcd_snapshot_scripts.py",
+                    "tests/unit/nodesteps/test_restore_scripts.py")
 
 
 def test_every_script_has_a_real_run() -> None:

@@ -52,7 +52,9 @@ class PrepareNode(NodeStep):
 
 @dataclass(frozen=True)
 class KubeadmInit(NodeStep):
-    """Initialise the first control plane (no-op when this host already runs one)."""
+    """Initialise the first control plane (no-op when this host already runs one). `existing_etcd`:
+    on an etcd data directory restored from a snapshot (`EtcdRestoreMember`), as kubeadm's restore
+    does it: `--ignore-preflight-errors=DirAvailable--var-lib-etcd`, the CA files put there kept."""
 
     kind: ClassVar[str] = "k8s-kubeadm-init"
     node: str
@@ -62,6 +64,7 @@ class KubeadmInit(NodeStep):
     service_cidr: str
     version: str
     cert_sans: tuple[str, ...] = ()
+    existing_etcd: bool = False
 
     def __post_init__(self) -> None:
         _check_node(self.node)

@@ -19,7 +19,7 @@ async def init(ex: ScriptRunner, t: SshTarget, s: KubeadmInit) -> StepResult:
     out = await ex.script(t, s, "kubeadm_init", {
         "NODE": s.node, "ADVERTISE": s.advertise_address, "ENDPOINT": s.control_plane_endpoint,
         "POD_CIDR": s.pod_cidr, "SVC_CIDR": s.service_cidr, "K8S_VERSION": s.version,
-        "CERT_SANS": ",".join(s.cert_sans)})
+        "CERT_SANS": ",".join(s.cert_sans), "EXISTING_ETCD": "1" if s.existing_etcd else "0"})
     return StepResult(changed(out))
 
 

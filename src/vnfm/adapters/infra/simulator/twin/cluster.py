@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from vnfm.adapters.infra.simulator.k8sapi.budgets import blocking_budget
-from vnfm.adapters.infra.simulator.twin.base import TwinHost, fake_ca, node_on, sha
+from vnfm.adapters.infra.simulator.twin.base import TwinHost, fake_ca, kubelet_trusts, node_on, sha
 from vnfm.adapters.infra.simulator.twin.certs import issue, require_admin
 from vnfm.nodesteps.base import StepFailed, StepResult
 from vnfm.nodesteps.certs import KUBEADM
@@ -68,7 +68,8 @@ def register(tw: TwinHost, st: dict[str, Any], sid: str, name: str, role: str, a
         host["control_plane"] = st["cluster"].get("version")
         st["etcd"]["members"][name] = {"name": name, "peer_url": f"https://{addr}:2380", "healthy": True}
         issue(tw, st, sid, name, layout, first=first)
-    st["hosts"].setdefault(sid, {})["kubelet"] = name
+    host["kubelet"] = name
+    host["trusts_ca"] = st["cluster"].get("ca_cert_hash")  # the CA its kubelet was given (join / init)
 
 
 def join_info(tw: TwinHost, host: str, sid: str, step: JoinInfo) -> StepResult:
@@ -114,6 +115,7 @@ def join(tw: TwinHost, host: str, sid: str, step: KubeadmJoin) -> StepResult:
             raise StepFailed(host, step, f"a node named {step.node} already exists; delete it first")
         register(tw, st, sid, step.node, "master" if step.control_plane else "worker",
                        step.advertise_address, ready_now=False)
+        st["hosts"][sid]["kubelet_server"] = step.endpoint  # /etc/kubernetes/kubelet.conf's server
         return True
 
     return StepResult(tw.tx(fn))
@@ -129,7 +131,7 @@ async def wait_ready(tw: TwinHost, host: str, sid: str, step: WaitNodeReady) -> 
                 return False, False
             if n["ready"]:
                 return True, False
-            never = step.node in (st["faults"].get("never_ready") or [])
+            never = step.node in (st["faults"].get("never_ready") or []) or not kubelet_trusts(st, n)
             if not never and time.time() >= n["ready_at"]:
                 n["ready"] = True
                 return True, True

@@ -16,6 +16,7 @@ from vnfm.adapters.infra.simulator.twin import (
     lb,
     registry,
     registry_vnf,
+    restore,
     storage,
     upgrade,
 )
@@ -32,6 +33,7 @@ ALL_HANDLERS: Mapping[type, Any] = {
     **certs.HANDLERS,
     **upgrade.HANDLERS,
     **backup.HANDLERS,
+    **restore.HANDLERS,  # after cluster's: its KubeadmInit also restores
 }
 # steps that run on operator hosts (outside the VNF, e.g. the Ansible server: twin/operator.py)
 OPERATOR_HANDLERS: Mapping[type, Any] = {
