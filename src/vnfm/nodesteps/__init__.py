@@ -20,7 +20,6 @@ from vnfm.nodesteps.kubeadm import (
     JoinInfo,
     KubeadmInit,
     KubeadmJoin,
-    KubeletServer,
     MoveControlPlaneEndpoint,
     PrepareNode,
 )
@@ -104,7 +103,6 @@ __all__ = [
     "KeepalivedVip",
     "KubeadmInit",
     "KubeadmJoin",
-    "KubeletServer",
     "MoveControlPlaneEndpoint",
     "LabelNode",
     "LbFrontends",

@@ -62,7 +62,9 @@ class PrepareNode(NodeStep):
 
 @dataclass(frozen=True)
 class KubeadmInit(NodeStep):
-    """Initialise the first control plane (no-op when this host already runs one)."""
+    """Initialise the first control plane (no-op when this host already runs one). `existing_etcd`:
+    on an etcd data directory restored from a snapshot (`EtcdRestoreMember`), as kubeadm's restore
+    does it: `--ignore-preflight-errors=DirAvailable--var-lib-etcd`, the CA files put there kept."""
 
     kind: ClassVar[str] = "k8s-kubeadm-init"
     node: str
@@ -72,6 +74,7 @@ class KubeadmInit(NodeStep):
     service_cidr: str
     version: str
     cert_sans: tuple[str, ...] = ()
+    existing_etcd: bool = False
 
     def __post_init__(self) -> None:
         _check_node(self.node)
@@ -142,18 +145,3 @@ class MoveControlPlaneEndpoint(NodeStep):
     def describe(self) -> str:
         return f"{self.kind} {self.endpoint}"
 
-
-@dataclass(frozen=True)
-class KubeletServer(NodeStep):
-    """Point this node's kubelet (kubelet.conf) at `endpoint` and restart it (no-op when it already
-    is); waits for the kubelet to be active again (deadline `deadline_s`)."""
-
-    kind: ClassVar[str] = "k8s-kubelet-server"
-    endpoint: str
-    deadline_s: float = 60.0
-
-    def __post_init__(self) -> None:
-        _check_endpoint(self.endpoint)
-
-    def describe(self) -> str:
-        return f"{self.kind} {self.endpoint}"

@@ -109,7 +109,9 @@ KUBEADM_CHECK = r"""# what the stand-in kubeadm checks of its command line and c
 # (v1.30, config API kubeadm.k8s.io/v1beta3) refuses them: unknown commands and flags, a config
 # document of another apiVersion/kind, unknown fields (kubeadm decodes strictly), missing or
 # malformed values (addresses, ports, CIDRs, node names, versions, token and hash formats).
-# NOT checked (the real kubeadm would): preflight checks of the host (swap, ports in use, the
+# Of kubeadm's preflight checks, only DirAvailable--var-lib-etcd (a non-empty /var/lib/etcd refused
+# unless --ignore-preflight-errors names it, as for a restore) is made, by the stand-in itself.
+# NOT checked (the real kubeadm would): other preflight checks of the host (swap, ports in use, the
 # container runtime answering on criSocket, cgroup driver), the reachability of
 # controlPlaneEndpoint and that the CA hash matches what the API server serves (the stand-in
 # compares with the local CA), and fields of these kinds the scripts never write.
@@ -184,6 +186,9 @@ def shape():
         return "cluster-phase"
     if len(argv) == 4 and argv[:2] == ["init", "--config"] and argv[3] == "--upload-certs":
         return "init"
+    if len(argv) == 5 and argv[:2] == ["init", "--config"] and argv[3:] == [
+            "--upload-certs", "--ignore-preflight-errors=DirAvailable--var-lib-etcd"]:
+        return "init"  # a restore: etcd's data directory restored from a snapshot
     if len(argv) == 4 and argv[:3] == ["token", "create", "--ttl"]:
         return "token"
     if len(argv) == 3 and argv[:2] == ["join", "--config"]:
@@ -262,10 +267,10 @@ local_status() {  # a learner answers `endpoint status` (not `endpoint health`: 
     --cert=$PKI/healthcheck-client.crt --key=$PKI/healthcheck-client.key --dial-timeout=1s \
     --command-timeout=2s endpoint status >/dev/null 2>&1
 }
-start_etcd() {  # name address state initial-cluster [learner]
+start_etcd() {  # name address state initial-cluster [data-dir] [learner]
   mkdir -p /var/lib/etcd /run/vnfm-standin
   chmod 700 /var/lib/etcd
-  nohup setsid etcd --name "$1" --data-dir /var/lib/etcd/data \
+  nohup setsid etcd --name "$1" --data-dir "${5:-/var/lib/etcd/data}" \
     --listen-peer-urls "https://$2:2380" --initial-advertise-peer-urls "https://$2:2380" \
     --listen-client-urls "https://$2:2379,https://127.0.0.1:2379" --advertise-client-urls "https://$2:2379" \
     --initial-cluster "$4" --initial-cluster-state "$3" --initial-cluster-token vnfm-standin \
@@ -275,7 +280,7 @@ start_etcd() {  # name address state initial-cluster [learner]
   echo $! > /run/vnfm-standin/etcd.pid
   local end=$((SECONDS + 30))
   local ready=local_health
-  if [ "${5:-}" = learner ]; then ready=local_status; fi
+  if [ "${6:-}" = learner ]; then ready=local_status; fi
   until $ready; do
     kill -0 "$(cat /run/vnfm-standin/etcd.pid)" 2>/dev/null || { tail -n 20 "$LOG/etcd.log" >&2; exit 1; }
     [ $SECONDS -lt $end ] || { echo "stand-in etcd $1 not healthy within 30s" >&2; exit 1; }
@@ -287,7 +292,16 @@ case "${1:-} ${2:-}" in
     cfg=$3
     cp "$cfg" "$LOG/kubeadm-init.yaml"
     node=$(val name "$cfg"); addr=$(val advertiseAddress "$cfg")
-    start_etcd "$node" "$addr" new "$node=https://$addr:2380"
+    if [ -n "$(ls -A /var/lib/etcd 2>/dev/null)" ]; then  # kubeadm's preflight check DirAvailable
+      [ "${5:-}" = --ignore-preflight-errors=DirAvailable--var-lib-etcd ] || {
+        echo "[preflight] [ERROR DirAvailable--var-lib-etcd]: /var/lib/etcd is not empty" >&2
+        exit 1; }
+      [ -d /var/lib/etcd/member ] || { echo "stand-in kubeadm: /var/lib/etcd holds no etcd member" >&2; exit 1; }
+      start_etcd "$node" "$addr" new "$node=https://$addr:2380" /var/lib/etcd  # etcd on the restored data
+      event "init $node on the existing etcd data"
+    else
+      start_etcd "$node" "$addr" new "$node=https://$addr:2380"
+    fi
     mkdir -p /etc/kubernetes/manifests
     : > /etc/kubernetes/manifests/kube-apiserver.yaml
     admin_conf
@@ -342,7 +356,7 @@ case "${1:-} ${2:-}" in
       ic=$(printf '%s\n' "$out" | sed -n 's/^ETCD_INITIAL_CLUSTER="\(.*\)"$/\1/p')
       id=$(printf '%s\n' "$out" | sed -n 's/^Member \([0-9a-f]*\) added to cluster.*/\1/p')
       [ -n "$id" ] || { echo "stand-in kubeadm: no member id in: $out" >&2; exit 1; }
-      start_etcd "$node" "$addr" existing "$ic" learner
+      start_etcd "$node" "$addr" existing "$ic" "" learner
       end=$((SECONDS + 60))
       until pout=$(ectl member promote "$id" 2>&1); do
         [ $SECONDS -lt $end ] || { echo "stand-in kubeadm: learner $node not promoted: $pout" >&2; exit 1; }
@@ -356,7 +370,9 @@ case "${1:-} ${2:-}" in
       admin_conf
     fi
     mkdir -p /etc/kubernetes
-    printf 'apiVersion: v1\nkind: Config\n' > /etc/kubernetes/kubelet.conf
+    # the kubelet's kubeconfig (the TLS bootstrap's), naming the API server it joined through
+    printf 'apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://%s\n  name: default-cluster\n' \
+      "$(val apiServerEndpoint "$cfg")" > /etc/kubernetes/kubelet.conf
     touch /var/lib/vnfm-standin/units/kubelet  # kubeadm's kubelet-start phase (re)starts the kubelet
     register_node "$node" "$(hostname -I | cut -d' ' -f1)" "$cp"
     event "join $node control-plane=$cp token-sha256=$(sha "$tok")" ;;

@@ -120,8 +120,7 @@ async def assert_control_plane(k8s: K8s, inst_id: str, masters: list[str]) -> No
                for k in held.values())
     assert held["masternode-0"]["priority"] == max(k["priority"] for k in held.values())
     assert sorted(vip_answers(st, v["endpoint"])) == masters
-    assert all(st["hosts"][n["server_id"]].get("kubelet_server") in (None, f"https://{VIP}:8383")
-               for n in st["nodes"].values())
+    assert all(st["hosts"][n["server_id"]].get("kubelet_server") == f"{VIP}:8383" for n in st["nodes"].values())
     vim = k8s.app.vims.get(k8s.app.instances.get(inst_id).driver_state["kubeadm"]["vim_id"])
     assert vim is not None
     got = await asyncio.to_thread(cluster_nodes, vim)
@@ -146,7 +145,7 @@ async def test_masters_1_3_5_3_with_quorum_at_every_step(cp: K8s) -> None:
     assert VIP in st["cluster"]["cert_sans"]
     assert st["cluster"]["kube_proxy_server"] == st["cluster"]["cluster_info_server"] == f"https://{VIP}:8383"
     old = [n for n in st["nodes"].values() if n["name"] in ("masternode-0", "workernode-0", "workernode-1")]
-    assert all(st["hosts"][n["server_id"]]["kubelet_server"] == f"https://{VIP}:8383" for n in old)
+    assert all(st["hosts"][n["server_id"]]["kubelet_server"] == f"{VIP}:8383" for n in old)
     changes = [h["change"] for h in st["etcd"]["history"]]
     assert changes[-4:] == ["add learner masternode-1", "promote masternode-1",
                             "add learner masternode-2", "promote masternode-2"]

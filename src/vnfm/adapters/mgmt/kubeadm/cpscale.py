@@ -35,7 +35,9 @@ from vnfm.domain.model import VnfInstance
 from vnfm.domain.resources import Vnfc
 from vnfm.domain.scaling import scaled_levels, target_counts
 from vnfm.domain.vnfd import Flavour
-from vnfm.nodesteps.kubeadm import KubeletServer, MoveControlPlaneEndpoint
+from vnfm.nodesteps.kubeadm import MoveControlPlaneEndpoint
+from vnfm.nodesteps.kubernetes import WaitNodeReady
+from vnfm.nodesteps.restore import KubeletServer
 
 VIP_KEY = f"additionalParams.{P.ROOT}.master_node.cluster_vip"
 VIM_PENDING = "vim_to_vip"
@@ -140,7 +142,9 @@ async def to_ha(c: Cluster, first: Node, added: Sequence[Node]) -> None:
     await c.ex.run(first.ssh, MoveControlPlaneEndpoint(new_endpoint, tuple(sans)))
     c.ctx.state["ha"] = True
     c.ctx.state[VIM_PENDING] = True  # the VIM moves to the VIP at the end of the hook (a retry too)
-    await gather([c.ex.run(n.ssh, KubeletServer(new_endpoint)) for n in c.nodes if n not in added])
+    old = [n for n in c.nodes if n not in added]
+    await gather([c.ex.run(n.ssh, KubeletServer(new_endpoint)) for n in old])
+    await gather([c.ex.run(first.ssh, WaitNodeReady(n.name, c.p.node_ready_timeout)) for n in old])
     c.ctx.progress(f"control-plane endpoint moved to {new_endpoint}: API server certificate, kubeadm-config, "
                    "kubeconfigs, kube-proxy and cluster-info updated; every kubelet points at the VIP")
 

@@ -14,13 +14,13 @@ from vnfm.adapters.mgmt.cluster import backup, certs, endpoint, etcd, nodes, vim
 from vnfm.adapters.mgmt.cluster import params as P
 from vnfm.adapters.mgmt.cluster.checks import check_cluster
 from vnfm.adapters.mgmt.cluster.topology import gather, open_cluster, pin
-from vnfm.adapters.mgmt.kubeadm import cpscale, heal, upgrade
+from vnfm.adapters.mgmt.kubeadm import cpscale, heal, restore, upgrade
 from vnfm.adapters.mgmt.kubeadm.install import add_workers, install
 from vnfm.adapters.mgmt.kubeadm.upgrade import check_added_version, check_change
 from vnfm.domain.errors import UnprocessableEntity
 from vnfm.domain.model import LcmOperation, VnfInstance
 from vnfm.domain.vnfd import Flavour
-from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
+from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles, SnapshotStore
 
 
 class KubeadmDriver(MgmtDriver):
@@ -29,6 +29,9 @@ class KubeadmDriver(MgmtDriver):
     renews_certificates = True  # its heal_end renews certificates in place (service/heal_plan.py)
     # Tacker's samples bind no change_current_package hooks: the driver of the other hooks runs them
     implicit_hooks = frozenset({"change_current_package_start", "change_current_package_end"})
+
+    def __init__(self, snapshots: SnapshotStore | None = None) -> None:
+        self.snapshots = snapshots  # the VNFM's etcd snapshots (read at request time: a single-master heal)
 
     # ------------------------------------------------------------------ request-time validation
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
@@ -62,7 +65,9 @@ class KubeadmDriver(MgmtDriver):
             return  # unknown yet: decided in heal_start
         masters = [v for v in instance.resources.vnfcs if v.vdu_id in master_vdus]
         healed = [v for v in masters if v.id in ids]
-        if healed:
+        if healed and len(masters) == 1:
+            restore.check_request(instance, masters, ids, state, self.snapshots)
+        elif healed:
             etcd.check_quorum(masters, healed, etcd.recorded(state)[1])
 
     # ------------------------------------------------------------------ hooks
@@ -71,6 +76,7 @@ class KubeadmDriver(MgmtDriver):
         try:
             await install(c)
             await certs.record(c)
+            await restore.capture_pki(c, c.masters[0], required=False)
         finally:
             await c.close()
 
@@ -124,6 +130,7 @@ class KubeadmDriver(MgmtDriver):
             await nodes.hosts(c, c.nodes)
             await cpscale.move_vim(c, admin)
             await certs.record(c)
+            await restore.capture_pki(c, admin, required=False)
         finally:
             await c.close()
 
@@ -145,6 +152,7 @@ class KubeadmDriver(MgmtDriver):
             c = open_cluster(ctx)
             try:
                 await certs.renew(c)
+                await restore.capture_pki(c, c.masters[0], required=False)
             finally:
                 await c.close()
             return
@@ -161,6 +169,7 @@ class KubeadmDriver(MgmtDriver):
         try:
             await heal.after(c)
             await certs.record(c)
+            await restore.capture_pki(c, c.admin(), required=False)
         finally:
             await c.close()
 
@@ -177,6 +186,7 @@ class KubeadmDriver(MgmtDriver):
                 await upgrade.upgrade(c, ctx.phase)
             if ctx.phase == "control_plane":  # `kubeadm upgrade` renews the certificates (or a revert restores them)
                 await certs.record(c)
+                await restore.capture_pki(c, c.masters[0], required=False)
         finally:
             await c.close()
 

@@ -9,7 +9,6 @@ from vnfm.nodesteps.kubeadm import (
     JoinInfo,
     KubeadmInit,
     KubeadmJoin,
-    KubeletServer,
     MoveControlPlaneEndpoint,
     PrepareNode,
 )
@@ -26,7 +25,7 @@ async def init(ex: ScriptRunner, t: SshTarget, s: KubeadmInit) -> StepResult:
     out = await ex.script(t, s, "kubeadm_init", {
         "NODE": s.node, "ADVERTISE": s.advertise_address, "ENDPOINT": s.control_plane_endpoint,
         "POD_CIDR": s.pod_cidr, "SVC_CIDR": s.service_cidr, "K8S_VERSION": s.version,
-        "CERT_SANS": ",".join(s.cert_sans)})
+        "CERT_SANS": ",".join(s.cert_sans), "EXISTING_ETCD": "1" if s.existing_etcd else "0"})
     return StepResult(changed(out))
 
 
@@ -51,17 +50,10 @@ async def move_endpoint(ex: ScriptRunner, t: SshTarget, s: MoveControlPlaneEndpo
     return StepResult(changed(out))
 
 
-async def kubelet_server(ex: ScriptRunner, t: SshTarget, s: KubeletServer) -> StepResult:
-    out = await ex.script(t, s, "kubelet_server", {"ENDPOINT": s.endpoint, "DEADLINE_S": str(int(s.deadline_s))},
-                          timeout=s.deadline_s + 30)
-    return StepResult(changed(out))
-
-
 HANDLERS: dict[type, Handler] = {
     PrepareNode: prepare,
     KubeadmInit: init,
     JoinInfo: join_info,
     KubeadmJoin: join,
     MoveControlPlaneEndpoint: move_endpoint,
-    KubeletServer: kubelet_server,
 }

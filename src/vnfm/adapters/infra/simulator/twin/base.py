@@ -75,3 +75,12 @@ def node_on(st: dict[str, Any], sid: str, role: str | None = None) -> dict[str, 
         if n.get("server_id") == sid and (role is None or n["role"] == role):
             return dict(n)
     return None
+
+
+def kubelet_trusts(st: dict[str, Any], n: dict[str, Any]) -> bool:
+    """Whether node `n`'s kubelet trusts the cluster's API server: the CA it was given when it joined
+    and the API server address in its kubelet.conf are the cluster's (a master restored with another
+    CA, or at another address the kubelet was not pointed at, leaves it NotReady)."""
+    h = st["hosts"].get(n.get("server_id")) or {}
+    c = st["cluster"]
+    return h.get("trusts_ca") in (None, c.get("ca_cert_hash")) and h.get("kubelet_server") in (None, c.get("endpoint"))

@@ -9,7 +9,7 @@ from typing import Any
 
 from vnfm.adapters.infra.simulator.k8sapi.budgets import blocking_budget
 from vnfm.adapters.infra.simulator.twin import etcd
-from vnfm.adapters.infra.simulator.twin.base import TwinHost, fake_ca, node_on, sha
+from vnfm.adapters.infra.simulator.twin.base import TwinHost, fake_ca, kubelet_trusts, node_on, sha
 from vnfm.adapters.infra.simulator.twin.certs import issue, require_admin
 from vnfm.adapters.infra.simulator.twin.etcd import add_member, new_member
 from vnfm.nodesteps.base import StepFailed, StepResult
@@ -75,7 +75,8 @@ def register(tw: TwinHost, st: dict[str, Any], sid: str, name: str, role: str, a
         if etcd_member:
             st["etcd"]["members"][name] = new_member(name, f"https://{addr}:2380", learner=False)
         issue(tw, st, sid, name, layout, first=first)
-    st["hosts"].setdefault(sid, {})["kubelet"] = name
+    host["kubelet"] = name
+    host["trusts_ca"] = st["cluster"].get("ca_cert_hash")  # the CA its kubelet was given (join / init)
 
 
 def join_info(tw: TwinHost, host: str, sid: str, step: JoinInfo) -> StepResult:
@@ -129,6 +130,7 @@ async def join(tw: TwinHost, host: str, sid: str, step: KubeadmJoin) -> StepResu
             add_member(tw, host, step, st, step.node, f"https://{step.advertise_address}:2380", learner)
         register(tw, st, sid, step.node, "master" if step.control_plane else "worker",
                  step.advertise_address, ready_now=False, etcd_member=False)
+        st["hosts"][sid]["kubelet_server"] = step.endpoint  # /etc/kubernetes/kubelet.conf's server
         return True
 
     changed = tw.tx(fn)
@@ -147,7 +149,7 @@ async def wait_ready(tw: TwinHost, host: str, sid: str, step: WaitNodeReady) -> 
                 return False, False
             if n["ready"]:
                 return True, False
-            never = step.node in (st["faults"].get("never_ready") or [])
+            never = step.node in (st["faults"].get("never_ready") or []) or not kubelet_trusts(st, n)
             if not never and time.time() >= n["ready_at"]:
                 n["ready"] = True
                 return True, True

@@ -1,8 +1,8 @@
 """A single-master kubeadm cluster becoming HA on the twin: the control-plane endpoint moves to the
-VIP (certificate SANs, kubeadm-config, kubeconfigs, kube-proxy, cluster-info) and each kubelet is
-pointed at it. As strict as the real scripts: the move waits for the API through the new endpoint,
-so it fails unless a master's keepalived holds the VIP and that master's HAProxy forwards the port
-to a Ready control plane; a kubelet is moved only to the cluster's endpoint."""
+VIP (certificate SANs, kubeadm-config, kubeconfigs, kube-proxy, cluster-info); the kubelets are
+pointed at it by the restore's `KubeletServer` (twin/restore.py). As strict as the real script: the
+move waits for the API through the new endpoint, so it fails unless a master's keepalived holds the
+VIP and that master's HAProxy forwards the port to a control plane."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ from typing import Any
 from vnfm.adapters.infra.simulator.twin.base import TwinHost, node_on
 from vnfm.adapters.infra.simulator.twin.certs import require_admin
 from vnfm.nodesteps.base import StepFailed, StepResult
-from vnfm.nodesteps.kubeadm import KubeletServer, MoveControlPlaneEndpoint
+from vnfm.nodesteps.kubeadm import MoveControlPlaneEndpoint
 
 
 def vip_answers(st: dict[str, Any], endpoint: str) -> list[str]:
     """The control planes the API reaches through `endpoint` (VIP:port): a host whose keepalived holds
     the VIP (the highest priority among those configured for it) forwards to its HAProxy backends
-    that are Ready masters. Empty: nothing answers."""
+    that are control planes of the cluster (joined: their API server runs as a static pod whether
+    or not their kubelet is Ready at the moment). Empty: nothing answers."""
     vip, _, port = endpoint.rpartition(":")
     holders = sorted(((h["keepalived"]["priority"], sid) for sid, h in st["hosts"].items()
                       if (h.get("keepalived") or {}).get("vip") == vip and node_on(st, sid, "master")),
@@ -27,8 +28,8 @@ def vip_answers(st: dict[str, Any], endpoint: str) -> list[str]:
     lb = st["hosts"][holders[0][1]].get("haproxy") or {}
     if str(lb.get("frontend_port")) != port:
         return []
-    ready = {n["name"] for n in st["nodes"].values() if n["role"] == "master" and n["ready"]}
-    return [b[0] for b in lb.get("backends") or [] if b[0] in ready]
+    joined = {n["name"] for n in st["nodes"].values() if n["role"] == "master"}
+    return [b[0] for b in lb.get("backends") or [] if b[0] in joined]
 
 
 def move_endpoint(tw: TwinHost, host: str, sid: str, step: MoveControlPlaneEndpoint) -> StepResult:
@@ -51,19 +52,4 @@ def move_endpoint(tw: TwinHost, host: str, sid: str, step: MoveControlPlaneEndpo
     return StepResult(tw.tx(fn))
 
 
-def kubelet_server(tw: TwinHost, host: str, sid: str, step: KubeletServer) -> StepResult:
-    def fn(st: dict[str, Any]) -> bool:
-        h = st["hosts"].get(sid) or {}
-        if not h.get("kubelet"):
-            raise StepFailed(host, step, "/etc/kubernetes/kubelet.conf is missing: this node has not joined")
-        if st["cluster"].get("endpoint") != step.endpoint:
-            raise StepFailed(host, step, f"x509: the API at {step.endpoint} is not this cluster's endpoint")
-        if h.get("kubelet_server") == f"https://{step.endpoint}":
-            return False
-        h["kubelet_server"] = f"https://{step.endpoint}"
-        return True
-
-    return StepResult(tw.tx(fn))
-
-
-HANDLERS: dict[type, Any] = {MoveControlPlaneEndpoint: move_endpoint, KubeletServer: kubelet_server}
+HANDLERS: dict[type, Any] = {MoveControlPlaneEndpoint: move_endpoint}

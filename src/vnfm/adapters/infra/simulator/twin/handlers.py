@@ -17,6 +17,7 @@ from vnfm.adapters.infra.simulator.twin import (
     lb,
     registry,
     registry_vnf,
+    restore,
     storage,
     upgrade,
 )
@@ -34,6 +35,7 @@ ALL_HANDLERS: Mapping[type, Any] = {
     **certs.HANDLERS,
     **upgrade.HANDLERS,
     **backup.HANDLERS,
+    **restore.HANDLERS,  # after cluster's: its KubeadmInit also restores
 }
 # steps that run on operator hosts (outside the VNF, e.g. the Ansible server: twin/operator.py)
 OPERATOR_HANDLERS: Mapping[type, Any] = {
