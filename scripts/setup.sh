@@ -16,4 +16,13 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt
     -e ".[test,postgres]"
   touch "$stamp"
 fi
+# the S3-compatible server the etcd backups' store is tested against (moto's server mode): a venv of
+# its own, as botocore pins python-dateutil < 3 and the kubernetes client needs >= 3
+MOTO_VERSION=5.2.5
+if [ ! -x .venv-s3/bin/moto_server ] || ! grep -qx "$MOTO_VERSION" .venv-s3/.moto-version 2>/dev/null; then
+  echo "setup: installing moto[server] $MOTO_VERSION into .venv-s3 (the tests' S3 server)"
+  "$PY" -m venv .venv-s3
+  .venv-s3/bin/python -m pip install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION"
+  echo "$MOTO_VERSION" > .venv-s3/.moto-version
+fi
 echo "setup: done ($(.venv/bin/vnfm --version 2>/dev/null || echo vnfm))"

@@ -16,7 +16,11 @@ Against what each runs (script(s): real program(s) or API; the tests):
 - delete_node, drain_node, uncordon_node, label_node, wait_node_ready, vim_token: kubectl ->
   simulated API; kubectl scripts, engine kubeadm flows (drain/delete also Kubespray's)
 - docker_image, docker_install, registry_run: podman as docker; private_registry, engine registry
-- etcd_*: etcd 3.4 (TLS); etcd, kubeadm master heal, engine kubeadm flows
+- etcd_*: etcd 3.4 (TLS); etcd, kubeadm master heal, engine kubeadm flows; etcd_health, etcd_member_list,
+  etcd_snapshot_save/fetch/restore and etcd_restore_drill also with no etcd program on PATH, etcd run chrooted
+  in an image-like root (lib/etcd_tools.sh finds them through /proc/<pid>): stock master;
+  etcd_snapshot_save and etcd_restore_drill also against an etcd with client-certificate auth and
+  Kubespray's /etc/ssl/etcd/ssl layout (openssl-made): Kubespray backup
 - haproxy_apply, lb_frontends: HAProxy 2.6; haproxy, lb_frontends, cnf_nodeport_lb, engine flows
 - hosts_entries, prepare_node: /etc/hosts, sysctl/module files; kubeadm scripts, engine flows
 - join_info, kubeadm_init, kubeadm_join: the strict stand-in kubeadm (real etcd, real kubectl);
@@ -82,6 +86,8 @@ AT_VERSION = UPGRADE + "test_node_at_version_real_kubectl_against_the_simulated_
 KUBEADM_UPGRADE = UPGRADE + "test_kube_packages_and_kubeadm_upgrade_strict_standins"
 DRILL = "tests/unit/nodesteps/test_etcd_snapshot_scripts.py::test_restore_drill"
 BACKUP = IT + "test_etcd_backup.py::test_backup_and_restore_drill_on_real_etcd"
+STOCK_MASTER = IT + "test_etcd_backup.py::test_stock_master_etcd_only_in_its_pod"
+KUBESPRAY_BACKUP = IT + "test_etcd_backup.py::test_kubespray_layout_backup_with_its_admin_certificate"
 CERTS = IT + "test_certificates.py::test_kubeadm_layout_read_with_openssl_and_renewed"
 CERTS_KUBESPRAY = IT + "test_certificates.py::test_kubespray_layout"
 KUBESPRAY_ETCD_TLS = IT + "test_certificates.py::test_kubespray_etcd_checked_with_its_own_client_certificate"
@@ -98,14 +104,14 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "docker_image": (PRIVATE_REGISTRY, ENGINE_REGISTRY),
     "docker_install": (PRIVATE_REGISTRY, ENGINE_REGISTRY),
     "drain_node": (KUBECTL, KUBEADM, ENGINE, KS_DRIVER),
-    "etcd_health": (ETCD, MASTER_HEAL, ENGINE, KUBESPRAY_ETCD_TLS),
+    "etcd_health": (ETCD, MASTER_HEAL, ENGINE, STOCK_MASTER, KUBESPRAY_ETCD_TLS),
     "etcd_member_add": (ETCD,),
-    "etcd_restore_drill": (DRILL, BACKUP),
-    "etcd_snapshot_fetch": (SNAPSHOTS, BACKUP, SNAPSHOT_RESTORE),
+    "etcd_restore_drill": (DRILL, BACKUP, STOCK_MASTER, KUBESPRAY_BACKUP),
+    "etcd_snapshot_fetch": (SNAPSHOTS, BACKUP, SNAPSHOT_RESTORE, STOCK_MASTER),
     "etcd_snapshot_put": (SNAPSHOT_RESTORE,),
-    "etcd_snapshot_restore": (SNAPSHOT_RESTORE,),
-    "etcd_snapshot_save": (SNAPSHOTS, SNAPSHOT_RESTORE),
-    "etcd_member_list": (ETCD, KUBEADM, MASTER_HEAL, ENGINE, KUBESPRAY_ETCD_TLS),
+    "etcd_snapshot_restore": (SNAPSHOT_RESTORE, STOCK_MASTER),
+    "etcd_snapshot_save": (SNAPSHOTS, SNAPSHOT_RESTORE, STOCK_MASTER, KUBESPRAY_BACKUP),
+    "etcd_member_list": (ETCD, KUBEADM, MASTER_HEAL, ENGINE, STOCK_MASTER, KUBESPRAY_ETCD_TLS),
     "etcd_member_remove": (ETCD, MASTER_HEAL, ENGINE),
     "etcd_start": (ETCD,),
     "etcd_stop": (ETCD,),

@@ -41,6 +41,7 @@ from vnfm.adapters.notify.http import HttpNotifier
 from vnfm.adapters.remote.egress import EgressPolicy
 from vnfm.adapters.remote.http_fetch import fetch_package
 from vnfm.adapters.snapshots import FileSnapshotStore
+from vnfm.adapters.snapshots_s3 import S3SnapshotStore
 from vnfm.config import Settings
 from vnfm.domain.autoheal import AutohealPolicy
 from vnfm.domain.model import utcnow
@@ -256,9 +257,13 @@ def _backups(settings: Settings, uow: Any, factory: Any, engine: LcmEngine, metr
             return u.instances.get(inst_id)
 
     root = settings.data_dir / "etcd-backups"  # apart from the upgrades' snapshots: bounds of their own
+    s3 = settings.etcd_backup_s3
+
+    def store_for(keep: int) -> Any:
+        return FileSnapshotStore(root, keep=keep) if s3 is None else S3SnapshotStore(s3, keep=keep)
+
     res = Resolvers(vnfd_of=engine.vnfd_of, files_of=engine.files_of, vim_of=engine.vim_of,
-                    nodes_of=engine.nodes_of or (lambda vim: None), mgmt=engine.mgmt,
-                    store_for=lambda keep: FileSnapshotStore(root, keep=keep))
+                    nodes_of=engine.nodes_of or (lambda vim: None), mgmt=engine.mgmt, store_for=store_for)
     policy = BackupPolicy(interval=settings.etcd_backup_interval, keep=settings.etcd_backup_keep,
                           round_every=settings.etcd_backup_round)
     return BackupSchedule(table, get_instance, res, policy, settings.worker_id)

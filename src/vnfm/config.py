@@ -33,6 +33,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from vnfm.adapters.snapshots_s3 import S3Target
 from vnfm.domain.access import Role
 from vnfm.domain.secret_hash import hash_problem
 from vnfm.domain.secrets import mask_url_credentials, scrub
@@ -184,6 +185,15 @@ class Settings(BaseSettings):
     etcd_backup_interval: float = Field(default=0.0, ge=0)
     etcd_backup_keep: int = Field(default=7, ge=1, le=20)
     etcd_backup_round: float = Field(default=60.0, ge=0)
+    # The backups' store: <data_dir>/etcd-backups, or with an endpoint (http(s)://host[:port]) an
+    # S3-compatible bucket (adapters/snapshots_s3.py; the bucket must exist), objects
+    # <prefix>/<instance id>/<name>; the keys are secrets (never shown, logged or in an error).
+    etcd_backup_s3_endpoint: str = ""
+    etcd_backup_s3_bucket: str = ""
+    etcd_backup_s3_prefix: str = "vnfm/etcd-backups"
+    etcd_backup_s3_region: str = ""
+    etcd_backup_s3_access_key: str = Field(default="", repr=False)
+    etcd_backup_s3_secret_key: str = Field(default="", repr=False)
     # Lists longer than this are paged (SOL013 5.4.2: Link rel="next"); 0 sends every item at once.
     page_size: int = Field(default=1000, ge=0)
     # Extra hook bindings: implementation/artifact name -> driver name ("a=b,c=d").
@@ -274,6 +284,11 @@ class Settings(BaseSettings):
         ids = [c.client_id for c in self.oauth2_clients]
         if len(ids) != len(set(ids)):
             raise ValueError("oauth2_clients: a client_id appears twice")
+        if self.etcd_backup_s3_endpoint:
+            self.etcd_backup_s3  # noqa: B018 - checked whole now: a bad store stops the start, not a backup
+        elif self.etcd_backup_s3_bucket or self.etcd_backup_s3_access_key or self.etcd_backup_s3_secret_key:
+            raise ValueError("etcd_backup_s3_bucket / _access_key / _secret_key need etcd_backup_s3_endpoint "
+                             "(without it the backups go to the data directory)")
         if self.fault_injection and not self.simulator:
             raise ValueError("fault_injection needs the simulator (simulator = true): it injects simulated faults")
         return self
@@ -287,6 +302,14 @@ class Settings(BaseSettings):
     @property
     def loopback_only(self) -> bool:
         return self.host in LOOPBACK_HOSTS or self.host.startswith("127.")
+
+    @property
+    def etcd_backup_s3(self) -> S3Target | None:
+        """The S3-compatible store of the etcd backups (None: the data directory's)."""
+        if not self.etcd_backup_s3_endpoint:
+            return None
+        return S3Target(self.etcd_backup_s3_endpoint, self.etcd_backup_s3_bucket, self.etcd_backup_s3_access_key,
+                        self.etcd_backup_s3_secret_key, self.etcd_backup_s3_prefix, self.etcd_backup_s3_region)
 
     @property
     def sim_state_file(self) -> Path:

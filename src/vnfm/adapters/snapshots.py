@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from vnfm.domain.errors import OperationFailed
 
@@ -45,3 +46,13 @@ class FileSnapshotStore:
     def get(self, instance_id: str, name: str) -> bytes | None:
         p = self._dir(instance_id, name) / name
         return p.read_bytes() if p.is_file() else None
+
+    def list(self, instance_id: str) -> list[dict[str, Any]]:
+        """The instance's snapshots, oldest first: name, size, at (modification time), as the S3
+        store lists its objects (adapters/snapshots_s3.py)."""
+        d = self.root / instance_id
+        if not _NAME.match(instance_id) or not d.is_dir():
+            return []
+        out = [{"name": p.name, "size": p.stat().st_size, "at": p.stat().st_mtime}
+               for p in d.iterdir() if not p.name.startswith(".") and p.is_file()]
+        return sorted(out, key=lambda o: (o["at"], o["name"]))

@@ -16,6 +16,7 @@ from vnfm.nodesteps import SetHostsEntries
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPTS = sorted((ROOT / "src/vnfm/adapters/nodes/ssh/scripts").glob("*.sh"))
+LIBS = sorted((ROOT / "src/vnfm/adapters/nodes/ssh/scripts/lib").glob("*.sh"))  # `# @include`d by scripts
 OTHER_SCRIPTS = [ROOT / "tests/integration/hostinit.sh", ROOT / ".ci/integration-deps.sh"]
 
 
@@ -35,11 +36,12 @@ def test_every_script_is_used_and_packaged() -> None:
         text = script_text(name)
         assert text.startswith("#!/bin/bash\n")
         assert "set -euo pipefail" in text
+        assert "# @include" not in text, f"{name}: an include left unresolved"
         for line in text.splitlines():  # waits are polls inside readiness loops, never a bare sleep
             assert not line.startswith("sleep"), f"{name}: top-level sleep: {line}"
 
 
-@pytest.mark.parametrize("path", SCRIPTS + [p for p in OTHER_SCRIPTS if p.exists()], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", SCRIPTS + LIBS + [p for p in OTHER_SCRIPTS if p.exists()], ids=lambda p: p.name)
 def test_shellcheck(path: Path) -> None:
     if shutil.which("shellcheck") is None:
         pytest.skip("shellcheck is not installed (apt-get install shellcheck, or .ci/integration-deps.sh)")

@@ -36,7 +36,8 @@ def http_options(settings: Settings) -> dict[str, Any]:
 
 def known_secrets(settings: Settings) -> list[str]:
     """Setting values no log line may show."""
-    found = [settings.auth_token, settings.oauth2_introspection_client_secret]
+    found = [settings.auth_token, settings.oauth2_introspection_client_secret,
+             settings.etcd_backup_s3_access_key, settings.etcd_backup_s3_secret_key]
     found += [k.strip() for k in settings.secret_key.split(",")]
     found += [m["pw"] for m in URL_USERINFO.finditer(settings.database_url)]
     return [s for s in found if s]

@@ -5,29 +5,38 @@ On the first master that answers: `EtcdSnapshotSave` (etcdctl snapshot save, rea
 into the VNFM's store (at most `keep` per instance) after its digest is checked, then
 `EtcdRestoreDrill` of that newest snapshot (a scratch etcd beside the master's, whichever node
 access runs it): its keys compared with the snapshot's. Returns the record
-the schedule stores (size, keys, digest, where, the drill's outcome).
+the schedule stores (size, keys, digest, where, the drill's outcome). `tls_of`: a master's etcd
+client certificate (kubeadm's healthcheck-client by default; Kubespray's admin-<node>).
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from vnfm.adapters.mgmt.cluster.etcd import ETCD_ENDPOINTS, ETCD_TLS
-from vnfm.adapters.mgmt.cluster.topology import Cluster
+from vnfm.adapters.mgmt.cluster.topology import Cluster, Node
 from vnfm.domain.errors import OperationFailed
 from vnfm.nodesteps.backup import EtcdRestoreDrill
 from vnfm.nodesteps.base import StepFailed
+from vnfm.nodesteps.etcd import EtcdTls
 from vnfm.nodesteps.upgrade import SNAPSHOT_DIR, EtcdSnapshotFetch, EtcdSnapshotSave
 
 # apart from the upgrades' snapshots: the save's bound on kept files applies per directory
 BACKUP_DIR = f"{SNAPSHOT_DIR}/scheduled"
 
 
-async def backup(c: Cluster, keep: int, stamp: float | None = None) -> dict[str, Any]:
+def _kubeadm_tls(_m: Node) -> EtcdTls:
+    return ETCD_TLS
+
+
+async def backup(c: Cluster, keep: int, stamp: float | None = None,
+                 tls_of: Callable[[Node], EtcdTls] = _kubeadm_tls) -> dict[str, Any]:
     if c.ctx.snapshots is None:
         raise OperationFailed("the VNFM has no snapshot store to copy the backup into")
     if not c.masters:
@@ -38,7 +47,7 @@ async def backup(c: Cluster, keep: int, stamp: float | None = None) -> dict[str,
     errors: list[str] = []
     for m in c.masters:  # the first master that answers takes it
         try:
-            saved = (await c.ex.run(m.ssh, EtcdSnapshotSave(endpoints=ETCD_ENDPOINTS, tls=ETCD_TLS, path=path,
+            saved = (await c.ex.run(m.ssh, EtcdSnapshotSave(endpoints=ETCD_ENDPOINTS, tls=tls_of(m), path=path,
                                                             keep=keep))).data
         except StepFailed as e:
             errors.append(f"{m.name}: {e}")
@@ -47,7 +56,7 @@ async def backup(c: Cluster, keep: int, stamp: float | None = None) -> dict[str,
         raw = base64.b64decode((await c.ex.run(m.ssh, EtcdSnapshotFetch(path, sha))).data["content"])
         if hashlib.sha256(raw).hexdigest() != sha:
             raise OperationFailed(f"the etcd snapshot copied from {m.name} differs from the saved one (sha256)")
-        where = c.ctx.snapshots.put(c.ctx.instance.id, name, raw)
+        where = await asyncio.to_thread(c.ctx.snapshots.put, c.ctx.instance.id, name, raw)  # a file or S3
         rec: dict[str, Any] = {"name": name, "host": m.name, "size": len(raw), "sha256": sha,
                                "keys": int(saved.get("keys") or 0), "revision": int(saved.get("revision") or 0),
                                "stored": where, "at": stamp}

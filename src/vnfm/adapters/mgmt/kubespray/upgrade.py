@@ -37,9 +37,11 @@ CHANGE_KEYS = frozenset({"kubernetes_version", "node_ready_timeout"})
 ETCD_SSL = "/etc/ssl/etcd/ssl"  # Kubespray's etcd_cert_dir
 
 
-def etcd_tls(first: Node) -> EtcdTls:
-    """Kubespray's admin client certificate of the first etcd member (etcd_deployment_type host)."""
-    return EtcdTls(f"{ETCD_SSL}/ca.pem", f"{ETCD_SSL}/admin-{first.name}.pem", f"{ETCD_SSL}/admin-{first.name}-key.pem")
+def etcd_tls(member: Node) -> EtcdTls:
+    """Kubespray's admin client certificate of an etcd member, on that member (etcd_deployment_type
+    host; roles/etcd's gen_certs: admin-<inventory_hostname>.pem, its -key.pem, ca.pem)."""
+    return EtcdTls(f"{ETCD_SSL}/ca.pem", f"{ETCD_SSL}/admin-{member.name}.pem",
+                   f"{ETCD_SSL}/admin-{member.name}-key.pem")
 
 
 def etcd_member(i: int, _node: Node) -> str:

@@ -3,6 +3,7 @@ handler signature, file uploads."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from functools import cache
 from importlib import resources
@@ -27,9 +28,20 @@ class ScriptRunner(Protocol):
 Handler = Callable[[ScriptRunner, SshTarget, Any], Awaitable[StepResult]]
 
 
+_INCLUDE = re.compile(r"^# @include ([a-z_]+)$", re.M)
+
+
 @cache
 def script_text(name: str) -> str:
-    return resources.files("vnfm.adapters.nodes.ssh").joinpath("scripts", f"{name}.sh").read_text()
+    """Script `name`, each `# @include LIB` line replaced by scripts/lib/LIB.sh (shell functions
+    several scripts share: the text travels whole on stdin, nothing is sourced on the host)."""
+    text = resources.files("vnfm.adapters.nodes.ssh").joinpath("scripts", f"{name}.sh").read_text()
+    return _INCLUDE.sub(lambda m: _lib(m.group(1)), text)
+
+
+def _lib(name: str) -> str:
+    text = resources.files("vnfm.adapters.nodes.ssh").joinpath("scripts", "lib", f"{name}.sh").read_text()
+    return "\n".join(line for line in text.splitlines() if not line.startswith("#!"))
 
 
 def parse_output(stdout: str) -> dict[str, str]:

@@ -20,6 +20,7 @@ import json
 import time
 from typing import Any
 
+from vnfm.adapters.infra.simulator.twin import etcd_tls
 from vnfm.adapters.infra.simulator.twin.base import TwinHost, empty, node_on
 from vnfm.domain.k8s_versions import K8sVersion, skew_problem
 from vnfm.nodesteps.base import NodeStep, StepFailed, StepResult
@@ -93,7 +94,7 @@ def packages_of(st: dict[str, Any], sid: str) -> dict[str, str]:
 # ------------------------------------------------------------------ etcd
 def snapshot_save(tw: TwinHost, host: str, sid: str, step: EtcdSnapshotSave) -> StepResult:
     def fn(st: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
-        _master(host, sid, step, st)
+        etcd_tls.check(host, step, st, sid, _master(host, sid, step, st)["name"], step.tls)
         if not all(m["healthy"] for m in st["etcd"]["members"].values()):
             raise StepFailed(host, step, "etcd is not healthy")
         snaps = _host(st, sid).setdefault("snapshots", {})

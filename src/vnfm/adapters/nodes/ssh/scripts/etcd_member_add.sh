@@ -5,7 +5,9 @@
 set -euo pipefail
 : "${ENDPOINTS:?}" "${MEMBER_NAME:?}" "${PEER_URL:?}" "${DEADLINE_S:?}"
 export ETCDCTL_API=3
-ctl() { etcdctl --endpoints="$ENDPOINTS" --dial-timeout=2s --command-timeout=5s "$@"; }
+# @include etcd_tools
+etcdctl_bin=$(need_etcd_tool etcdctl)
+ctl() { "$etcdctl_bin" --endpoints="$ENDPOINTS" --dial-timeout=2s --command-timeout=5s "$@"; }
 # initial cluster from the member list: started members by name, unstarted ones (no name yet)
 # only if it is this one
 cluster_of() {

@@ -3,5 +3,7 @@
 set -euo pipefail
 : "${ENDPOINTS:?}"
 export ETCDCTL_API=3
-out=$(etcdctl --endpoints="$ENDPOINTS" --dial-timeout=2s --command-timeout=5s member list -w json)
+# @include etcd_tools
+etcdctl_bin=$(need_etcd_tool etcdctl)
+out=$("$etcdctl_bin" --endpoints="$ENDPOINTS" --dial-timeout=2s --command-timeout=5s member list -w json)
 echo "@@ members=$(printf '%s' "$out" | tr -d '\n')"

@@ -8,7 +8,9 @@ set -euo pipefail
 : "${ENDPOINTS:?}" "${MEMBER_NAME:?}" "${DEADLINE_S:?}"
 PEER_URL=${PEER_URL:-}
 export ETCDCTL_API=3
-ctl() { etcdctl --endpoints="$ENDPOINTS" --dial-timeout=2s --command-timeout=5s "$@"; }
+# @include etcd_tools
+etcdctl_bin=$(need_etcd_tool etcdctl)
+ctl() { "$etcdctl_bin" --endpoints="$ENDPOINTS" --dial-timeout=2s --command-timeout=5s "$@"; }
 deadline=$((SECONDS + ${DEADLINE_S%.*}))
 removed=()
 while :; do

@@ -4,7 +4,8 @@
 # 3.4), the restored backend's key count (snapshot status totalKey) must be KEYS, then a scratch etcd
 # (loopback, client PORT, peer PORT+1) starts from it and must answer at REVISION. The scratch etcd
 # is stopped and its directory removed whatever happens; the cluster's etcd is never touched.
-# Needs an `etcd` binary on the host. Inputs: SNAPSHOT SHA256 KEYS REVISION PORT.
+# The etcd programs: PATH, else the running etcd's (lib/etcd_tools.sh: a stock kubeadm master's
+# static pod). Inputs: SNAPSHOT SHA256 KEYS REVISION PORT.
 # Output: "@@ keys=", "@@ live_keys=", "@@ revision=".
 set -euo pipefail
 : "${SNAPSHOT:?}" "${SHA256:?}" "${KEYS:?}" "${REVISION:?}" "${PORT:?}"
@@ -12,9 +13,10 @@ export ETCDCTL_API=3
 [ -f "$SNAPSHOT" ] || { echo "no snapshot at $SNAPSHOT" >&2; exit 1; }
 [ "$(sha256sum "$SNAPSHOT" | cut -d' ' -f1)" = "$SHA256" ] \
   || { echo "the snapshot at $SNAPSHOT is not the one expected (digest differs)" >&2; exit 1; }
-command -v etcd >/dev/null || { echo "no etcd binary on this host to run the scratch etcd" >&2; exit 1; }
-util=etcdctl
-if command -v etcdutl >/dev/null; then util=etcdutl; fi
+# @include etcd_tools
+etcd_bin=$(need_etcd_tool etcd)
+etcdctl_bin=$(need_etcd_tool etcdctl)
+util=$(etcd_tool etcdutl) || util=$etcdctl_bin
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/vnfm-etcd-drill.XXXXXX")
 pid=""
 cleanup() {
@@ -30,19 +32,19 @@ peer="http://127.0.0.1:$((PORT + 1))"
 st=$("$util" snapshot status "$work/data/member/snap/db" -w json)
 keys=$(printf '%s' "$st" | sed -nE 's/.*"totalKey":([0-9]+).*/\1/p')
 [ "$keys" = "$KEYS" ] || { echo "the restored etcd holds $keys keys, the snapshot $KEYS" >&2; exit 1; }
-etcd --name drill --data-dir "$work/data" --listen-client-urls "$client" --advertise-client-urls "$client" \
+"$etcd_bin" --name drill --data-dir "$work/data" --listen-client-urls "$client" --advertise-client-urls "$client" \
   --listen-peer-urls "$peer" --initial-advertise-peer-urls "$peer" --initial-cluster "drill=$peer" \
   >"$work/etcd.log" 2>&1 &
 pid=$!
 end=$((SECONDS + 30))
-until etcdctl --endpoints="$client" --dial-timeout=2s endpoint health >/dev/null 2>&1; do
+until "$etcdctl_bin" --endpoints="$client" --dial-timeout=2s endpoint health >/dev/null 2>&1; do
   kill -0 "$pid" 2>/dev/null || { tail -n 5 "$work/etcd.log" >&2; echo "the scratch etcd exited" >&2; exit 1; }
   [ "$SECONDS" -lt "$end" ] || { echo "the scratch etcd did not answer within 30s" >&2; exit 1; }
   sleep 0.2
 done
-rev=$(etcdctl --endpoints="$client" endpoint status -w json | sed -nE 's/.*"revision":([0-9]+).*/\1/p')
+rev=$("$etcdctl_bin" --endpoints="$client" endpoint status -w json | sed -nE 's/.*"revision":([0-9]+).*/\1/p')
 [ "$rev" = "$REVISION" ] || { echo "the scratch etcd is at revision $rev, the snapshot at $REVISION" >&2; exit 1; }
-live=$(etcdctl --endpoints="$client" get "" --prefix --keys-only --limit=1 -w json | sed -nE 's/.*"count":([0-9]+).*/\1/p')
+live=$("$etcdctl_bin" --endpoints="$client" get "" --prefix --keys-only --limit=1 -w json | sed -nE 's/.*"count":([0-9]+).*/\1/p')
 echo "@@ keys=$keys"
 echo "@@ live_keys=${live:-0}"
 echo "@@ revision=$rev"

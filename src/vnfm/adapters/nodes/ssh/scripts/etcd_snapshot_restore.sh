@@ -12,13 +12,20 @@ if [ -f "$marker" ] && [ "$(cat "$marker")" = "$SHA256" ]; then
 fi
 [ "$(sha256sum "$SNAPSHOT" | cut -d' ' -f1)" = "$SHA256" ] \
   || { echo "no snapshot with that digest at $SNAPSHOT" >&2; exit 1; }
+# the restore program is found while etcd still runs (a stock kubeadm master has it only in the
+# etcd static pod's image: lib/etcd_tools.sh)
+# @include etcd_tools
+# and copied out of /proc/<pid>/root, which goes with the static pod
+restore_bin=$(etcd_tool etcdutl) || restore_bin=$(need_etcd_tool etcdctl)  # etcdutl from 3.5 on; etcd 3.4: etcdctl
+tools=$(mktemp -d "${TMPDIR:-/var/tmp}/vnfm-etcd-tools.XXXXXX")
+case $restore_bin in /proc/*) install -m 0755 "$restore_bin" "$tools/restore"; restore_bin=$tools/restore ;; esac
 manifest=/etc/kubernetes/manifests/etcd.yaml
 parked=/etc/kubernetes/etcd.yaml.vnfm-restore
 fresh="$DATA_DIR.vnfm-restore"
 # whatever happens from here on, the etcd static pod comes back (on the old data when the restore
 # failed; a systemd etcd likewise) and no half-written data directory stays behind
 unit=""
-trap 'rm -rf -- "$fresh"; if [ -f "$parked" ]; then mv -f "$parked" "$manifest"; fi; if [ -n "$unit" ]; then systemctl start "$unit" || true; fi' EXIT
+trap 'rm -rf -- "$fresh" "$tools"; if [ -f "$parked" ]; then mv -f "$parked" "$manifest"; fi; if [ -n "$unit" ]; then systemctl start "$unit" || true; fi' EXIT
 if [ -f "$manifest" ]; then mv -f "$manifest" "$parked"; fi
 if [ ! -f "$parked" ] && systemctl cat etcd.service >/dev/null 2>&1; then
   unit=etcd.service
@@ -31,9 +38,7 @@ while crictl ps -q --name '^etcd$' 2>/dev/null | grep -q .; do
   sleep 1
 done
 rm -rf -- "$fresh"
-restore=(etcdctl snapshot restore)  # etcd 3.4; etcdutl from 3.5 on
-if command -v etcdutl >/dev/null; then restore=(etcdutl snapshot restore); fi
-"${restore[@]}" "$SNAPSHOT" --name "$NAME" --initial-cluster "$INITIAL_CLUSTER" \
+"$restore_bin" snapshot restore "$SNAPSHOT" --name "$NAME" --initial-cluster "$INITIAL_CLUSTER" \
   --initial-advertise-peer-urls "$PEER_URL" --initial-cluster-token vnfm-etcd-restore --data-dir "$fresh" >/dev/null
 rm -rf -- "$DATA_DIR.vnfm-old"
 if [ -d "$DATA_DIR" ]; then mv "$DATA_DIR" "$DATA_DIR.vnfm-old"; fi

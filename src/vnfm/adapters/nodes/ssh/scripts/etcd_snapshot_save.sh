@@ -1,8 +1,8 @@
 #!/bin/bash
 # On a control plane: an etcd snapshot at SNAPSHOT (etcdctl snapshot save), read back with
-# `etcdutl snapshot status`; at most KEEP snapshots are kept in its directory (oldest removed).
+# `etcdutl snapshot status` (etcd 3.4: `etcdctl snapshot status`); at most KEEP snapshots are kept in its directory (oldest removed).
 # An existing snapshot at SNAPSHOT that reads back is kept. Inputs: ENDPOINTS SNAPSHOT KEEP;
-# optional exported ETCDCTL_CACERT/CERT/KEY.
+# optional exported ETCDCTL_CACERT/CERT/KEY. The etcd programs: PATH, else the running etcd's (lib/etcd_tools.sh).
 # Output: "@@ changed=true|false", "@@ sha256=", "@@ size=", "@@ revision=", "@@ keys=".
 set -euo pipefail
 : "${ENDPOINTS:?}" "${SNAPSHOT:?}" "${KEEP:?}"
@@ -10,16 +10,17 @@ export ETCDCTL_API=3
 dir=$(dirname "$SNAPSHOT")
 install -d -m 0700 "$dir"
 changed=false
+# @include etcd_tools
+etcdctl_bin=$(need_etcd_tool etcdctl)
 # etcdutl (etcd >= 3.5) reads snapshots; etcd 3.4's etcdctl does it itself
-status() {
-  if command -v etcdutl >/dev/null; then etcdutl snapshot status "$1" -w json; else etcdctl snapshot status "$1" -w json; fi
-}
+util_bin=$(etcd_tool etcdutl) || util_bin=$etcdctl_bin
+status() { "$util_bin" snapshot status "$1" -w json; }
 if [ -f "$SNAPSHOT" ] && st=$(status "$SNAPSHOT" 2>/dev/null); then
   :
 else
   tmp="$SNAPSHOT.part"
   rm -f "$tmp"
-  etcdctl --endpoints="$ENDPOINTS" --dial-timeout=5s --command-timeout=300s snapshot save "$tmp" >/dev/null
+  "$etcdctl_bin" --endpoints="$ENDPOINTS" --dial-timeout=5s --command-timeout=300s snapshot save "$tmp" >/dev/null
   st=$(status "$tmp") || { rm -f "$tmp"; echo "the snapshot does not read back" >&2; exit 1; }
   chmod 0600 "$tmp"
   mv -f "$tmp" "$SNAPSHOT"
