@@ -121,5 +121,8 @@ async def test_v2_callbacks_name_the_api_version(api_factory: ApiFactory) -> Non
                                                                             strict=True)]
             assert sorted(sent, key=str) == sorted([(sub, "2.0.0"), (r.json()["id"], None)], key=str)
             assert (await v2.c.delete(f"{V2}/vnf_instances/{inst_id}")).status_code == 204
+            for sid in (sub, r.json()["id"]):  # both delivered before the endpoint closes (no retries at teardown)
+                await receiver.wait_for(lambda n, sid=sid: n.get("subscriptionId") == sid
+                                        and n.get("notificationType") == "VnfIdentifierDeletionNotification")
         finally:
             await v2.c.aclose()
