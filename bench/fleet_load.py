@@ -197,7 +197,8 @@ async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
             await c.aclose()
 
 
-def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict[str, Any] = BODY) -> None:
+def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict[str, Any] = BODY,
+        py_spy: str = "") -> None:
     with tempfile.TemporaryDirectory(prefix="vnfm-fleet-") as tmp, \
             (postgres_url() if db == "postgresql" else _none()) as url:
         if db == "postgresql" and url is None:
@@ -205,16 +206,26 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict
         with servers(k, Path(tmp), url, profile) as procs:
             pids = [p.pid for p, _ in procs]
             start: dict[str, float] = {}
+            spy: list[subprocess.Popen[bytes]] = []
 
             def mark() -> None:
                 start["rss"] = sum(proc_kb(pid, "VmRSS") for pid in pids)
                 start["cpu"] = sum(proc_cpu(pid) for pid in pids)
+                if py_spy:  # the measured window only (after the warm-up), the first server
+                    exe = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or "py-spy"
+                    spy.append(subprocess.Popen([exe, "record", "--pid", str(pids[0]), "--rate", "200",
+                                                 "--gil", "--format", "raw", "--output", py_spy],
+                                                stdout=subprocess.DEVNULL))
 
             try:
                 res = asyncio.run(drive([u for _, u in procs], n, concurrency, body, mark))
             except BaseException:
                 keep_logs(Path(tmp))
                 raise
+            finally:
+                for s in spy:  # SIGINT: py-spy writes what it recorded and exits
+                    s.send_signal(signal.SIGINT)
+                    s.wait(timeout=60)
             cpu = sum(proc_cpu(pid) for pid in pids) - start["cpu"]
             rss0 = start["rss"]
             lag = max(heartbeat_lag(u) for _, u in procs)
@@ -269,10 +280,13 @@ def main() -> None:
     ap.add_argument("--profile", default="", help="run the first server under cProfile, write the profile here")
     ap.add_argument("--tacker-body", action="store_true",
                     help="instantiate bodies with extVirtualLinks on one shared network, as Tacker's samples")
+    ap.add_argument("--py-spy", default="", help="record the first server's measured window with py-spy "
+                    "(--gil, 200 Hz, collapsed stacks) into this file; bench/profile_table.py groups it")
     args = ap.parse_args()
     for n in (int(x) for x in args.clusters.split(",")):
         for k in (int(x) for x in args.processes.split(",")):
-            run(n, k, args.db, args.concurrency, args.profile, TACKER_BODY if args.tacker_body else BODY)
+            run(n, k, args.db, args.concurrency, args.profile, TACKER_BODY if args.tacker_body else BODY,
+                args.py_spy)
 
 
 if __name__ == "__main__":
