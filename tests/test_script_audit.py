@@ -21,6 +21,11 @@ Against what each runs (script(s): real program(s) or API; the tests):
   in an image-like root (lib/etcd_tools.sh finds them through /proc/<pid>): stock master;
   etcd_snapshot_save and etcd_restore_drill also against an etcd with client-certificate auth and
   Kubespray's /etc/ssl/etcd/ssl layout (openssl-made): Kubespray backup
+- etcd_member_promote, etcd_member_add --learner: etcd 3.4; etcd, its learner test
+- cp_endpoint_move, and kubelet_server again (issue 27 item 4, 1 -> 3 masters): the real kubectl -> simulated
+  API (kubeadm-config, kube-proxy, cluster-info, the kube-proxy DaemonSet), the real openssl, the
+  stand-ins for kubeadm's `init phase certs apiserver` / `upload-config`, crictl and systemctl;
+  cp_endpoint scripts
 - haproxy_apply, lb_frontends: HAProxy 2.6; haproxy, lb_frontends, cnf_nodeport_lb, engine flows
 - hosts_entries, prepare_node: /etc/hosts, sysctl/module files; kubeadm scripts, engine flows
 - join_info, kubeadm_init, kubeadm_join: the strict stand-in kubeadm (real etcd, real kubectl);
@@ -81,6 +86,8 @@ KS_DRIVER = IT + "test_kubespray_standin_driver.py::test_kubespray_standin_drive
 PRIVATE_REGISTRY = IT + "test_private_registry.py::test_private_registry_podman_instantiate_push_heal_pull_tls"
 REGISTRY = IT + "test_registry.py::test_registry_push_pull_and_node_config"
 ETCD = IT + "test_etcd.py::test_etcd_replace_member"
+ETCD_LEARNER = IT + "test_etcd.py::test_etcd_learner_add_promote_remove"
+CP_ENDPOINT = K + "test_cp_endpoint_scripts.py::test_cp_endpoint_move_and_kubelet_server_scripts"
 HAPROXY = IT + "test_haproxy.py::test_haproxy_backends_reload_without_failures"
 LB = IT + "test_lb_frontends.py::test_lb_frontends_owners_share_the_lb_hitless"
 NODEPORT = IT + "test_cnf_nodeport_lb.py::test_cnf_nodeport_driver_hooks_over_ssh_with_real_haproxy"
@@ -113,13 +120,14 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "cert_renew": (CERTS, CERTS_KUBESPRAY),
     "authorized_key": (BECOME, KS_PLAYBOOKS, KS_DRIVER, ENGINE_KUBESPRAY),
     "containerd_registries": (CONTAINERD,),
+    "cp_endpoint_move": (CP_ENDPOINT,),
     "delete_node": (KUBECTL, KUBEADM, MASTER_HEAL, ENGINE, KS_DRIVER),
     "delete_pvs": (KUBECTL, ENGINE_STORAGE),
     "docker_image": (PRIVATE_REGISTRY, ENGINE_REGISTRY),
     "docker_install": (PRIVATE_REGISTRY, ENGINE_REGISTRY),
     "drain_node": (KUBECTL, KUBEADM, ENGINE, KS_DRIVER),
     "etcd_health": (ETCD, MASTER_HEAL, ENGINE, STOCK_MASTER, KUBESPRAY_ETCD_TLS),
-    "etcd_member_add": (ETCD,),
+    "etcd_member_add": (ETCD, ETCD_LEARNER),
     "etcd_restore_drill": (DRILL, BACKUP, STOCK_MASTER, KUBESPRAY_BACKUP),
     "etcd_snapshot_fetch": (SNAPSHOTS, BACKUP, SNAPSHOT_RESTORE, STOCK_MASTER),
     "etcd_snapshot_put": (SNAPSHOT_RESTORE, RESTORE_SSH),
@@ -127,6 +135,7 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "etcd_snapshot_save": (SNAPSHOTS, SNAPSHOT_RESTORE, STOCK_MASTER, KUBESPRAY_BACKUP),
     "etcd_member_list": (ETCD, KUBEADM, MASTER_HEAL, ENGINE, STOCK_MASTER, KUBESPRAY_ETCD_TLS),
     "etcd_member_remove": (ETCD, MASTER_HEAL, ENGINE),
+    "etcd_member_promote": (ETCD_LEARNER,),
     "etcd_start": (ETCD,),
     "etcd_stop": (ETCD,),
     "haproxy_apply": (HAPROXY, KEEPALIVED, MASTER_HEAL, ENGINE),
@@ -148,7 +157,8 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "etcd_restore_member": (RESTORE + "test_etcd_restore_member_real_etcd", RESTORE_SSH, RESTORE_KUBEADM,
                             ENGINE_RESTORE),
     # a real kubeconfig file, a recording systemctl (no kubelet here)
-    "kubelet_server": (RESTORE + "test_kubelet_server_rewritten_and_restarted", RESTORE_SSH, ENGINE_RESTORE),
+    "kubelet_server": (RESTORE + "test_kubelet_server_rewritten_and_restarted", RESTORE_SSH, ENGINE_RESTORE,
+                       CP_ENDPOINT),
     "nfs_client": (KUBECTL, ENGINE_STORAGE),  # the apt stand-in: this kernel has no NFS client
     "nfs_export": (NFS, NFS_SEVERAL, ENGINE_STORAGE),
     "prepare_node": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),

@@ -14,10 +14,10 @@ from vnfm.adapters.mgmt.cluster import backup, certs, endpoint, etcd, nodes, vim
 from vnfm.adapters.mgmt.cluster import params as P
 from vnfm.adapters.mgmt.cluster.checks import check_cluster
 from vnfm.adapters.mgmt.cluster.topology import gather, open_cluster, pin
-from vnfm.adapters.mgmt.kubeadm import heal, restore, upgrade
+from vnfm.adapters.mgmt.kubeadm import cpscale, heal, restore, upgrade
 from vnfm.adapters.mgmt.kubeadm.install import add_workers, install
 from vnfm.adapters.mgmt.kubeadm.upgrade import check_added_version, check_change
-from vnfm.domain.errors import OperationFailed, UnprocessableEntity
+from vnfm.domain.errors import UnprocessableEntity
 from vnfm.domain.model import LcmOperation, VnfInstance
 from vnfm.domain.vnfd import Flavour
 from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles, SnapshotStore
@@ -53,9 +53,7 @@ class KubeadmDriver(MgmtDriver):
         check_added_version(f"{P.ROOT}.kubernetes_version", instance, cp.kubernetes_version, op)
         if op == LcmOperation.SCALE:
             if cp.master.aspect_id is not None and request.get("aspectId") == cp.master.aspect_id:
-                raise UnprocessableEntity(f"aspectId '{cp.master.aspect_id}' is the master_node aspect: scaling "
-                                          "control planes is not supported (it would change etcd membership); "
-                                          "scale the worker aspect, or heal a master to replace it")
+                cpscale.validate(request, instance, flavour, cp, instance.driver_state.get(self.name) or {})
             return
         ids = request.get("vnfcInstanceId")
         if not ids:
@@ -70,7 +68,7 @@ class KubeadmDriver(MgmtDriver):
         if healed and len(masters) == 1:
             restore.check_request(instance, masters, ids, state, self.snapshots)
         elif healed:
-            etcd.check_quorum(len(masters), healed)
+            etcd.check_quorum(masters, healed, etcd.recorded(state)[1])
 
     # ------------------------------------------------------------------ hooks
     async def instantiate_end(self, ctx: LcmContext) -> None:
@@ -93,13 +91,15 @@ class KubeadmDriver(MgmtDriver):
         c = open_cluster(ctx)
         try:
             removed = c.of(ctx.removed)
-            if any(n.master for n in removed):
-                raise OperationFailed("scale-in would remove master node(s) "
-                                      f"{', '.join(n.name for n in removed if n.master)}: not supported")
             admin = c.admin(exclude=removed)
+            await pin(c, [admin])
+            if any(n.master for n in removed):  # one at a time, etcd first (kubeadm/cpscale.py)
+                await cpscale.scale_in(c, admin, [n for n in removed if n.master])
+            workers = [n for n in removed if not n.master]
             verb = "rolling back: removing the joined" if ctx.rollback else "draining and removing"
-            ctx.progress(f"{verb} node(s) {', '.join(n.name for n in removed)}")
-            await gather([nodes.remove_worker(c, admin, n) for n in removed])
+            if workers:
+                ctx.progress(f"{verb} node(s) {', '.join(n.name for n in workers)}")
+            await gather([nodes.remove_worker(c, admin, n) for n in workers])
         finally:
             await c.close()
 
@@ -108,6 +108,7 @@ class KubeadmDriver(MgmtDriver):
         c = open_cluster(ctx)
         try:
             kept = c.of(ctx.restored)
+            await cpscale.check_restorable(c, c.admin(exclude=kept), kept)
             ctx.progress(f"rolling back: uncordoning node(s) {', '.join(n.name for n in kept)}")
             await nodes.uncordon(c, c.admin(), kept)
         finally:
@@ -117,15 +118,17 @@ class KubeadmDriver(MgmtDriver):
         c = open_cluster(ctx)
         try:
             added = [] if ctx.rollback else c.of(ctx.added)
-            if any(n.master for n in added):
-                raise OperationFailed("scale-out added master node(s): not supported")
             admin = c.admin(exclude=added)
-            cp_endpoint, _ = await endpoint.endpoint(c)
             await pin(c, [admin, *added])
-            if added:
-                await add_workers(c, admin, added, cp_endpoint)
-                ctx.progress(f"node(s) {', '.join(n.name for n in added)} joined and Ready")
+            if any(n.master for n in added):  # one at a time, as etcd learners (kubeadm/cpscale.py)
+                await cpscale.scale_out(c, admin, [n for n in added if n.master])
+            cp_endpoint, _ = await endpoint.endpoint(c)
+            workers = [n for n in added if not n.master]
+            if workers:
+                await add_workers(c, admin, workers, cp_endpoint)
+                ctx.progress(f"node(s) {', '.join(n.name for n in workers)} joined and Ready")
             await nodes.hosts(c, c.nodes)
+            await cpscale.move_vim(c, admin)
             await certs.record(c)
             await restore.capture_pki(c, admin, required=False)
         finally:

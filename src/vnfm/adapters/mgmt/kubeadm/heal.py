@@ -19,11 +19,12 @@ async def before(c: Cluster) -> None:
     if hm and len(c.masters) == 1:
         await restore.before(c)
         return
-    if hm:
-        etcd.check_quorum(len(c.masters), [n.vnfc for n in hm])
     survivors = [m for m in c.masters if m not in hm]
     admin = c.admin(exclude=healed)
     await pin(c, survivors)
+    if hm:  # counting the members observed unhealthy now as lost
+        seen = await etcd.observe(c, admin)
+        etcd.check_quorum([n.vnfc for n in c.masters], [n.vnfc for n in hm], seen.unhealthy)
     for w in (n for n in healed if not n.master):
         ctx.progress(f"draining and removing worker {w.name} before its VM is replaced")
         await nodes.remove_worker(c, admin, w)

@@ -34,6 +34,9 @@ class TwinConfig:
     # or move the other (twin/certs.py).
     cert_validity_s: float = 365 * 86400.0
     clock: Callable[[], float] = time.time
+    # an etcd learner (kubeadm's EtcdLearnerMode join, or `member add --learner`) is in sync with
+    # the leader this long after it was added: promotion is refused before (twin/etcd.py)
+    learner_sync_time: float = 0.0
     restart_time: float = 0.0  # a control plane's static pods restarting after a certificate renewal
 
 

@@ -9,6 +9,7 @@ from vnfm.adapters.infra.simulator.twin import (
     backup,
     certs,
     cluster,
+    control_plane,
     etcd,
     hosts,
     kubespray,
@@ -24,6 +25,7 @@ from vnfm.adapters.infra.simulator.twin import (
 ALL_HANDLERS: Mapping[type, Any] = {
     **cluster.HANDLERS,
     **etcd.HANDLERS,
+    **control_plane.HANDLERS,
     **hosts.HANDLERS,
     **registry.HANDLERS,
     **registry_vnf.HANDLERS,
