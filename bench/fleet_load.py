@@ -266,7 +266,8 @@ async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
 
 
 def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict[str, Any] = BODY,
-        package: str = "k8s_cluster", cloud: dict[str, str] = ZERO_LATENCY, unique: str = "") -> None:
+        package: str = "k8s_cluster", cloud: dict[str, str] = ZERO_LATENCY, unique: str = "",
+        py_spy: str = "") -> None:
     with tempfile.TemporaryDirectory(prefix="vnfm-fleet-") as tmp, \
             (postgres_url() if db == "postgresql" else _none()) as url:
         if db == "postgresql" and url is None:
@@ -274,17 +275,27 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict
         with servers(k, Path(tmp), url, profile, cloud) as procs:
             pids = [p.pid for p, _ in procs]
             start: dict[str, float] = {}
+            spy: list[subprocess.Popen[bytes]] = []
 
             def mark() -> None:
                 start["rss"] = sum(proc_kb(pid, "VmRSS") for pid in pids)
                 start["cpu"] = sum(proc_cpu(pid) for pid in pids)
                 start["db"] = db_cpu(url)
+                if py_spy:  # the measured window only (after the warm-up), the first server
+                    exe = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or "py-spy"
+                    spy.append(subprocess.Popen([exe, "record", "--pid", str(pids[0]), "--rate", "200",
+                                                 "--gil", "--format", "raw", "--output", py_spy],
+                                                stdout=subprocess.DEVNULL))
 
             try:
                 res = asyncio.run(drive([u for _, u in procs], n, concurrency, body, mark, package, unique))
             except BaseException:
                 keep_logs(Path(tmp))
                 raise
+            finally:
+                for s in spy:  # SIGINT: py-spy writes what it recorded and exits
+                    s.send_signal(signal.SIGINT)
+                    s.wait(timeout=60)
             cpu = sum(proc_cpu(pid) for pid in pids) - start["cpu"]
             dbcpu = db_cpu(url) - start["db"]
             rss0 = start["rss"]
@@ -349,12 +360,15 @@ def main() -> None:
     ap.add_argument("--cloud", default="zero", choices=["zero", "default"],
                     help="the simulated cloud's boot and step times: zero, or its defaults")
     ap.add_argument("--unique", default="", help="a body's string (dotted path) made unique per cluster")
+    ap.add_argument("--py-spy", default="", help="record the first server's measured window with py-spy "
+                    "(--gil, 200 Hz, collapsed stacks) into this file; bench/profile_table.py groups it")
     args = ap.parse_args()
     body = request_file(args.request) if args.request else TACKER_BODY if args.tacker_body else BODY
     cloud = ZERO_LATENCY if args.cloud == "zero" else {}
     for n in (int(x) for x in args.clusters.split(",")):
         for k in (int(x) for x in args.processes.split(",")):
-            run(n, k, args.db, args.concurrency, args.profile, body, args.package, cloud, args.unique)
+            run(n, k, args.db, args.concurrency, args.profile, body, args.package, cloud, args.unique,
+                args.py_spy)
 
 
 if __name__ == "__main__":

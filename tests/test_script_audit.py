@@ -21,6 +21,11 @@ Against what each runs (script(s): real program(s) or API; the tests):
   in an image-like root (lib/etcd_tools.sh finds them through /proc/<pid>): stock master;
   etcd_snapshot_save and etcd_restore_drill also against an etcd with client-certificate auth and
   Kubespray's /etc/ssl/etcd/ssl layout (openssl-made): Kubespray backup
+- etcd_member_promote, etcd_member_add --learner: etcd 3.4; etcd, its learner test
+- cp_endpoint_move, and kubelet_server again (issue 27 item 4, 1 -> 3 masters): the real kubectl -> simulated
+  API (kubeadm-config, kube-proxy, cluster-info, the kube-proxy DaemonSet), the real openssl, the
+  stand-ins for kubeadm's `init phase certs apiserver` / `upload-config`, crictl and systemctl;
+  cp_endpoint scripts
 - haproxy_apply, lb_frontends: HAProxy 2.6; haproxy, lb_frontends, cnf_nodeport_lb, engine flows
 - hosts_entries, prepare_node: /etc/hosts, sysctl/module files; kubeadm scripts, engine flows
 - join_info, kubeadm_init, kubeadm_join: the strict stand-in kubeadm (real etcd, real kubectl);
@@ -46,6 +51,16 @@ Against what each runs (script(s): real program(s) or API; the tests):
 - kube_packages, kubeadm_upgrade: the strict stand-ins of standins_upgrade.py (apt-get/apt-mark/
   dpkg-query with apt's pin, hold and downgrade rules; kubeadm's upgrade apply/node flags and
   version rules, its manifest backups); upgrade node scripts
+- pki_fetch, pki_put (issue 27 item 3): the real openssl's CAs and service-account keys (read from
+  one tree, put into another, verified with openssl; another CA refused); etcd_restore_member: the
+  machine's etcd 3.4 (restored as one member, served by an etcd started on it; a corrupt snapshot
+  refused); kubelet_server: a real kubeconfig file with a recording systemctl (no kubelet here);
+  all run with bash, tests/unit/nodesteps/test_restore_scripts.py, and over SSH on two test hosts
+  (the PKI by SFTP, etcd restored and served there), tests/integration/test_single_master_restore.py;
+  in the driver's order with the strict stand-in kubeadm (kubeadm_init.sh's EXISTING_ETCD: its
+  DirAvailable--var-lib-etcd preflight, a real etcd started on the restored data),
+  tests/integration/kubernetes/test_kubeadm_standin_restore.py; the whole heal through the engine,
+  tests/integration/test_engine_hosts_restore.py
 """
 
 from __future__ import annotations
@@ -71,6 +86,8 @@ KS_DRIVER = IT + "test_kubespray_standin_driver.py::test_kubespray_standin_drive
 PRIVATE_REGISTRY = IT + "test_private_registry.py::test_private_registry_podman_instantiate_push_heal_pull_tls"
 REGISTRY = IT + "test_registry.py::test_registry_push_pull_and_node_config"
 ETCD = IT + "test_etcd.py::test_etcd_replace_member"
+ETCD_LEARNER = IT + "test_etcd.py::test_etcd_learner_add_promote_remove"
+CP_ENDPOINT = K + "test_cp_endpoint_scripts.py::test_cp_endpoint_move_and_kubelet_server_scripts"
 HAPROXY = IT + "test_haproxy.py::test_haproxy_backends_reload_without_failures"
 LB = IT + "test_lb_frontends.py::test_lb_frontends_owners_share_the_lb_hitless"
 NODEPORT = IT + "test_cnf_nodeport_lb.py::test_cnf_nodeport_driver_hooks_over_ssh_with_real_haproxy"
@@ -91,6 +108,10 @@ KUBESPRAY_BACKUP = IT + "test_etcd_backup.py::test_kubespray_layout_backup_with_
 CERTS = IT + "test_certificates.py::test_kubeadm_layout_read_with_openssl_and_renewed"
 CERTS_KUBESPRAY = IT + "test_certificates.py::test_kubespray_layout"
 KUBESPRAY_ETCD_TLS = IT + "test_certificates.py::test_kubespray_etcd_checked_with_its_own_client_certificate"
+RESTORE = "tests/unit/nodesteps/test_restore_scripts.py::"
+RESTORE_SSH = IT + "test_single_master_restore.py::test_restore_steps_over_ssh_real_etcd_openssl_pki"
+RESTORE_KUBEADM = K + "test_kubeadm_standin_restore.py::test_kubeadm_standin_restore_on_a_new_host_real_etcd"
+ENGINE_RESTORE = IT + "test_engine_hosts_restore.py::test_engine_single_master_restored_from_backup_workers_kept"
 
 # script -> the tests that run it against a real program or the simulated Kubernetes API
 SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
@@ -99,27 +120,29 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "cert_renew": (CERTS, CERTS_KUBESPRAY),
     "authorized_key": (BECOME, KS_PLAYBOOKS, KS_DRIVER, ENGINE_KUBESPRAY),
     "containerd_registries": (CONTAINERD,),
+    "cp_endpoint_move": (CP_ENDPOINT,),
     "delete_node": (KUBECTL, KUBEADM, MASTER_HEAL, ENGINE, KS_DRIVER),
     "delete_pvs": (KUBECTL, ENGINE_STORAGE),
     "docker_image": (PRIVATE_REGISTRY, ENGINE_REGISTRY),
     "docker_install": (PRIVATE_REGISTRY, ENGINE_REGISTRY),
     "drain_node": (KUBECTL, KUBEADM, ENGINE, KS_DRIVER),
     "etcd_health": (ETCD, MASTER_HEAL, ENGINE, STOCK_MASTER, KUBESPRAY_ETCD_TLS),
-    "etcd_member_add": (ETCD,),
+    "etcd_member_add": (ETCD, ETCD_LEARNER),
     "etcd_restore_drill": (DRILL, BACKUP, STOCK_MASTER, KUBESPRAY_BACKUP),
     "etcd_snapshot_fetch": (SNAPSHOTS, BACKUP, SNAPSHOT_RESTORE, STOCK_MASTER),
-    "etcd_snapshot_put": (SNAPSHOT_RESTORE,),
+    "etcd_snapshot_put": (SNAPSHOT_RESTORE, RESTORE_SSH),
     "etcd_snapshot_restore": (SNAPSHOT_RESTORE, STOCK_MASTER),
     "etcd_snapshot_save": (SNAPSHOTS, SNAPSHOT_RESTORE, STOCK_MASTER, KUBESPRAY_BACKUP),
     "etcd_member_list": (ETCD, KUBEADM, MASTER_HEAL, ENGINE, STOCK_MASTER, KUBESPRAY_ETCD_TLS),
     "etcd_member_remove": (ETCD, MASTER_HEAL, ENGINE),
+    "etcd_member_promote": (ETCD_LEARNER,),
     "etcd_start": (ETCD,),
     "etcd_stop": (ETCD,),
     "haproxy_apply": (HAPROXY, KEEPALIVED, MASTER_HEAL, ENGINE),
     "hosts_entries": (REGISTRY, CONTAINERD, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
     "join_info": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
     "keepalived": (KEEPALIVED,),  # the engine flows run it against the recording stand-in
-    "kubeadm_init": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
+    "kubeadm_init": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE, RESTORE_KUBEADM, ENGINE_RESTORE),
     "kubeadm_join": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
     "kubeadm_upgrade": (KUBEADM_UPGRADE,),  # the strict stand-in kubeadm (upgrade plan/apply/node)
     "kube_packages": (KUBEADM_UPGRADE,),  # the strict apt-get/apt-mark/dpkg-query stand-ins
@@ -129,6 +152,13 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
     "label_node": (KUBECTL, KUBEADM, ENGINE, ENGINE_STORAGE),
     "lb_frontends": (LB, NODEPORT, KS_DRIVER, ENGINE_KUBESPRAY),
     "node_at_version": (AT_VERSION,),
+    "pki_fetch": (RESTORE + "test_pki_fetch_and_put_with_openssl_cas", RESTORE_SSH, ENGINE_RESTORE),
+    "pki_put": (RESTORE + "test_pki_fetch_and_put_with_openssl_cas", RESTORE_SSH, ENGINE_RESTORE),
+    "etcd_restore_member": (RESTORE + "test_etcd_restore_member_real_etcd", RESTORE_SSH, RESTORE_KUBEADM,
+                            ENGINE_RESTORE),
+    # a real kubeconfig file, a recording systemctl (no kubelet here)
+    "kubelet_server": (RESTORE + "test_kubelet_server_rewritten_and_restarted", RESTORE_SSH, ENGINE_RESTORE,
+                       CP_ENDPOINT),
     "nfs_client": (KUBECTL, ENGINE_STORAGE),  # the apt stand-in: this kernel has no NFS client
     "nfs_export": (NFS, NFS_SEVERAL, ENGINE_STORAGE),
     "prepare_node": (KUBEADM, MASTER_HEAL, ENGINE, ENGINE_STORAGE),
@@ -145,7 +175,8 @@ SCRIPT_TESTS: dict[str, tuple[str, ...]] = {
 # run in tests/integration/kubernetes/test_upgrade_node_scripts.py)
 KNOWN_GAPS: dict[str, str] = {}
 # where a script may be run against a real program: integration tests, and these unit modules
-REAL_RUN_MODULES = ("tests/unit/nodesteps/test_etcd_snapshot_scripts.py",)
+REAL_RUN_MODULES = ("tests/unit/nodesteps/test_etcd_snapshot_scripts.py",
+                    "tests/unit/nodesteps/test_restore_scripts.py")
 
 
 def test_every_script_has_a_real_run() -> None:

@@ -40,7 +40,7 @@ from vnfm.adapters.notify.auth import notify_tls, probe_callback
 from vnfm.adapters.notify.http import HttpNotifier
 from vnfm.adapters.remote.egress import EgressPolicy
 from vnfm.adapters.remote.http_fetch import fetch_package
-from vnfm.adapters.snapshots import FileSnapshotStore
+from vnfm.adapters.snapshots import FileSnapshotStore, SnapshotStores
 from vnfm.adapters.snapshots_s3 import S3SnapshotStore
 from vnfm.config import Settings
 from vnfm.domain.autoheal import AutohealPolicy
@@ -116,12 +116,25 @@ class App:
             self.notifier.close(5.0)
 
 
+def backup_store(settings: Settings, keep: int) -> Any:
+    """Where the scheduled etcd backups are kept: `<data dir>/etcd-backups`, or the S3 store."""
+    s3 = settings.etcd_backup_s3
+    root = settings.data_dir / "etcd-backups"  # apart from the upgrades' snapshots: bounds of their own
+    return FileSnapshotStore(root, keep=keep) if s3 is None else S3SnapshotStore(s3, keep=keep)
+
+
+def snapshot_store(settings: Settings) -> SnapshotStores:
+    """The upgrades' and heals' etcd snapshots; the scheduled backups' are read too (a restore's source)."""
+    return SnapshotStores(FileSnapshotStore(settings.data_dir / "etcd-snapshots"),
+                          backup_store(settings, settings.etcd_backup_keep))
+
+
 def default_mgmt_drivers(settings: Settings) -> MgmtDrivers:
     """The built-in management drivers, the operator's bindings, and installed plug-ins."""
     reg = MgmtDrivers(MgmtDrivers.parse_bindings(settings.driver_bindings))
     reg.register("noop", NoopDriver)
     reg.register("vm-readiness", VmReadinessDriver)
-    reg.register("kubeadm", KubeadmDriver)
+    reg.register("kubeadm", lambda: KubeadmDriver(snapshot_store(settings)))
     reg.register("kubespray", KubesprayDriver)
     reg.register("private-registry", PrivateRegistryDriver)
     reg.register("cnf-nodeport", CnfNodePortDriver)
@@ -256,11 +269,8 @@ def _backups(settings: Settings, uow: Any, factory: Any, engine: LcmEngine, metr
         with uow() as u:
             return u.instances.get(inst_id)
 
-    root = settings.data_dir / "etcd-backups"  # apart from the upgrades' snapshots: bounds of their own
-    s3 = settings.etcd_backup_s3
-
     def store_for(keep: int) -> Any:
-        return FileSnapshotStore(root, keep=keep) if s3 is None else S3SnapshotStore(s3, keep=keep)
+        return backup_store(settings, keep)
 
     res = Resolvers(vnfd_of=engine.vnfd_of, files_of=engine.files_of, vim_of=engine.vim_of,
                     nodes_of=engine.nodes_of or (lambda vim: None), mgmt=engine.mgmt, store_for=store_for)
@@ -292,7 +302,7 @@ def _health_watcher(settings: Settings, uow: Any, alarms: AlarmService, instance
 
 
 def _equip(engine: LcmEngine, settings: Settings) -> None:
-    engine.stages.snapshots = FileSnapshotStore(settings.data_dir / "etcd-snapshots")
+    engine.stages.snapshots = snapshot_store(settings)
     engine.store.patience.busy = is_busy  # the engine waits out a busy database, requests get a 503
 
 

@@ -64,24 +64,45 @@ async def test_subscription_bad_requests(api: Api) -> None:
 
 # --------------------------------------------------------------------------- delivery
 class Receiver(LocalHttpServer):
-    """A notification endpoint on 127.0.0.1: answers 204 to GET (the probe) and records POSTs."""
+    """A notification endpoint on 127.0.0.1: answers 204 to GET (the probe) and records POSTs.
 
-    def __init__(self) -> None:
+    `versioned`: paths (under `url`) that are SOL003 v3 endpoints, as strict as one (Tacker's v2
+    API, ETSI's OpenAPI of the notification endpoint): a request to them without the `Version`
+    header named there gets 400 and is not recorded."""
+
+    def __init__(self, versioned: dict[str, str] | None = None) -> None:
         self.received: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.gets = 0
+        self.get_headers: list[dict[str, str]] = []
+        self.versioned = versioned or {}
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def _refused(self) -> bool:
+                want = outer.versioned.get(self.path.removeprefix("/notifications"))
+                if want is None or self.headers.get("Version") == want:
+                    return False
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(400)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return True
+
             def do_GET(self) -> None:  # noqa: N802
+                if self._refused():
+                    return
                 outer.gets += 1
+                outer.get_headers.append(dict(self.headers))
                 self.send_response(204)
                 self.end_headers()
 
             def do_POST(self) -> None:  # noqa: N802
+                if self._refused():
+                    return
                 n = int(self.headers.get("Content-Length") or 0)
                 outer.received.append(json.loads(self.rfile.read(n)))
                 outer.headers.append(dict(self.headers))

@@ -13,10 +13,12 @@ from vnfm.nodesteps import (
     EtcdHealth,
     EtcdMemberAdd,
     EtcdMemberList,
+    EtcdMemberPromote,
     EtcdMemberRemove,
     EtcdStart,
     EtcdStop,
 )
+from vnfm.nodesteps.base import StepFailed
 
 pytestmark = pytest.mark.integration
 
@@ -93,3 +95,47 @@ async def test_etcd_replace_member(make_hosts, ssh: SshExecutor) -> None:
     assert sorted(m["name"] for m in listed) == ["m1", "m2", "m4"]
     health = await steps.run(addr["m1"], EtcdHealth(endpoints=final, wait_s=20))
     assert health.data["healthy"] is True, health
+
+
+async def test_etcd_learner_add_promote_remove(make_hosts, ssh: SshExecutor) -> None:
+    """Control-plane scale's etcd steps on real etcd: a member joins as a learner (no vote), its
+    promotion is refused until it is in sync with the leader, then it votes; a second learner is
+    refused while one exists; removal of the new voter keeps the cluster healthy."""
+    require("etcd", "etcdctl")
+    hosts = make_hosts(3)
+    steps = SshStepExecutor(ssh, {h.address: h.target() for h in hosts})
+    peer = {f"m{i}": f"http://{h.address}:2380" for i, h in enumerate(hosts, 1)}
+    client = {f"m{i}": f"http://{h.address}:2379" for i, h in enumerate(hosts, 1)}
+    addr = {f"m{i}": h.address for i, h in enumerate(hosts, 1)}
+    one = (client["m1"],)
+    assert (await steps.run(addr["m1"], EtcdStart("m1", peer["m1"], client["m1"], (("m1", peer["m1"]),)))).changed
+    assert (await steps.run(addr["m1"], EtcdHealth(endpoints=one, wait_s=20))).data["healthy"] is True
+
+    added = await steps.run(addr["m1"], EtcdMemberAdd(name="m2", peer_url=peer["m2"], endpoints=one, learner=True))
+    assert added.changed
+    listed = (await steps.run(addr["m1"], EtcdMemberList(endpoints=one))).data["members"]
+    assert {m["peer_urls"][0]: m["learner"] for m in listed} == {peer["m1"]: False, peer["m2"]: True}
+    # a second learner while one exists: etcd refuses ("too many learner members")
+    with pytest.raises(StepFailed, match="learner"):
+        await steps.run(addr["m1"], EtcdMemberAdd(name="m3", peer_url=peer["m3"], endpoints=one, learner=True))
+    # not started yet (so not in sync, and nameless): no member of that name to promote
+    with pytest.raises(StepFailed, match="no member named m2"):
+        await steps.run(addr["m1"], EtcdMemberPromote(name="m2", endpoints=one, deadline_s=1))
+
+    started = await steps.run(addr["m2"], EtcdStart("m2", peer["m2"], client["m2"], tuple(added.data["members"]),
+                                                      state="existing"))
+    assert started.changed
+    promoted = await steps.run(addr["m1"], EtcdMemberPromote(name="m2", endpoints=one, deadline_s=30))
+    assert promoted.changed and promoted.data["id"]
+    assert not (await steps.run(addr["m1"], EtcdMemberPromote(name="m2", endpoints=one))).changed
+    both = (client["m1"], client["m2"])
+    listed = (await steps.run(addr["m1"], EtcdMemberList(endpoints=both))).data["members"]
+    assert sorted((m["name"], m["learner"]) for m in listed) == [("m1", False), ("m2", False)]
+    assert (await steps.run(addr["m2"], EtcdHealth(endpoints=both, wait_s=20))).data["healthy"] is True
+
+    # scale-in: the newest voter leaves, the first keeps serving alone
+    assert (await steps.run(addr["m1"], EtcdMemberRemove(name="m2", endpoints=one))).changed
+    listed = (await steps.run(addr["m1"], EtcdMemberList(endpoints=one))).data["members"]
+    assert [m["name"] for m in listed] == ["m1"]
+    await steps.run(addr["m2"], EtcdStop(wipe_data=True))
+    assert (await steps.run(addr["m1"], EtcdHealth(endpoints=one, wait_s=20))).data["healthy"] is True

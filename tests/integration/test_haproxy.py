@@ -153,3 +153,32 @@ async def test_haproxy_backends_reload_without_failures(make_hosts, ssh: SshExec
     assert load.long_echoes >= echoes_before + 5 and load.long_backend  # survived every reload on its old worker
     ps = await ssh.run(lb.target(), ["cat", "/run/haproxy.pid"], check=True)
     assert int(ps.stdout.split()[0]) == master
+
+
+async def test_haproxy_backends_follow_control_plane_scale(make_hosts, ssh: SshExecutor) -> None:
+    """Issue 27 item 4: the backends a master's HAProxy gets at each step of 1 -> 3 -> 5 -> 3 masters
+    (one master added or removed at a time), with clients connecting all along: none fails, and new
+    connections reach exactly the masters of that moment."""
+    require("haproxy")
+    lb, *masters = make_hosts(6)
+    await asyncio.gather(*(start_backend(ssh, b) for b in masters))
+    steps = SshStepExecutor(ssh, {lb.address: lb.target()})
+    sizes = (1, 2, 3, 4, 5, 4, 3)
+    first = await steps.run(lb.address, HaproxySetBackends(
+        (Backend(masters[0].name, masters[0].address, PORT),), frontend_port=PORT, check_interval_ms=500))
+    assert first.changed and first.data["action"] == "start"
+    await converged(lb.address, {masters[0].name})
+    load = Load(lb.address)
+    task = asyncio.create_task(load.fresh())
+    try:
+        for n in sizes[1:]:
+            now = masters[:n]
+            res = await steps.run(lb.address, HaproxySetBackends(
+                tuple(Backend(h.name, h.address, PORT) for h in now), frontend_port=PORT, check_interval_ms=500))
+            assert res.changed and res.data["action"] == "reload"
+            await converged(lb.address, {h.name for h in now})
+    finally:
+        load.stop.set()
+        await task
+    assert load.failures == [], load.failures[:5]
+    assert set(load.seen) == {h.name for h in masters}, load.seen

@@ -157,17 +157,16 @@ async def test_kubespray_standin_cluster_scale_remove_and_terminate(make_hosts, 
         assert (await _cat(ssh, m, f"{MARKS}/drained-nodes") or "").split() == ["masternode-0", "workernode-0"]
         assert await _cat(ssh, w1, f"{MARKS}/upgrade-cluster.yml") == "upgraded workernode-0 to 1.31.2\n"
         assert await _cat(ssh, w3, f"{MARKS}/upgrade-cluster.yml") is None
-        # as strict as Kubespray's checks: kube_version required, without a "v" (v2.28 and later);
+        # as strict as Kubespray's checks: kube_version without a "v" (v2.28 and later);
         # the step refuses such a value itself, so the stand-in is reached by forcing it
         bad = _playbook(key, "upgrade-cluster.yml", limit=["workernode-2"], extra=up)
         object.__setattr__(bad, "extra_vars", (("kube_version", "v1.31.2"),))
         with pytest.raises(StepFailed) as e:
             await ex.run(ansible.address, bad)
         assert "Stop if some versions have a 'v' left at the start" in e.value.reason
-        with pytest.raises(StepFailed) as e:
-            await ex.run(ansible.address, _playbook(key, "upgrade-cluster.yml", limit=["workernode-2"]))
-        assert "Stop if kube_version is not given" in e.value.reason
-        assert await _cat(ssh, w3, f"{MARKS}/upgrade-cluster.yml") is None
+        # without kube_version: the release's default (Kubespray's kubespray_defaults), as a real tree
+        await ex.run(ansible.address, _playbook(key, "upgrade-cluster.yml", limit=["workernode-2"]))
+        assert await _cat(ssh, w3, f"{MARKS}/upgrade-cluster.yml") == "upgraded workernode-2 to 1.30.4\n"
 
         # ---- scale in: remove-node.yml answered non-interactively, the node leaves hosts.yaml. It
         # gathers the facts of every host: with the run key on the control plane and the removed

@@ -1,6 +1,7 @@
 """The VNFM's copies of cluster snapshots (service.ports.SnapshotStore): files under
 `<data dir>/etcd-snapshots/<instance id>/<name>`, mode 0600, written atomically; at most `keep`
-per instance (the oldest removed) and each at most `max_bytes`."""
+per instance (the oldest removed) and each at most `max_bytes`. `SnapshotStores`: several stores read
+as one (a restore's sources)."""
 
 from __future__ import annotations
 
@@ -56,3 +57,31 @@ class FileSnapshotStore:
         out = [{"name": p.name, "size": p.stat().st_size, "at": p.stat().st_mtime}
                for p in d.iterdir() if not p.name.startswith(".") and p.is_file()]
         return sorted(out, key=lambda o: (o["at"], o["name"]))
+
+
+class SnapshotStores:
+    """The stores a restore may read from, as one SnapshotStore: `primary` (the upgrades' and heals'
+    snapshots) takes what is put; `get` and `list` also look in `readable` (the scheduled backups'
+    store: a directory or S3), so a heal finds the newest snapshot wherever the VNFM keeps it."""
+
+    def __init__(self, primary: Any, *readable: Any) -> None:
+        self.primary = primary
+        self.readable = readable
+
+    def put(self, instance_id: str, name: str, data: bytes) -> str:
+        return str(self.primary.put(instance_id, name, data))
+
+    def get(self, instance_id: str, name: str) -> bytes | None:
+        for store in (self.primary, *self.readable):
+            data = store.get(instance_id, name)
+            if data is not None:
+                return bytes(data)
+        return None
+
+    def list(self, instance_id: str) -> list[dict[str, Any]]:
+        """Every store's snapshots of the instance, oldest first (a name in two stores: the first's)."""
+        seen: dict[str, dict[str, Any]] = {}
+        for store in (self.primary, *self.readable):
+            for o in store.list(instance_id):
+                seen.setdefault(str(o["name"]), dict(o))
+        return sorted(seen.values(), key=lambda o: (o["at"], o["name"]))

@@ -78,6 +78,9 @@ class OpState(StrEnum):
 
 
 FINAL_OP_STATES = frozenset({OpState.COMPLETED, OpState.FAILED, OpState.ROLLED_BACK})
+# What a list of occurrences that only renders their API view leaves out (`page(..., omit=...)`):
+# the engine's plan and progress log, which no VnfLcmOpOcc shows. Such occurrences are never saved.
+OP_OCC_ENGINE_PRIVATE = "enginePrivate"
 
 
 @dataclass

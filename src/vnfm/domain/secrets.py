@@ -51,6 +51,8 @@ URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:/@
 
 def mask_url_credentials(text: str) -> str:
     """`http://user:pass@proxy:3128` -> `http://***@proxy:3128`."""
+    if "://" not in text:  # the pattern needs it: most log lines are spared the search
+        return text
     return URL_USERINFO.sub(lambda m: f"{m['scheme']}***@", text)
 
 

@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from vnfm.domain.secrets import is_secret_key, mask_secrets, scrub
+from vnfm.domain.secrets import SECRET_KEYS, is_secret_key, mask_secrets, scrub
 
 LOG_FORMATS = ("human", "json")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -40,6 +40,10 @@ HANDLER_NAME = "vnfm"
 def scrub_text(text: str, known: Iterable[str] = ()) -> str:
     """Known secret values, the credentials of URLs and the values of secret-looking keys masked."""
     text = scrub(text, known)
+    folded = text.lower().replace("-", "_")
+    if not any(word in folded for word in SECRET_KEYS):  # no key the pattern below could mask
+        return text
+
     def mask(m: re.Match[str]) -> str:
         if not is_secret_key(m["name"]):
             return m.group(0)

@@ -9,13 +9,20 @@ from vnfm.nodesteps.etcd import (
     EtcdHealth,
     EtcdMemberAdd,
     EtcdMemberList,
+    EtcdMemberPromote,
     EtcdMemberRemove,
     EtcdStart,
     EtcdStop,
     EtcdTls,
 )
 from vnfm.nodesteps.hosts import SetHostsEntries
-from vnfm.nodesteps.kubeadm import JoinInfo, KubeadmInit, KubeadmJoin, PrepareNode
+from vnfm.nodesteps.kubeadm import (
+    JoinInfo,
+    KubeadmInit,
+    KubeadmJoin,
+    MoveControlPlaneEndpoint,
+    PrepareNode,
+)
 from vnfm.nodesteps.kubernetes import (
     ApplyPersistentVolume,
     DeleteNode,
@@ -81,6 +88,7 @@ __all__ = [
     "EtcdHealth",
     "EtcdMemberAdd",
     "EtcdMemberList",
+    "EtcdMemberPromote",
     "EtcdMemberRemove",
     "EtcdStart",
     "EtcdStop",
@@ -95,6 +103,7 @@ __all__ = [
     "KeepalivedVip",
     "KubeadmInit",
     "KubeadmJoin",
+    "MoveControlPlaneEndpoint",
     "LabelNode",
     "LbFrontends",
     "NfsExport",

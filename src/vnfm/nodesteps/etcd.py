@@ -119,18 +119,39 @@ class EtcdMemberRemove(_EtcdClientStep):
 
 @dataclass(frozen=True)
 class EtcdMemberAdd(_EtcdClientStep):
-    """Add member `name` with `peer_url` (no-op if a member has that peer URL already).
+    """Add member `name` with `peer_url` (no-op if a member has that peer URL already); with
+    `learner`, as a learner (no vote until promoted; etcd allows one learner at a time).
     data: initial_cluster = "n1=url1,n2=url2,..." to start the new member with."""
 
     kind: ClassVar[str] = "etcd-member-add"
     name: str = ""
     peer_url: str = ""
     deadline_s: float = 30.0
+    learner: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _check_name("etcd member name", self.name)
         _check_url("peer URL", self.peer_url)
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.name}"
+
+
+@dataclass(frozen=True)
+class EtcdMemberPromote(_EtcdClientStep):
+    """Promote learner `name` to a voting member once it is in sync with the leader: etcd refuses
+    ("can only promote a learner member which is in sync with leader") until then, so the promotion
+    is retried up to `deadline_s`. No-op when `name` already votes; fails when there is no member
+    of that name. data: id (hex) of the member."""
+
+    kind: ClassVar[str] = "etcd-member-promote"
+    name: str = ""
+    deadline_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_name("etcd member name", self.name)
 
     def describe(self) -> str:
         return f"{self.kind} {self.name}"

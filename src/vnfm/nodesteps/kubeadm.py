@@ -15,6 +15,16 @@ from vnfm.nodesteps.kubernetes import _check_node
 from vnfm.nodesteps.registry_vnf import check_no_proxy, check_proxy
 
 _VERSION = re.compile(r"^1\.[0-9]{1,2}\.[0-9]{1,3}$")
+# kubeadm's EtcdLearnerMode feature gate: alpha (off) in 1.27, beta and on by default from 1.29.
+# With it, `kubeadm join --control-plane` adds the new etcd member as a learner and promotes it once
+# it is in sync with the leader; before, the member votes from the moment it is added.
+ETCD_LEARNER_MODE_SINCE_MINOR = 29
+
+
+def joins_etcd_as_learner(version: str) -> bool:
+    """Whether kubeadm `version`'s control-plane join adds its etcd member as a learner first."""
+    m = _VERSION.match(version.lstrip("v"))
+    return m is not None and int(version.lstrip("v").split(".")[1]) >= ETCD_LEARNER_MODE_SINCE_MINOR
 _HASH = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 
@@ -52,7 +62,9 @@ class PrepareNode(NodeStep):
 
 @dataclass(frozen=True)
 class KubeadmInit(NodeStep):
-    """Initialise the first control plane (no-op when this host already runs one)."""
+    """Initialise the first control plane (no-op when this host already runs one). `existing_etcd`:
+    on an etcd data directory restored from a snapshot (`EtcdRestoreMember`), as kubeadm's restore
+    does it: `--ignore-preflight-errors=DirAvailable--var-lib-etcd`, the CA files put there kept."""
 
     kind: ClassVar[str] = "k8s-kubeadm-init"
     node: str
@@ -62,6 +74,7 @@ class KubeadmInit(NodeStep):
     service_cidr: str
     version: str
     cert_sans: tuple[str, ...] = ()
+    existing_etcd: bool = False
 
     def __post_init__(self) -> None:
         _check_node(self.node)
@@ -107,3 +120,28 @@ class KubeadmJoin(NodeStep):
 
     def describe(self) -> str:
         return f"{self.kind} {'control-plane' if self.control_plane else 'worker'} {self.node}"
+
+
+@dataclass(frozen=True)
+class MoveControlPlaneEndpoint(NodeStep):
+    """On the only control plane of a single-master cluster becoming HA: the API server certificate
+    re-issued with `cert_sans` (the VIP among them), kubeadm-config's controlPlaneEndpoint and
+    certSANs, the admin/super-admin/controller-manager/scheduler kubeconfigs, kube-proxy's and
+    cluster-info's server moved to `endpoint` (the VIP's HAProxy port); the static pods restarted
+    and the API waited for through `endpoint` (deadline `deadline_s`). No-op once done."""
+
+    kind: ClassVar[str] = "k8s-move-control-plane-endpoint"
+    endpoint: str
+    cert_sans: tuple[str, ...]
+    deadline_s: float = 300.0
+
+    def __post_init__(self) -> None:
+        _check_endpoint(self.endpoint)
+        for s in self.cert_sans:
+            _check_ip("certificate SAN", s)
+        if self.endpoint.rpartition(":")[0].strip("[]") not in self.cert_sans:
+            raise ValueError("the new endpoint's address must be among the certificate SANs")
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.endpoint}"
+

@@ -221,7 +221,8 @@ class KubesprayRemoveInventory(NodeStep):
 class KubesprayPlaybook(NodeStep):
     """On the Ansible server: run `playbook` (its historic name: where the tree's release layout
     keeps it, kubespray_tree.LAYOUTS) of the Kubespray tree on the owner's inventory, with
-    `--limit` when `limit` is given and `extra_vars` (plain, non-secret values). Ansible checks the
+    `--limit` when `limit` is given (node names or inventory groups, e.g. Kubespray's documented
+    `--limit=etcd,kube_control_plane` of an etcd change) and `extra_vars` (plain, non-secret values). Ansible checks the
     nodes' host keys against the inventory's known_hosts; it logs in with `private_key`, held in an
     ssh-agent for the run only; `env` are secrets the inventory looks up (proxies, sudo passwords).
     remove-node.yml is answered non-interactively. A failed run fails the step naming the playbook,
@@ -249,8 +250,9 @@ class KubesprayPlaybook(NodeStep):
         _check_name("owner", self.owner)
         if self.playbook not in PLAYBOOKS:
             raise ValueError(f"playbook {self.playbook!r} is not one of {', '.join(PLAYBOOKS)}")
-        for n in self.limit:
-            _check_node(n)
+        for n in self.limit:  # node names, or groups of the inventory (Kubespray's documented limits)
+            if n not in GROUPS:
+                _check_node(n)
         for k, v in self.extra_vars:
             if not _VAR.match(k) or not _SIMPLE_VALUE.match(v):
                 raise ValueError(f"extra variable {k!r} (or its value) is not a plain name=value")

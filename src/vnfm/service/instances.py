@@ -277,9 +277,10 @@ class InstanceService:
     def op_list(self) -> builtins.list[OpOcc]:
         with self.uow() as uow:
             return uow.op_occs.list()
-    def op_page(self, conditions: Sequence[Condition], after_id: str | None, limit: int) -> builtins.list[OpOcc]:
+    def op_page(self, conditions: Sequence[Condition], after_id: str | None, limit: int,
+                omit: frozenset[str] = frozenset()) -> builtins.list[OpOcc]:
         with self.uow() as uow:
-            return uow.op_occs.page(conditions, after_id, limit)
+            return uow.op_occs.page(conditions, after_id, limit, omit)
 
     def retry(self, op_id: str) -> OpOcc:
         return self._resolve(op_id, "retry")

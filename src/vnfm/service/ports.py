@@ -370,6 +370,7 @@ class SnapshotStore(Protocol):
 
     def put(self, instance_id: str, name: str, data: bytes) -> str: ...  # -> where (for the log)
     def get(self, instance_id: str, name: str) -> bytes | None: ...
+    def list(self, instance_id: str) -> builtins.list[dict[str, Any]]: ...  # name, size, at; oldest first
 
 
 # ============================================================================= management drivers

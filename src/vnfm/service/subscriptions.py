@@ -19,6 +19,7 @@ from vnfm.domain.notifications import (
     OPERATION_TYPES_V2,
     OPT_IN_NOTIFICATION_TYPES,
     PKGM_NOTIFICATION_TYPES,
+    callback_headers,
 )
 from vnfm.service import requests as rq
 from vnfm.service.ports import Condition, UowFactory
@@ -143,7 +144,7 @@ class SubscriptionService:
     def __init__(
         self,
         uow: UowFactory,
-        probe: Callable[[str, dict[str, Any] | None], Awaitable[None]] | None = None,
+        probe: Callable[[str, dict[str, Any] | None, dict[str, str]], Awaitable[None]] | None = None,
         box: SecretBox | None = None,
         tls_cert: bool = False,
     ) -> None:
@@ -168,7 +169,7 @@ class SubscriptionService:
                         and existing.verbosity == verbosity):
                     return existing, False
         if self.probe is not None:
-            await self.probe(req.callbackUri, req.authentication)
+            await self.probe(req.callbackUri, req.authentication, callback_headers(kind))
         auth = self.box.seal(req.authentication) if self.box and req.authentication else req.authentication
         sub = Subscription(callback_uri=req.callbackUri, filter=flt, authentication=auth, kind=kind,
                            verbosity=verbosity, tenant=caller_tenant())

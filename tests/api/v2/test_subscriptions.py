@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ..conftest import MASTER_PW, Api
+from ..conftest import MASTER_PW, Api, ApiFactory
 from ..test_subscriptions import Receiver
 from . import schemas as s
 from .conftest import V2, V2Api, check, problem, v2_instantiate
@@ -97,3 +97,32 @@ async def test_v2_subscribers_get_v3_notifications(onboarded: tuple[Api, str, st
                     and n["notificationType"] != OCC]
     finally:
         await v2.c.aclose()
+
+
+async def test_v2_callbacks_name_the_api_version(api_factory: ApiFactory) -> None:
+    """The test GET and every notification to a v2 subscriber carry `Version: 2.0.0` (SOL013
+    v3.3.1 table 4.2.2-1; found by the TST 010 run, docs/tst010-v2.md); a v1 subscriber's get none."""
+    api = await api_factory(probe_callbacks=True)
+    _, vnfd_id = await api.onboard()
+    v2 = V2Api(api, vnfd_id)
+    with Receiver(versioned={"/v2": "2.0.0"}) as receiver:
+        try:
+            r = await v2.c.post(SUBS, json={"callbackUri": receiver.url + "/v2"})
+            assert r.status_code == 201, r.text
+            sub = r.json()["id"]
+            assert [h.get("Version") for h in receiver.get_headers] == ["2.0.0"]
+            r = await api.c.post("/vnflcm/v1/subscriptions", json={"callbackUri": receiver.url + "/v1"})
+            assert r.status_code == 201, r.text
+            assert [h.get("Version") for h in receiver.get_headers] == ["2.0.0", None]
+            inst_id = (await v2.create())["id"]
+            await receiver.wait_for(lambda n: n.get("subscriptionId") == sub)
+            await receiver.wait_for(lambda n: n.get("subscriptionId") == r.json()["id"])
+            sent = [(n["subscriptionId"], h.get("Version")) for n, h in zip(receiver.received, receiver.headers,
+                                                                            strict=True)]
+            assert sorted(sent, key=str) == sorted([(sub, "2.0.0"), (r.json()["id"], None)], key=str)
+            assert (await v2.c.delete(f"{V2}/vnf_instances/{inst_id}")).status_code == 204
+            for sid in (sub, r.json()["id"]):  # both delivered before the endpoint closes (no retries at teardown)
+                await receiver.wait_for(lambda n, sid=sid: n.get("subscriptionId") == sid
+                                        and n.get("notificationType") == "VnfIdentifierDeletionNotification")
+        finally:
+            await v2.c.aclose()

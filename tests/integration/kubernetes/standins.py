@@ -109,7 +109,9 @@ KUBEADM_CHECK = r"""# what the stand-in kubeadm checks of its command line and c
 # (v1.30, config API kubeadm.k8s.io/v1beta3) refuses them: unknown commands and flags, a config
 # document of another apiVersion/kind, unknown fields (kubeadm decodes strictly), missing or
 # malformed values (addresses, ports, CIDRs, node names, versions, token and hash formats).
-# NOT checked (the real kubeadm would): preflight checks of the host (swap, ports in use, the
+# Of kubeadm's preflight checks, only DirAvailable--var-lib-etcd (a non-empty /var/lib/etcd refused
+# unless --ignore-preflight-errors names it, as for a restore) is made, by the stand-in itself.
+# NOT checked (the real kubeadm would): other preflight checks of the host (swap, ports in use, the
 # container runtime answering on criSocket, cgroup driver), the reachability of
 # controlPlaneEndpoint and that the CA hash matches what the API server serves (the stand-in
 # compares with the local CA), and fields of these kinds the scripts never write.
@@ -179,8 +181,14 @@ argv = sys.argv[1:]
 def shape():
     if argv == ["init", "phase", "upload-certs", "--upload-certs"]:
         return "phase"
+    if len(argv) == 6 and argv[:5] in (["init", "phase", "certs", "apiserver", "--config"],
+                                       ["init", "phase", "upload-config", "kubeadm", "--config"]):
+        return "cluster-phase"
     if len(argv) == 4 and argv[:2] == ["init", "--config"] and argv[3] == "--upload-certs":
         return "init"
+    if len(argv) == 5 and argv[:2] == ["init", "--config"] and argv[3:] == [
+            "--upload-certs", "--ignore-preflight-errors=DirAvailable--var-lib-etcd"]:
+        return "init"  # a restore: etcd's data directory restored from a snapshot
     if len(argv) == 4 and argv[:3] == ["token", "create", "--ttl"]:
         return "token"
     if len(argv) == 3 and argv[:2] == ["join", "--config"]:
@@ -208,6 +216,12 @@ elif key == "init":
             fail(f"apiServer.certSANs: {san!r} is neither an IP address nor a DNS name")
         if re.fullmatch(r"[0-9a-fA-F.:]+", str(san)):
             ip(san, "apiServer.certSANs")
+elif key == "cluster-phase":  # a ClusterConfiguration as kubeadm-config holds it, endpoint and SANs changed
+    cluster = config(argv[5], {"InitConfiguration", "ClusterConfiguration"}).get("ClusterConfiguration") \
+        or fail("no ClusterConfiguration")
+    endpoint(cluster.get("controlPlaneEndpoint"), "controlPlaneEndpoint")
+    for san in (cluster.get("apiServer") or {}).get("certSANs") or []:
+        ip(san, "apiServer.certSANs")
 elif key == "join":
     j = config(argv[2], {"JoinConfiguration"}).get("JoinConfiguration") or fail("no JoinConfiguration")
     disc = keys(j.get("discovery") or {}, ("bootstrapToken", "file", "tlsBootstrapToken", "timeout"), "discovery")
@@ -248,10 +262,15 @@ local_health() {
     --cert=$PKI/healthcheck-client.crt --key=$PKI/healthcheck-client.key --dial-timeout=1s \
     --command-timeout=2s endpoint health >/dev/null 2>&1
 }
-start_etcd() {  # name address state initial-cluster
+local_status() {  # a learner answers `endpoint status` (not `endpoint health`: no linearizable reads)
+  ETCDCTL_API=3 etcdctl --endpoints=https://127.0.0.1:2379 --cacert=$PKI/ca.crt \
+    --cert=$PKI/healthcheck-client.crt --key=$PKI/healthcheck-client.key --dial-timeout=1s \
+    --command-timeout=2s endpoint status >/dev/null 2>&1
+}
+start_etcd() {  # name address state initial-cluster [data-dir] [learner]
   mkdir -p /var/lib/etcd /run/vnfm-standin
   chmod 700 /var/lib/etcd
-  nohup setsid etcd --name "$1" --data-dir /var/lib/etcd/data \
+  nohup setsid etcd --name "$1" --data-dir "${5:-/var/lib/etcd/data}" \
     --listen-peer-urls "https://$2:2380" --initial-advertise-peer-urls "https://$2:2380" \
     --listen-client-urls "https://$2:2379,https://127.0.0.1:2379" --advertise-client-urls "https://$2:2379" \
     --initial-cluster "$4" --initial-cluster-state "$3" --initial-cluster-token vnfm-standin \
@@ -260,7 +279,9 @@ start_etcd() {  # name address state initial-cluster
     --peer-client-cert-auth >"$LOG/etcd.log" 2>&1 </dev/null &
   echo $! > /run/vnfm-standin/etcd.pid
   local end=$((SECONDS + 30))
-  until local_health; do
+  local ready=local_health
+  if [ "${6:-}" = learner ]; then ready=local_status; fi
+  until $ready; do
     kill -0 "$(cat /run/vnfm-standin/etcd.pid)" 2>/dev/null || { tail -n 20 "$LOG/etcd.log" >&2; exit 1; }
     [ $SECONDS -lt $end ] || { echo "stand-in etcd $1 not healthy within 30s" >&2; exit 1; }
     sleep 0.1
@@ -271,7 +292,16 @@ case "${1:-} ${2:-}" in
     cfg=$3
     cp "$cfg" "$LOG/kubeadm-init.yaml"
     node=$(val name "$cfg"); addr=$(val advertiseAddress "$cfg")
-    start_etcd "$node" "$addr" new "$node=https://$addr:2380"
+    if [ -n "$(ls -A /var/lib/etcd 2>/dev/null)" ]; then  # kubeadm's preflight check DirAvailable
+      [ "${5:-}" = --ignore-preflight-errors=DirAvailable--var-lib-etcd ] || {
+        echo "[preflight] [ERROR DirAvailable--var-lib-etcd]: /var/lib/etcd is not empty" >&2
+        exit 1; }
+      [ -d /var/lib/etcd/member ] || { echo "stand-in kubeadm: /var/lib/etcd holds no etcd member" >&2; exit 1; }
+      start_etcd "$node" "$addr" new "$node=https://$addr:2380" /var/lib/etcd  # etcd on the restored data
+      event "init $node on the existing etcd data"
+    else
+      start_etcd "$node" "$addr" new "$node=https://$addr:2380"
+    fi
     mkdir -p /etc/kubernetes/manifests
     : > /etc/kubernetes/manifests/kube-apiserver.yaml
     admin_conf
@@ -282,9 +312,26 @@ case "${1:-} ${2:-}" in
     ectl put "/standin/bootstrap-tokens/$(sha "$tok")" valid >/dev/null
     printf '%s\n' "$tok" ;;
   "init phase")
-    key=$(openssl rand -hex 32)
-    ectl put "/standin/certificate-keys/$(sha "$key")" valid >/dev/null
-    printf '[upload-certs] Using certificate key:\n%s\n' "$key" ;;
+    case $3 in
+      upload-certs)
+        key=$(openssl rand -hex 32)
+        ectl put "/standin/certificate-keys/$(sha "$key")" valid >/dev/null
+        printf '[upload-certs] Using certificate key:\n%s\n' "$key" ;;
+      certs)  # as kubeadm: an existing certificate is kept; else a new one with the SANs (self-signed here)
+        crt=/etc/kubernetes/pki/apiserver.crt
+        if [ -f "$crt" ]; then event "certs apiserver kept"; exit 0; fi
+        sans=$(awk '/^  certSANs:/ { f = 1; next } f && /^  - / { sub(/^  - /, ""); gsub(/"/, ""); print; next }
+                    { f = 0 }' "$6" | sed 's/^/IP:/' | paste -sd, -)
+        cp "$6" "$LOG/kubeadm-certs.yaml"
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=kube-apiserver \
+          -keyout /etc/kubernetes/pki/apiserver.key -out "$crt" -addext "subjectAltName=$sans" 2>/dev/null
+        event "certs apiserver $sans" ;;
+      upload-config)
+        KUBECONFIG=/etc/kubernetes/admin.conf kubectl -n kube-system create configmap kubeadm-config \
+          --from-file=ClusterConfiguration="$6" --dry-run=client -o yaml \
+          | KUBECONFIG=/etc/kubernetes/admin.conf kubectl apply -f - >/dev/null
+        event "upload-config" ;;
+    esac ;;
   "join --config")
     cfg=$3
     event "join-config-mode $(stat -c %a "$cfg") dir-mode $(stat -c %a "$(dirname "$cfg")")"
@@ -299,17 +346,33 @@ case "${1:-} ${2:-}" in
       key=$(val certificateKey "$cfg"); addr=$(val advertiseAddress "$cfg")
       [ "$(ectl get --print-value-only "/standin/certificate-keys/$(sha "$key")")" = valid ] \
         || { echo "stand-in kubeadm: the certificate key was rejected" >&2; exit 1; }
+      # kubeadm >= 1.29 (EtcdLearnerMode, on by default): the member joins as a learner and is
+      # promoted once it is in sync with the leader (etcd refuses the promotion before)
       end=$((SECONDS + 30))
-      until out=$(ectl member add "$node" --peer-urls="https://$addr:2380" 2>&1); do
+      until out=$(ectl member add "$node" --learner --peer-urls="https://$addr:2380" 2>&1); do
         [ $SECONDS -lt $end ] || { echo "stand-in kubeadm: etcd member add failed: $out" >&2; exit 1; }
         sleep 0.2
       done
       ic=$(printf '%s\n' "$out" | sed -n 's/^ETCD_INITIAL_CLUSTER="\(.*\)"$/\1/p')
-      start_etcd "$node" "$addr" existing "$ic"
+      id=$(printf '%s\n' "$out" | sed -n 's/^Member \([0-9a-f]*\) added to cluster.*/\1/p')
+      [ -n "$id" ] || { echo "stand-in kubeadm: no member id in: $out" >&2; exit 1; }
+      start_etcd "$node" "$addr" existing "$ic" "" learner
+      end=$((SECONDS + 60))
+      until pout=$(ectl member promote "$id" 2>&1); do
+        [ $SECONDS -lt $end ] || { echo "stand-in kubeadm: learner $node not promoted: $pout" >&2; exit 1; }
+        sleep 0.2
+      done
+      until local_health; do
+        [ $SECONDS -lt $end ] || { echo "stand-in kubeadm: etcd $node not healthy after promotion" >&2; exit 1; }
+        sleep 0.1
+      done
+      event "etcd learner $node promoted"
       admin_conf
     fi
     mkdir -p /etc/kubernetes
-    printf 'apiVersion: v1\nkind: Config\n' > /etc/kubernetes/kubelet.conf
+    # the kubelet's kubeconfig (the TLS bootstrap's), naming the API server it joined through
+    printf 'apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://%s\n  name: default-cluster\n' \
+      "$(val apiServerEndpoint "$cfg")" > /etc/kubernetes/kubelet.conf
     touch /var/lib/vnfm-standin/units/kubelet  # kubeadm's kubelet-start phase (re)starts the kubelet
     register_node "$node" "$(hostname -I | cut -d' ' -f1)" "$cp"
     event "join $node control-plane=$cp token-sha256=$(sha "$tok")" ;;
@@ -333,13 +396,30 @@ echo "stand-in kubelet: not to be run by node scripts (got: kubelet $*)" >&2
 exit 1
 """
 
+CRICTL = r"""#!/bin/bash
+# recording stand-in for crictl (NOT the real program): `ps -q --name REGEX` lists one container id
+# per static pod whose manifest is in /etc/kubernetes/manifests (the kubelet runs a static pod while
+# its manifest is there, and stops it when it goes); any other call is refused.
+. /usr/local/lib/vnfm-standin/common.sh
+record crictl "$@"
+if [ $# -ne 4 ] || [ "$1 $2 $3" != "ps -q --name" ]; then
+  echo "stand-in crictl: unsupported call: crictl $*" >&2; exit 1
+fi
+for m in /etc/kubernetes/manifests/*.yaml; do
+  [ -f "$m" ] || continue
+  n=$(basename "$m" .yaml)
+  if grep -Eq "$4" <<<"$n"; then printf '%s\n' "$(printf '%s' "$n" | sha256sum | cut -c1-13)"; fi
+done
+"""
+
 RECORD_ONLY = ("apt-get", "apt-mark", "hostnamectl", "swapoff", "modprobe", "sysctl", "curl", "keepalived")
-PROGRAMS = (*RECORD_ONLY, "containerd", "gpg", "systemctl", "kubeadm", "kubelet")
+PROGRAMS = (*RECORD_ONLY, "containerd", "gpg", "systemctl", "kubeadm", "kubelet", "crictl")
 
 
 def standin_scripts() -> dict[str, str]:
     out = {name: SIMPLE.replace("NAME", name) for name in RECORD_ONLY}
-    out.update({"containerd": CONTAINERD, "gpg": GPG, "systemctl": SYSTEMCTL, "kubeadm": KUBEADM, "kubelet": KUBELET})
+    out.update({"containerd": CONTAINERD, "gpg": GPG, "systemctl": SYSTEMCTL, "kubeadm": KUBEADM, "kubelet": KUBELET,
+                "crictl": CRICTL})
     return out
 
 

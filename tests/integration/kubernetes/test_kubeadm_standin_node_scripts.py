@@ -121,13 +121,15 @@ async def test_kubeadm_standin_node_scripts_calls_order_idempotence_secrets(make
         assert re.fullmatch(r"kubeadm join --config /tmp/tmp\.\w+/join\.yaml", calls[0])
         ev = await standins.events(ssh, m2)
         assert ev[0] == "join-config-mode 600 dir-mode 700"
-        assert re.fullmatch(r"join k8s-m2 control-plane=1 token-sha256=[0-9a-f]{64}", ev[1])
+        assert ev[1] == "etcd learner k8s-m2 promoted"  # kubeadm >= 1.29: EtcdLearnerMode
+        assert re.fullmatch(r"join k8s-m2 control-plane=1 token-sha256=[0-9a-f]{64}", ev[2])
         n3 = len(await standins.argv_log(ssh, m2))
         assert not (await ex.run(m2.address, join_cp)).changed
         assert programs((await standins.argv_log(ssh, m2))[n3:]) == ["systemctl is-active"]
         await ex.run(m1.address, WaitNodeReady("k8s-m2", 30))
         members = (await ex.run(m1.address, EtcdMemberList(endpoints=ETCD_ENDPOINTS, tls=ETCD_TLS))).data["members"]
         assert sorted(m["name"] for m in members) == ["k8s-m1", "k8s-m2"]  # the real etcd has both
+        assert not any(m["learner"] for m in members)  # promoted once in sync
 
         # a wrong token is refused and named without being shown
         bad = KubeadmJoin("k8s-w1", w1.address, f"{m1.address}:6443", False, "abcdef.0123456789abcdef",

@@ -85,3 +85,56 @@ async def test_each_release_layout_is_found_and_a_tree_of_none_is_refused(ks: Ks
     assert "Kubespray v2.16 to v2.21 (playbooks at the root): cluster.yml" in e.value.reason
     with pytest.raises(StepFailed, match="fits none of the known release layouts"):
         await ex.run(ANSIBLE, _run(inst_id, key, "facts.yml", root="/opt/broken"))
+
+
+async def test_control_plane_and_etcd_changes_only_as_kubespray_documents_them(ks: Ks) -> None:
+    """docs/operations/nodes.md: a control plane joins by cluster.yml, never scale.yml; an etcd host
+    by cluster.yml --limit=etcd,kube_control_plane -e ignore_assert_errors=yes, then the members'
+    configuration by upgrade-cluster.yml with the same limit; after remove-node.yml of a member,
+    cluster.yml regenerates the others'; the first control plane never leaves."""
+    inst_id, _ = await ks.instantiate()
+    await ks.done(ks.app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "master_instance",
+                                                   "numberOfSteps": 2}))
+    ex = TwinExecutor(ks.app.sim, inst_id, operators={ANSIBLE})
+    key = RunKey.generate()
+    for addr in _hosts(ks).values():
+        await ex.run(addr, AuthorizedKey(MARK, key.public))
+
+    def run(playbook: str, *extra: tuple[str, str], limit: tuple[str, ...] = ()) -> KubesprayPlaybook:
+        return KubesprayPlaybook(ROOT_PATH, INVENTORY, inst_id, playbook, limit, extra, private_key=key.private)
+
+    confirm = (("skip_confirmation", "yes"), ("delete_nodes_confirmation", "yes"))
+    ignore, etcd = ("ignore_assert_errors", "yes"), ("etcd", "kube_control_plane")
+    members = lambda: sorted(ks.app.sim.extras(inst_id)["k8s"]["etcd"]["members"])  # noqa: E731
+    with pytest.raises(StepFailed, match="masternode-0 is the first host of kube_control_plane"):
+        await ex.run(ANSIBLE, run("remove-node.yml", ("node", "masternode-0"), *confirm))
+    with pytest.raises(StepFailed, match="scale.yml cannot add control plane or etcd host.s. masternode-2"):
+        await ex.run(ANSIBLE, run("scale.yml", limit=("masternode-2",)))
+    await ex.run(ANSIBLE, run("remove-node.yml", ("node", "masternode-2"), *confirm))
+    assert members() == ["masternode-0", "masternode-1"]
+    assert ks.state(inst_id)["kubespray"]["etcd_stale"] == {"hosts": ["masternode-0", "masternode-1"],
+                                                            "fix": "cluster.yml"}
+    # masternode-2 is still in the inventory: a cluster.yml would add it to etcd again
+    with pytest.raises(StepFailed, match="masternode-2 are added by cluster.yml --limit=etcd,kube_control_plane"):
+        await ex.run(ANSIBLE, run("cluster.yml"))
+    with pytest.raises(StepFailed, match="etcd configuration of masternode-0, masternode-1 still lists"):
+        await ex.run(ANSIBLE, run("cluster.yml", ignore, limit=etcd))
+    with pytest.raises(StepFailed, match="still lists the members before the last change: run cluster.yml"):
+        await ex.run(ANSIBLE, run("remove-node.yml", ("node", "masternode-1"), *confirm))
+    await ex.run(ANSIBLE, run("upgrade-cluster.yml", ignore, limit=etcd))
+    assert "etcd_stale" not in ks.state(inst_id)["kubespray"]
+    await ex.run(ANSIBLE, run("cluster.yml", ignore, limit=etcd))
+    assert members() == ["masternode-0", "masternode-1", "masternode-2"]
+    assert ks.state(inst_id)["kubespray"]["etcd_stale"]["hosts"] == ["masternode-0", "masternode-1"]
+    with pytest.raises(StepFailed, match="run upgrade-cluster.yml --limit=etcd,kube_control_plane"):
+        await ex.run(ANSIBLE, run("remove-node.yml", ("node", "masternode-1"), *confirm))
+    await ex.run(ANSIBLE, run("upgrade-cluster.yml", ignore, limit=etcd))
+    assert "etcd_stale" not in ks.state(inst_id)["kubespray"]
+
+
+async def test_an_inventory_sample_of_kubespray_before_2_16_is_refused(ks: Ks) -> None:
+    """group_vars/k8s-cluster (releases before v2.16) would not apply to the k8s_cluster group."""
+    set_operator_host(ks.app.sim, ANSIBLE, kubespray_roots={
+        ROOT_PATH: [*RELEASE_FILES["v2.16"], "inventory/sample/group_vars/k8s-cluster/k8s-cluster.yml"]})
+    _, occ = await ks.instantiate(ok=False)
+    assert "has the layout of Kubespray before v2.16 (group_vars/k8s-cluster)" in occ.error["detail"]

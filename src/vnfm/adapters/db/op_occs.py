@@ -15,7 +15,7 @@ from vnfm.adapters.db import bodypatch, mappers, tables
 from vnfm.adapters.db.paging import Col
 from vnfm.adapters.db.repository import TableRepository
 from vnfm.domain.lcm import CANCELLABLE
-from vnfm.domain.model import OpOcc, OpState, utcnow
+from vnfm.domain.model import OP_OCC_ENGINE_PRIVATE, OpOcc, OpState, utcnow
 from vnfm.service.ports import Sealer
 
 ACTIVE_OP_STATES = (OpState.STARTING.value, OpState.PROCESSING.value, OpState.ROLLING_BACK.value)
@@ -27,6 +27,7 @@ class SqlOpOccRepository(TableRepository[OpOcc]):
     columns = {"id": Col("id", ordered=True), "vnfInstanceId": Col("vnf_instance_id", ordered=True),
                "operation": Col("operation", ordered=True), "operationState": Col("operation_state", ordered=True),
                "startTime": Col("start_time", "time"), "stateEnteredTime": Col("state_entered_time", "time")}
+    body_parts = {OP_OCC_ENGINE_PRIVATE: ("plan", "events")}  # not decoded for the API's lists
 
     def __init__(self, session: Session, box: Sealer | None = None) -> None:
         super().__init__(session, mappers.sealing(mappers.op_occ_to_row, box),

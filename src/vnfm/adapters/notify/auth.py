@@ -151,6 +151,7 @@ _NOT_204 = ("callbackUri {} did not answer the test GET with 204 No Content (unr
 async def probe_callback(
     uri: str,
     auth: Mapping[str, Any] | None = None,
+    headers: Mapping[str, str] | None = None,
     *,
     skip: bool = False,
     timeout: float = 10.0,
@@ -165,6 +166,7 @@ async def probe_callback(
     answers anything but 204, the same message for both (the caller learns nothing of what the
     target answered or whether it listens; the server log has the reason). `skip=True` only
     validates the URI's form. `policy`: where the server may connect (adapters/remote/egress).
+    `headers`: sent with the GET (domain.notifications.callback_headers).
     """
     try:
         parts = urlsplit(uri)
@@ -179,8 +181,9 @@ async def probe_callback(
     http = client if client is not None else egress_client(policy, verify=verify)
     try:
         try:
-            headers = await auth_headers(http, auth, tokens or TokenCache(), timeout)
-            resp = await http.get(uri, headers={"Accept": "application/json", **headers}, timeout=timeout)
+            sent = {"Accept": "application/json", **(headers or {})}
+            sent.update(await auth_headers(http, auth, tokens or TokenCache(), timeout))
+            resp = await http.get(uri, headers=sent, timeout=timeout)
         except AuthError as exc:
             log.info("callback test of %s: %s", safe_url(uri), scrub(str(exc), secrets))
             raise BadRequest(f"cannot authenticate to test callbackUri {safe_url(uri)} (no access token from its "

@@ -37,7 +37,7 @@ from vnfm.adapters.notify.filters import (
 from vnfm.adapters.remote.egress import EgressPolicy, egress_client
 from vnfm.domain.alarms import FM
 from vnfm.domain.model import Subscription, new_id
-from vnfm.domain.notifications import LCM, LCM_V2, LCM_V2_KIND, PKGM
+from vnfm.domain.notifications import LCM, LCM_V2, LCM_V2_KIND, PKGM, callback_headers
 from vnfm.domain.secrets import scrub
 from vnfm.service.ports import OutboxEntry
 
@@ -178,9 +178,10 @@ class HttpNotifier:
         if thread is not None:
             thread.join(timeout)
 
-    async def probe(self, uri: str, auth: Mapping[str, Any] | None = None) -> None:
+    async def probe(self, uri: str, auth: Mapping[str, Any] | None = None,
+                    headers: Mapping[str, str] | None = None) -> None:
         """probe_callback with this notifier's TLS and timeout settings."""
-        await probe_callback(uri, auth, timeout=self.timeout, verify=self._verify, tokens=self.tokens,
+        await probe_callback(uri, auth, headers, timeout=self.timeout, verify=self._verify, tokens=self.tokens,
                              policy=self._egress)
 
     # ------------------------------------------------------------------ background loop
@@ -379,7 +380,8 @@ class HttpNotifier:
         ntype = d.body.get("notificationType")
         for attempt in range(1, self.attempts + 1):
             try:
-                headers = {"Content-Type": "application/json", "Accept": "application/json"}
+                headers = {"Content-Type": "application/json", "Accept": "application/json",
+                           **callback_headers(sub.kind)}
                 headers.update(await auth_headers(client, sub.authentication, self.tokens, self.timeout))
                 resp = await client.post(sub.callback_uri, content=content, headers=headers)
                 if 200 <= resp.status_code < 300:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import Depends, FastAPI, Request, Response
+from fastapi import Depends, FastAPI
 from starlette.types import ASGIApp
 
 from vnfm import __version__
@@ -33,6 +32,7 @@ from vnfm.entrypoints.api.auth.gate import AuthGate, authorize
 from vnfm.entrypoints.api.console import assets as console_assets
 from vnfm.entrypoints.api.console import login as console_login
 from vnfm.entrypoints.api.console import pages as console_pages
+from vnfm.entrypoints.api.controlchars import ControlChars
 from vnfm.entrypoints.api.etag import ETags
 from vnfm.entrypoints.api.headers import CanonicalHeaders
 from vnfm.entrypoints.api.negotiation import Negotiation
@@ -41,7 +41,6 @@ from vnfm.entrypoints.api.v2 import version as v2_version
 from vnfm.entrypoints.api.v2 import vnflcm as v2_vnflcm
 
 API_VERSION = "2.6.1"
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class VnfmApi(FastAPI):
@@ -54,16 +53,6 @@ class VnfmApi(FastAPI):
         stack = Negotiation(super().build_middleware_stack())
         return CanonicalHeaders(AccessLog(stack, observe), API_VERSION,
                                 by_prefix={v2_version.PREFIX: v2_version.API_VERSION})
-
-
-def _control_in_url(request: Request) -> str | None:
-    """The part of the URL that holds a control character (percent-decoded), if any."""
-    if _CONTROL.search(request.url.path):
-        return "the path"
-    for key, value in request.query_params.multi_items():
-        if _CONTROL.search(key) or _CONTROL.search(value):
-            return f"query parameter {key[:40]!r}"
-    return None
 
 
 def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None) -> FastAPI:
@@ -84,13 +73,7 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
     app.state.auth = Authenticator(settings)
     problem.install(app)
     app.add_middleware(ETags)
-
-    @app.middleware("http")
-    async def sol013_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        bad = _control_in_url(request)
-        if bad is not None:
-            return problem.problem_response(400, "Bad Request", f"{bad} holds a control character")
-        return await call_next(request)
+    app.add_middleware(ControlChars)  # a control character in the URL: 400 before any route
 
     app.include_router(vnfpkgm.versions)
     app.include_router(vnfpkgm.router)

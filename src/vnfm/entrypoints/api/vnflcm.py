@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool as off_loop
 
-from vnfm.domain.model import OpOcc, VnfInstance
+from vnfm.domain.model import OP_OCC_ENGINE_PRIVATE, OpOcc, VnfInstance
 from vnfm.entrypoints.api import query
 from vnfm.entrypoints.api.body import no_body
 from vnfm.entrypoints.api.common import ListSource, add_subscription_routes, app_of, json_body, listing
 from vnfm.entrypoints.api.etag import if_match
+from vnfm.entrypoints.api.locations import location
 from vnfm.service import views
 
 router = APIRouter(prefix="/vnflcm")
@@ -31,7 +34,7 @@ async def all_api_versions() -> dict[str, object]:
 
 
 def _accepted(request: Request, occ: OpOcc) -> Response:
-    loc = str(request.url_for("show_op_occ", op_id=occ.id))
+    loc = location(request, "show_op_occ", op_id=occ.id)
     return Response(status_code=202, headers={"Location": loc})
 
 
@@ -39,7 +42,7 @@ def _accepted(request: Request, occ: OpOcc) -> Response:
 @router.post("/v1/vnf_instances", status_code=201)
 async def create_instance(request: Request) -> JSONResponse:
     inst = await off_loop(app_of(request).instances.create, await json_body(request))
-    loc = str(request.url_for("show_instance", inst_id=inst.id))
+    loc = location(request, "show_instance", inst_id=inst.id)
     return JSONResponse(views.instance_info(inst), status_code=201, headers={"Location": loc})
 
 
@@ -107,7 +110,8 @@ async def terminate(request: Request, inst_id: str) -> Response:
 @router.get("/v1/vnf_lcm_op_occs")
 async def list_op_occs(request: Request) -> Response:
     app = app_of(request)
-    source = ListSource(app.instances.op_page, views.op_occ_info, lambda o: o.id)
+    pages = partial(app.instances.op_page, omit=frozenset({OP_OCC_ENGINE_PRIVATE}))  # plan, log: never shown
+    source = ListSource(pages, views.op_occ_info, lambda o: o.id)
     return await listing(request, source, query.VNF_LCM_OP_OCC_DEFAULT_EXCLUDED,
                          attributes=query.VNF_LCM_OP_OCC_ATTRIBUTES, resource="VnfLcmOpOcc",
                          page_size=app.settings.page_size)

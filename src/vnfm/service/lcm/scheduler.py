@@ -39,6 +39,7 @@ from vnfm.service.ports import Beat, InfraDriver, Liveness, NodeAccess, Notifier
 from vnfm.service.telemetry import NoTelemetry, Telemetry
 
 log = logging.getLogger(__name__)
+MIN_POLL_S = 0.25  # the orphan claim at most this often (the beat interval when longer)
 
 Operation = Callable[[Stages, Job], Awaitable[None]]
 OPERATIONS: dict[LcmOperation, Operation] = {
@@ -66,7 +67,7 @@ class LcmEngine:
         vim_registry: Any = None,
         worker_id: str = "engine",
         orphan_after: float = 30.0,
-        poll_interval: float = 1.0,
+        poll_interval: float | None = None,
         nodes_of: Callable[[Vim], NodeAccess | None] | None = None,
         telemetry: Telemetry | None = None,
     ) -> None:
@@ -81,13 +82,17 @@ class LcmEngine:
         self.vim_registry = vim_registry
         self.worker_id = worker_id
         self.orphan_after = orphan_after
-        self.poll_interval = poll_interval
         self.liveness = liveness
         # What this process owns and heart-beats: submitted (not yet started) and running ones.
         self._owned: set[str] = set()
         self._owned_lock = threading.Lock()
         self.heartbeat = Heartbeat(liveness, worker_id, orphan_after, owned=self._owned_ids,
                                    on_beat=self._on_beat)
+        # The orphan claim runs every beat interval (a stale row is taken over at most one beat
+        # after it went stale), never more often than 4 times a second: its queries are a fixed
+        # cost of every process (issue 24 item 4; it was every second whatever the takeover time).
+        beat = self.heartbeat.stats.interval
+        self.poll_interval = poll_interval if poll_interval is not None else max(MIN_POLL_S, beat)
         self.nodes_of = nodes_of  # the node access of a VIM, for hooks (None: hooks get none)
         self.store = JobStore(uow, self.notes)
         self.stages = Stages(self.store, mgmt=mgmt, vim_registry=vim_registry, nodes_of=nodes_of,

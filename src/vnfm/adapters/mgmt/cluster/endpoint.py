@@ -74,9 +74,12 @@ async def set_lb(c: Cluster, on: Sequence[Node], backends_of: Sequence[Node]) ->
     await gather([c.ex.run(m.ssh, step) for m in on])
 
 
-async def keepalived(c: Cluster, masters: Sequence[Node]) -> None:
+async def keepalived(c: Cluster, masters: Sequence[Node], members: Sequence[Node] | None = None) -> None:
+    """keepalived on `masters`: the VIP, a priority by the master's place in the cluster (the first
+    highest), the other `members` (default: every master) as unicast peers."""
     vip = await control_plane_vip(c)
     order = {m.vnfc.id: i for i, m in enumerate(c.masters)}
+    peers = c.masters if members is None else members
     await gather([c.ex.run(m.ssh, KeepalivedVip(vip, m.nic, max(1, 150 - 10 * order.get(m.vnfc.id, 0)),
-                                                tuple(o.nic for o in c.masters if o is not m)))
+                                                tuple(o.nic for o in peers if o is not m)))
                   for m in masters])

@@ -1,30 +1,75 @@
-"""etcd of a cluster with stacked control planes: quorum rules, membership checks, removing a master."""
+"""etcd of a cluster with stacked control planes: quorum rules (domain/etcd_quorum.py), what the
+members are and which answer `endpoint health` (observed, and recorded in the driver state for the
+next request's checks), membership checks, adding (learner, promote) and removing a master."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from vnfm.adapters.mgmt.cluster.topology import Cluster, Node
+from vnfm.domain import etcd_quorum
 from vnfm.domain.errors import OperationFailed, UnprocessableEntity
 from vnfm.domain.resources import Vnfc
-from vnfm.nodesteps.etcd import EtcdHealth, EtcdMemberList, EtcdMemberRemove, EtcdTls
+from vnfm.nodesteps.etcd import EtcdHealth, EtcdMemberList, EtcdMemberPromote, EtcdMemberRemove, EtcdTls
+from vnfm.nodesteps.kubernetes import node_name
 
 ETCD_ENDPOINTS = ("https://127.0.0.1:2379",)
 ETCD_TLS = EtcdTls("/etc/kubernetes/pki/etcd/ca.crt", "/etc/kubernetes/pki/etcd/healthcheck-client.crt",
                    "/etc/kubernetes/pki/etcd/healthcheck-client.key")
 
 
-def check_quorum(n_masters: int, healed: Sequence[Vnfc]) -> None:
-    """Refuse (422: does not fit this cluster) a heal of masters that would leave etcd without quorum."""
+STATE_KEY = "etcd"  # driver state: {"members": [names], "unhealthy": [names]} as last observed
+
+
+def check_quorum(masters: Sequence[Vnfc], healed: Sequence[Vnfc], unhealthy: Collection[str] = ()) -> None:
+    """Refuse (422: does not fit this cluster) a heal of masters that would leave etcd without quorum,
+    counting the members last observed unhealthy as lost (domain/etcd_quorum.check_heal)."""
     names = ", ".join(v.name or v.id for v in healed)
-    if n_masters == 1:
+    if len(masters) == 1:
         raise UnprocessableEntity(f"healing master {names} would lose etcd quorum: the cluster has a single "
                          "control plane (1 etcd member); heal the entire VNF instead (omit vnfcInstanceId)")
-    survivors = n_masters - len(healed)
-    if survivors < n_masters // 2 + 1:
-        raise UnprocessableEntity(f"healing masters {names} at once would lose etcd quorum: {survivors} of "
-                         f"{n_masters} members would remain (quorum is {n_masters // 2 + 1}); heal them "
-                         "one at a time")
+    etcd_quorum.check_heal([member_name(v) for v in masters], unhealthy, [member_name(v) for v in healed])
+
+
+def member_name(v: Vnfc) -> str:
+    """A master VNFC's etcd member name (kubeadm names the member after the node)."""
+    return node_name(v.name or v.id)
+
+
+def recorded(state: dict[str, Any]) -> tuple[list[str], set[str]]:
+    """The members and the unhealthy ones as last observed (empty: never observed)."""
+    rec = state.get(STATE_KEY) or {}
+    return list(rec.get("members") or []), set(rec.get("unhealthy") or [])
+
+
+@dataclass(frozen=True)
+class Observed:
+    members: list[str]  # by name ("" for a member added but never started)
+    unhealthy: set[str]  # not answering `endpoint health`, or a learner (no vote)
+    learners: set[str]
+
+
+async def observe(c: Cluster, admin: Node) -> Observed:
+    """Members and the health of each (`etcdctl endpoint health` of every member's client URL), recorded
+    in the driver state for the checks of the next request."""
+    members = (await c.ex.run(admin.ssh, EtcdMemberList(endpoints=ETCD_ENDPOINTS, tls=ETCD_TLS))).data["members"]
+    urls = tuple(sorted({u for m in members for u in m["client_urls"]}))
+    per: dict[str, bool] = {}
+    if urls:
+        per = (await c.ex.run(admin.ssh, EtcdHealth(endpoints=urls, tls=ETCD_TLS))).data.get("endpoints") or {}
+    names = [m["name"] for m in members]
+    learners = {m["name"] for m in members if m.get("learner")}
+    unhealthy = {m["name"] for m in members
+                 if m.get("learner") or not any(per.get(u) for u in m["client_urls"])}
+    c.ctx.state[STATE_KEY] = {"members": sorted(names), "unhealthy": sorted(unhealthy)}
+    return Observed(names, unhealthy, learners)
+
+
+async def promote(c: Cluster, admin: Node, m: Node) -> None:
+    """Promote `m`'s member if it is still a learner (kubeadm from 1.29 promotes it during the join)."""
+    await c.ex.run(admin.ssh, EtcdMemberPromote(name=m.name, endpoints=ETCD_ENDPOINTS, tls=ETCD_TLS))
 
 
 async def check_members(c: Cluster, admin: Node, expected: Sequence[Node], *, tls: EtcdTls = ETCD_TLS,
@@ -42,6 +87,10 @@ async def check_members(c: Cluster, admin: Node, expected: Sequence[Node], *, tl
     if not health.get("healthy"):
         bad = sorted(e for e, ok in (health.get("endpoints") or {}).items() if not ok)
         raise OperationFailed(f"etcd is not healthy after the change (unhealthy: {', '.join(bad) or 'unknown'})")
+    learners = sorted(m["name"] for m in members if m.get("learner"))
+    if learners:
+        raise OperationFailed(f"etcd member(s) {', '.join(learners)} are still learners (not promoted)")
+    c.ctx.state[STATE_KEY] = {"members": names, "unhealthy": []}
 
 
 async def remove_member(c: Cluster, admin: Node, m: Node) -> None:

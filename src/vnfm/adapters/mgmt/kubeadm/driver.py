@@ -14,13 +14,13 @@ from vnfm.adapters.mgmt.cluster import backup, certs, endpoint, etcd, nodes, vim
 from vnfm.adapters.mgmt.cluster import params as P
 from vnfm.adapters.mgmt.cluster.checks import check_cluster
 from vnfm.adapters.mgmt.cluster.topology import gather, open_cluster, pin
-from vnfm.adapters.mgmt.kubeadm import heal, upgrade
+from vnfm.adapters.mgmt.kubeadm import cpscale, heal, restore, upgrade
 from vnfm.adapters.mgmt.kubeadm.install import add_workers, install
 from vnfm.adapters.mgmt.kubeadm.upgrade import check_added_version, check_change
-from vnfm.domain.errors import OperationFailed, UnprocessableEntity
+from vnfm.domain.errors import UnprocessableEntity
 from vnfm.domain.model import LcmOperation, VnfInstance
 from vnfm.domain.vnfd import Flavour
-from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles
+from vnfm.service.ports import LcmContext, MgmtDriver, PackageFiles, SnapshotStore
 
 
 class KubeadmDriver(MgmtDriver):
@@ -29,6 +29,9 @@ class KubeadmDriver(MgmtDriver):
     renews_certificates = True  # its heal_end renews certificates in place (service/heal_plan.py)
     # Tacker's samples bind no change_current_package hooks: the driver of the other hooks runs them
     implicit_hooks = frozenset({"change_current_package_start", "change_current_package_end"})
+
+    def __init__(self, snapshots: SnapshotStore | None = None) -> None:
+        self.snapshots = snapshots  # the VNFM's etcd snapshots (read at request time: a single-master heal)
 
     # ------------------------------------------------------------------ request-time validation
     def validate_request(self, operation: str, request: dict[str, Any], instance: VnfInstance,
@@ -50,9 +53,7 @@ class KubeadmDriver(MgmtDriver):
         check_added_version(f"{P.ROOT}.kubernetes_version", instance, cp.kubernetes_version, op)
         if op == LcmOperation.SCALE:
             if cp.master.aspect_id is not None and request.get("aspectId") == cp.master.aspect_id:
-                raise UnprocessableEntity(f"aspectId '{cp.master.aspect_id}' is the master_node aspect: scaling "
-                                          "control planes is not supported (it would change etcd membership); "
-                                          "scale the worker aspect, or heal a master to replace it")
+                cpscale.validate(request, instance, flavour, cp, instance.driver_state.get(self.name) or {})
             return
         ids = request.get("vnfcInstanceId")
         if not ids:
@@ -64,8 +65,10 @@ class KubeadmDriver(MgmtDriver):
             return  # unknown yet: decided in heal_start
         masters = [v for v in instance.resources.vnfcs if v.vdu_id in master_vdus]
         healed = [v for v in masters if v.id in ids]
-        if healed:
-            etcd.check_quorum(len(masters), healed)
+        if healed and len(masters) == 1:
+            restore.check_request(instance, masters, ids, state, self.snapshots)
+        elif healed:
+            etcd.check_quorum(masters, healed, etcd.recorded(state)[1])
 
     # ------------------------------------------------------------------ hooks
     async def instantiate_end(self, ctx: LcmContext) -> None:
@@ -73,6 +76,7 @@ class KubeadmDriver(MgmtDriver):
         try:
             await install(c)
             await certs.record(c)
+            await restore.capture_pki(c, c.masters[0], required=False)
         finally:
             await c.close()
 
@@ -87,13 +91,15 @@ class KubeadmDriver(MgmtDriver):
         c = open_cluster(ctx)
         try:
             removed = c.of(ctx.removed)
-            if any(n.master for n in removed):
-                raise OperationFailed("scale-in would remove master node(s) "
-                                      f"{', '.join(n.name for n in removed if n.master)}: not supported")
             admin = c.admin(exclude=removed)
+            await pin(c, [admin])
+            if any(n.master for n in removed):  # one at a time, etcd first (kubeadm/cpscale.py)
+                await cpscale.scale_in(c, admin, [n for n in removed if n.master])
+            workers = [n for n in removed if not n.master]
             verb = "rolling back: removing the joined" if ctx.rollback else "draining and removing"
-            ctx.progress(f"{verb} node(s) {', '.join(n.name for n in removed)}")
-            await gather([nodes.remove_worker(c, admin, n) for n in removed])
+            if workers:
+                ctx.progress(f"{verb} node(s) {', '.join(n.name for n in workers)}")
+            await gather([nodes.remove_worker(c, admin, n) for n in workers])
         finally:
             await c.close()
 
@@ -102,6 +108,7 @@ class KubeadmDriver(MgmtDriver):
         c = open_cluster(ctx)
         try:
             kept = c.of(ctx.restored)
+            await cpscale.check_restorable(c, c.admin(exclude=kept), kept)
             ctx.progress(f"rolling back: uncordoning node(s) {', '.join(n.name for n in kept)}")
             await nodes.uncordon(c, c.admin(), kept)
         finally:
@@ -111,16 +118,19 @@ class KubeadmDriver(MgmtDriver):
         c = open_cluster(ctx)
         try:
             added = [] if ctx.rollback else c.of(ctx.added)
-            if any(n.master for n in added):
-                raise OperationFailed("scale-out added master node(s): not supported")
             admin = c.admin(exclude=added)
-            cp_endpoint, _ = await endpoint.endpoint(c)
             await pin(c, [admin, *added])
-            if added:
-                await add_workers(c, admin, added, cp_endpoint)
-                ctx.progress(f"node(s) {', '.join(n.name for n in added)} joined and Ready")
+            if any(n.master for n in added):  # one at a time, as etcd learners (kubeadm/cpscale.py)
+                await cpscale.scale_out(c, admin, [n for n in added if n.master])
+            cp_endpoint, _ = await endpoint.endpoint(c)
+            workers = [n for n in added if not n.master]
+            if workers:
+                await add_workers(c, admin, workers, cp_endpoint)
+                ctx.progress(f"node(s) {', '.join(n.name for n in workers)} joined and Ready")
             await nodes.hosts(c, c.nodes)
+            await cpscale.move_vim(c, admin)
             await certs.record(c)
+            await restore.capture_pki(c, admin, required=False)
         finally:
             await c.close()
 
@@ -142,6 +152,7 @@ class KubeadmDriver(MgmtDriver):
             c = open_cluster(ctx)
             try:
                 await certs.renew(c)
+                await restore.capture_pki(c, c.masters[0], required=False)
             finally:
                 await c.close()
             return
@@ -158,6 +169,7 @@ class KubeadmDriver(MgmtDriver):
         try:
             await heal.after(c)
             await certs.record(c)
+            await restore.capture_pki(c, c.admin(), required=False)
         finally:
             await c.close()
 
@@ -174,6 +186,7 @@ class KubeadmDriver(MgmtDriver):
                 await upgrade.upgrade(c, ctx.phase)
             if ctx.phase == "control_plane":  # `kubeadm upgrade` renews the certificates (or a revert restores them)
                 await certs.record(c)
+                await restore.capture_pki(c, c.masters[0], required=False)
         finally:
             await c.close()
 

@@ -1,11 +1,13 @@
 """Healing a kubeadm cluster's VNFCs: before the VMs are replaced (heal_start) the nodes leave the
 cluster (workers drained; masters leave etcd and HAProxy with quorum kept); afterwards (heal_end)
-the new VMs join again. The storage server's PVs are taken down and registered again."""
+the new VMs join again. The storage server's PVs are taken down and registered again. The only
+master of a single-master cluster is restored from an etcd snapshot instead (restore.py)."""
 
 from __future__ import annotations
 
 from vnfm.adapters.mgmt.cluster import endpoint, etcd, nodes, registries, storage
 from vnfm.adapters.mgmt.cluster.topology import Cluster, pin
+from vnfm.adapters.mgmt.kubeadm import restore
 from vnfm.adapters.mgmt.kubeadm.install import join, prepare
 from vnfm.nodesteps.kubernetes import DeleteNode
 
@@ -14,11 +16,15 @@ async def before(c: Cluster) -> None:
     ctx = c.ctx
     healed = c.of(ctx.healed)
     hm = [n for n in healed if n.master]
-    if hm:
-        etcd.check_quorum(len(c.masters), [n.vnfc for n in hm])
+    if hm and len(c.masters) == 1:
+        await restore.before(c)
+        return
     survivors = [m for m in c.masters if m not in hm]
     admin = c.admin(exclude=healed)
     await pin(c, survivors)
+    if hm:  # counting the members observed unhealthy now as lost
+        seen = await etcd.observe(c, admin)
+        etcd.check_quorum([n.vnfc for n in c.masters], [n.vnfc for n in hm], seen.unhealthy)
     for w in (n for n in healed if not n.master):
         ctx.progress(f"draining and removing worker {w.name} before its VM is replaced")
         await nodes.remove_worker(c, admin, w)
@@ -35,6 +41,9 @@ async def before(c: Cluster) -> None:
 async def after(c: Cluster) -> None:
     ctx = c.ctx
     healed = c.of(ctx.healed)
+    if len(c.masters) == 1 and any(n.master for n in healed):
+        await restore.after(c)
+        return
     admin = c.admin(exclude=healed)
     await pin(c, [admin, *healed], repin=healed)
     cp_endpoint, _ = await endpoint.endpoint(c)

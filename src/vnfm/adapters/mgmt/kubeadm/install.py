@@ -11,6 +11,12 @@ from vnfm.nodesteps.kubeadm import JoinInfo, KubeadmInit, KubeadmJoin, PrepareNo
 from vnfm.nodesteps.kubernetes import LabelNode, WaitNodeReady
 
 
+def cert_sans(c: Cluster, cp_endpoint: str, api_url: str) -> tuple[str, ...]:
+    """The API server certificate's extra names: every master's addresses, the endpoint, the VIM's URL host."""
+    return tuple(sorted({n.nic for n in c.masters} | {n.ssh for n in c.masters} | {cp_endpoint.rsplit(":", 1)[0]}
+                        | {api_url.split("//", 1)[1].rsplit(":", 1)[0]}))
+
+
 async def prepare(c: Cluster, on: Sequence[Node]) -> None:
     px = c.p.proxy
     no_proxy = ",".join([*px.no_proxy, *([px.k8s_node_cidr] if px.k8s_node_cidr else []),
@@ -51,10 +57,9 @@ async def install(c: Cluster) -> None:
         await endpoint.set_lb(c, masters, masters)
         await endpoint.keepalived(c, masters)
     first = masters[0]
-    sans = sorted({n.nic for n in masters} | {n.ssh for n in masters} | {cp_endpoint.rsplit(":", 1)[0]}
-                  | {api_url.split("//", 1)[1].rsplit(":", 1)[0]})
     await c.ex.run(first.ssh, KubeadmInit(first.name, first.nic, cp_endpoint, c.p.master.pod_cidr,
-                                          c.p.master.cluster_cidr, c.p.kubernetes_version, tuple(sans)))
+                                          c.p.master.cluster_cidr, c.p.kubernetes_version,
+                                          cert_sans(c, cp_endpoint, api_url)))
     await c.ex.run(first.ssh, WaitNodeReady(first.name, c.p.node_ready_timeout))
     for m in masters[1:]:  # one at a time: each etcd member joins a healthy cluster
         await join(c, first, m, cp_endpoint)

@@ -17,6 +17,7 @@ from vnfm.adapters.mgmt.cluster import backup, certs, etcd, vim
 from vnfm.adapters.mgmt.cluster.topology import Cluster, Node, pin
 from vnfm.adapters.mgmt.kubespray import lb, upgrade
 from vnfm.adapters.mgmt.kubespray.install import install
+from vnfm.adapters.mgmt.kubespray.masters import add_masters, remove_masters
 from vnfm.adapters.mgmt.kubespray.nodes import add_workers, remove_workers, workers_only
 from vnfm.adapters.mgmt.kubespray.params import DECLARED, ROOT
 from vnfm.adapters.mgmt.kubespray.site import ansible_session, forget_vnfc_pins, open_site, params
@@ -115,10 +116,14 @@ class KubesprayDriver(MgmtDriver):
 
     # ------------------------------------------------------------------ scale
     async def scale_start(self, ctx: LcmContext) -> None:
-        if ctx.restored:  # rollback of a scale-in: the nodes it was draining stay (uncordoned)
+        if ctx.restored:  # rollback of a scale-in: the nodes it was draining or removing stay
             s = open_site(ctx)
             try:
                 kept = s.c.of(ctx.restored)
+                masters = [n for n in kept if n.master]
+                if masters:  # those remove-node.yml already took out of etcd join again
+                    ctx.progress(f"rolling back: control plane(s) {', '.join(n.name for n in masters)} stay")
+                    await add_masters(s, masters)
                 ctx.progress(f"rolling back: uncordoning node(s) {', '.join(n.name for n in kept)}")
                 await pin(s.c, [s.lb_node])
                 for n in kept:
@@ -132,14 +137,21 @@ class KubesprayDriver(MgmtDriver):
             removed = s.c.of(ctx.removed)
             verb = "rolling back: removing the added" if ctx.rollback else "removing"
             ctx.progress(f"{verb} node(s) {', '.join(n.name for n in removed)}")
-            await remove_workers(s, removed)
+            if any(n.master for n in removed):
+                await remove_masters(s, removed)
+            else:
+                await remove_workers(s, removed)
         finally:
             await s.close()
 
     async def scale_end(self, ctx: LcmContext) -> None:
         s = open_site(ctx)
         try:
-            await add_workers(s, [] if ctx.rollback else s.c.of(ctx.added))
+            added = [] if ctx.rollback else s.c.of(ctx.added)
+            if any(n.master for n in added):
+                await add_masters(s, added)
+            else:
+                await add_workers(s, added)
             await certs.record(s.c, KUBESPRAY)
         finally:
             await s.close()

@@ -84,8 +84,8 @@ class ExternalLbParams(Params):
 class KubesprayClusterParams(Params):
     vim_name: Text | None = doc("name of the Kubernetes VIM registered for the new cluster", "002",
                                 shown="`kubernetes-<instance id>`")
-    master: P.MasterBase = doc("the control-plane node (one: Kubespray's single control plane)", "002",
-                               default=..., alias="master_node")
+    master: P.MasterBase = doc("the control-plane nodes (the master aspect scales them one at a time to an odd "
+                               "count, 1 -> 3 -> 5)", "002", default=..., alias="master_node")
     worker: P.NodeParams = doc("the worker nodes", "002", default=..., alias="worker_node")
     proxy: P.ProxyBase = doc("HTTP proxy (Kubespray's http_proxy, https_proxy, additional_no_proxy)", "002",
                              default=P.ProxyBase())

@@ -164,7 +164,7 @@ class Site:
                                  timeout_s=self.kp.ansible.playbook_timeout)
         what = playbook + (f" --limit {','.join(limit)}" if limit else "")
         what += "".join(f" -e {k}={v}" for k, v in extra)
-        on = ", ".join(limit or hosts) or "every host of the inventory"
+        on = ", ".join(hosts or limit) or "every host of the inventory"  # hosts: what a group limit names
         self.ctx.progress(f"kubespray: {what} started on the Ansible server {self.ansible} (hosts: {on})")
         t0 = time.monotonic()
         try:

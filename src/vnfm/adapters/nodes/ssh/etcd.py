@@ -11,6 +11,7 @@ from vnfm.nodesteps.etcd import (
     EtcdHealth,
     EtcdMemberAdd,
     EtcdMemberList,
+    EtcdMemberPromote,
     EtcdMemberRemove,
     EtcdStart,
     EtcdStop,
@@ -86,11 +87,20 @@ async def member_remove(ex: ScriptRunner, t: SshTarget, step: EtcdMemberRemove) 
 async def member_add(ex: ScriptRunner, t: SshTarget, step: EtcdMemberAdd) -> StepResult:
     out = await ex.script(t, step, "etcd_member_add",
                           {"ENDPOINTS": ",".join(step.endpoints), "MEMBER_NAME": step.name,
-                           "PEER_URL": step.peer_url, "DEADLINE_S": str(int(step.deadline_s))},
+                           "PEER_URL": step.peer_url, "DEADLINE_S": str(int(step.deadline_s)),
+                           "LEARNER": "1" if step.learner else "0"},
                           _tls_env(step), timeout=step.deadline_s + 30)
     ic = out.get("initial_cluster", "")
     pairs = [tuple(p.split("=", 1)) for p in ic.split(",") if "=" in p]
     return StepResult(changed(out), {"initial_cluster": ic, "members": pairs})
+
+
+async def member_promote(ex: ScriptRunner, t: SshTarget, step: EtcdMemberPromote) -> StepResult:
+    out = await ex.script(t, step, "etcd_member_promote",
+                          {"ENDPOINTS": ",".join(step.endpoints), "MEMBER_NAME": step.name,
+                           "DEADLINE_S": str(int(step.deadline_s))},
+                          _tls_env(step), timeout=step.deadline_s + 30)
+    return StepResult(changed(out), {"id": out.get("id", "")})
 
 
 HANDLERS: dict[type, Handler] = {
@@ -100,4 +110,5 @@ HANDLERS: dict[type, Handler] = {
     EtcdMemberList: member_list,
     EtcdMemberRemove: member_remove,
     EtcdMemberAdd: member_add,
+    EtcdMemberPromote: member_promote,
 }

@@ -15,6 +15,7 @@ from vnfm.adapters.nodes.ssh import (
     lb,
     registry,
     registry_vnf,
+    restore,
     storage,
     upgrade,
 )
@@ -33,4 +34,5 @@ ALL_HANDLERS: Mapping[type, Handler] = {
     **certs.HANDLERS,
     **upgrade.HANDLERS,
     **backup.HANDLERS,
+    **restore.HANDLERS,
 }

@@ -5,7 +5,13 @@ from __future__ import annotations
 from vnfm.adapters.nodes.ssh.base import Handler, ScriptRunner, changed
 from vnfm.adapters.remote.ssh import SshTarget
 from vnfm.nodesteps.base import StepResult
-from vnfm.nodesteps.kubeadm import JoinInfo, KubeadmInit, KubeadmJoin, PrepareNode
+from vnfm.nodesteps.kubeadm import (
+    JoinInfo,
+    KubeadmInit,
+    KubeadmJoin,
+    MoveControlPlaneEndpoint,
+    PrepareNode,
+)
 
 
 async def prepare(ex: ScriptRunner, t: SshTarget, s: PrepareNode) -> StepResult:
@@ -19,7 +25,7 @@ async def init(ex: ScriptRunner, t: SshTarget, s: KubeadmInit) -> StepResult:
     out = await ex.script(t, s, "kubeadm_init", {
         "NODE": s.node, "ADVERTISE": s.advertise_address, "ENDPOINT": s.control_plane_endpoint,
         "POD_CIDR": s.pod_cidr, "SVC_CIDR": s.service_cidr, "K8S_VERSION": s.version,
-        "CERT_SANS": ",".join(s.cert_sans)})
+        "CERT_SANS": ",".join(s.cert_sans), "EXISTING_ETCD": "1" if s.existing_etcd else "0"})
     return StepResult(changed(out))
 
 
@@ -37,9 +43,17 @@ async def join(ex: ScriptRunner, t: SshTarget, s: KubeadmJoin) -> StepResult:
     return StepResult(changed(out))
 
 
+async def move_endpoint(ex: ScriptRunner, t: SshTarget, s: MoveControlPlaneEndpoint) -> StepResult:
+    out = await ex.script(t, s, "cp_endpoint_move", {"ENDPOINT": s.endpoint, "CERT_SANS": ",".join(s.cert_sans),
+                                                     "DEADLINE_S": str(int(s.deadline_s))},
+                          timeout=s.deadline_s + 60)
+    return StepResult(changed(out))
+
+
 HANDLERS: dict[type, Handler] = {
     PrepareNode: prepare,
     KubeadmInit: init,
     JoinInfo: join_info,
     KubeadmJoin: join,
+    MoveControlPlaneEndpoint: move_endpoint,
 }

@@ -13,8 +13,9 @@ import re
 from fastapi import Request
 
 from vnfm.domain.errors import BadRequest, NotAcceptable
+from vnfm.domain.notifications import LCM_V2_API_VERSION
 
-API_VERSION = "2.0.0"
+API_VERSION = LCM_V2_API_VERSION
 PREFIX = "/vnflcm/v2"
 SUPPORTED = (API_VERSION,)
 _FORMAT = re.compile(r"(?:[1-9]\d*|0)\.(?:[1-9]\d*|0)\.(?:[1-9]\d*|0)")

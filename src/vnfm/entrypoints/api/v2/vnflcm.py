@@ -8,15 +8,18 @@ work as on v1. Every route but api_versions needs the `Version` header (`version
 
 from __future__ import annotations
 
+from functools import partial
+
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool as off_loop
 
-from vnfm.domain.model import OpOcc, VnfInstance
+from vnfm.domain.model import OP_OCC_ENGINE_PRIVATE, OpOcc, VnfInstance
 from vnfm.entrypoints.api import query
 from vnfm.entrypoints.api.body import no_body
 from vnfm.entrypoints.api.common import ListSource, app_of, json_body, listing
 from vnfm.entrypoints.api.etag import if_match
+from vnfm.entrypoints.api.locations import location
 from vnfm.entrypoints.api.v2 import bodies
 from vnfm.entrypoints.api.v2.version import API_VERSION, PREFIX, require_version
 from vnfm.service import views, views_v2
@@ -36,7 +39,7 @@ async def api_versions() -> dict[str, object]:
 
 
 def _accepted(request: Request, occ: OpOcc) -> Response:
-    return Response(status_code=202, headers={"Location": str(request.url_for("show_op_occ_v2", op_id=occ.id))})
+    return Response(status_code=202, headers={"Location": location(request, "show_op_occ_v2", op_id=occ.id)})
 
 
 # ------------------------------------------------------------------ instances
@@ -44,7 +47,7 @@ def _accepted(request: Request, occ: OpOcc) -> Response:
 async def create_instance(request: Request) -> JSONResponse:
     body = bodies.create(await json_body(request))
     inst = await off_loop(app_of(request).instances.create, body)
-    loc = str(request.url_for("show_instance_v2", inst_id=inst.id))
+    loc = location(request, "show_instance_v2", inst_id=inst.id)
     return JSONResponse(views_v2.instance_info(inst), status_code=201, headers={"Location": loc})
 
 
@@ -117,7 +120,8 @@ async def change_vnfpkg(request: Request, inst_id: str) -> Response:
 @router.get("/vnf_lcm_op_occs")
 async def list_op_occs(request: Request) -> Response:
     app = app_of(request)
-    source = ListSource(app.instances.op_page, views_v2.op_occ_info, lambda o: o.id)
+    pages = partial(app.instances.op_page, omit=frozenset({OP_OCC_ENGINE_PRIVATE}))  # plan, log: never shown
+    source = ListSource(pages, views_v2.op_occ_info, lambda o: o.id)
     return await listing(request, source, OP_OCC_DEFAULT_EXCLUDED, attributes=OP_OCC_ATTRIBUTES,
                          resource="VnfLcmOpOcc", page_size=app.settings.page_size)
 

@@ -24,6 +24,8 @@ def restore_drill(tw: TwinHost, host: str, sid: str, step: EtcdRestoreDrill) -> 
             raise StepFailed(host, step, f"no snapshot at {step.path}")
         if s["sha256"] != step.sha256:
             raise StepFailed(host, step, f"the snapshot at {step.path} is not the one expected (digest differs)")
+        if s.get("content") is None:
+            raise StepFailed(host, step, "Error: snapshot file integrity check failed (the snapshot is corrupt)")
         scratch = {"etcd": {"members": {"drill": {"healthy": True}}}, **dict(s["content"])}  # a throw-away etcd
         keys = len(etcd_keys(scratch))
         if keys != step.keys:

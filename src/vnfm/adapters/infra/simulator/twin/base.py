@@ -34,6 +34,9 @@ class TwinConfig:
     # or move the other (twin/certs.py).
     cert_validity_s: float = 365 * 86400.0
     clock: Callable[[], float] = time.time
+    # an etcd learner (kubeadm's EtcdLearnerMode join, or `member add --learner`) is in sync with
+    # the leader this long after it was added: promotion is refused before (twin/etcd.py)
+    learner_sync_time: float = 0.0
     restart_time: float = 0.0  # a control plane's static pods restarting after a certificate renewal
 
 
@@ -72,3 +75,12 @@ def node_on(st: dict[str, Any], sid: str, role: str | None = None) -> dict[str, 
         if n.get("server_id") == sid and (role is None or n["role"] == role):
             return dict(n)
     return None
+
+
+def kubelet_trusts(st: dict[str, Any], n: dict[str, Any]) -> bool:
+    """Whether node `n`'s kubelet trusts the cluster's API server: the CA it was given when it joined
+    and the API server address in its kubelet.conf are the cluster's (a master restored with another
+    CA, or at another address the kubelet was not pointed at, leaves it NotReady)."""
+    h = st["hosts"].get(n.get("server_id")) or {}
+    c = st["cluster"]
+    return h.get("trusts_ca") in (None, c.get("ca_cert_hash")) and h.get("kubelet_server") in (None, c.get("endpoint"))

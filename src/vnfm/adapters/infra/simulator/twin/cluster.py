@@ -8,13 +8,18 @@ import time
 from typing import Any
 
 from vnfm.adapters.infra.simulator.k8sapi.budgets import blocking_budget
-from vnfm.adapters.infra.simulator.twin.base import TwinHost, fake_ca, node_on, sha
+from vnfm.adapters.infra.simulator.twin import etcd
+from vnfm.adapters.infra.simulator.twin.base import TwinHost, fake_ca, kubelet_trusts, node_on, sha
 from vnfm.adapters.infra.simulator.twin.certs import issue, require_admin
+from vnfm.adapters.infra.simulator.twin.etcd import add_member, new_member
 from vnfm.nodesteps.base import StepFailed, StepResult
 from vnfm.nodesteps.certs import KUBEADM
-from vnfm.nodesteps.kubeadm import JoinInfo, KubeadmInit, KubeadmJoin, PrepareNode
+from vnfm.nodesteps.etcd import EtcdMemberPromote
+from vnfm.nodesteps.kubeadm import JoinInfo, KubeadmInit, KubeadmJoin, PrepareNode, joins_etcd_as_learner
 from vnfm.nodesteps.kubernetes import DeleteNode, DrainNode, LabelNode, UncordonNode, VimToken, WaitNodeReady
 from vnfm.nodesteps.upgrade import PACKAGES
+
+PROMOTE_DEADLINE_S = 120.0  # kubeadm retries the learner's promotion for about two minutes
 
 
 def prepare(tw: TwinHost, host: str, sid: str, step: PrepareNode) -> StepResult:
@@ -54,8 +59,9 @@ def init(tw: TwinHost, host: str, sid: str, step: KubeadmInit) -> StepResult:
 
 
 def register(tw: TwinHost, st: dict[str, Any], sid: str, name: str, role: str, addr: str, *, ready_now: bool,
-             first: bool = False, layout: str = KUBEADM) -> None:
-    """`first`: the kubeadm init host; `layout`: where the control plane's certificates are."""
+             first: bool = False, layout: str = KUBEADM, etcd_member: bool = True) -> None:
+    """`first`: the kubeadm init host; `layout`: where the control plane's certificates are;
+    `etcd_member`: add the master's etcd member as a voter here (a join adds it itself)."""
     now = time.time()
     host = st["hosts"].setdefault(sid, {})
     kubelet = (host.get("packages") or {}).get("kubelet") or (host.get("prepared") or {}).get("version")
@@ -66,9 +72,11 @@ def register(tw: TwinHost, st: dict[str, Any], sid: str, name: str, role: str, a
                          "ready_at": now + (0.0 if ready_now else tw.config.ready_delay)}
     if role == "master":
         host["control_plane"] = st["cluster"].get("version")
-        st["etcd"]["members"][name] = {"name": name, "peer_url": f"https://{addr}:2380", "healthy": True}
+        if etcd_member:
+            st["etcd"]["members"][name] = new_member(name, f"https://{addr}:2380", learner=False)
         issue(tw, st, sid, name, layout, first=first)
-    st["hosts"].setdefault(sid, {})["kubelet"] = name
+    host["kubelet"] = name
+    host["trusts_ca"] = st["cluster"].get("ca_cert_hash")  # the CA its kubelet was given (join / init)
 
 
 def join_info(tw: TwinHost, host: str, sid: str, step: JoinInfo) -> StepResult:
@@ -89,8 +97,13 @@ def join_info(tw: TwinHost, host: str, sid: str, step: JoinInfo) -> StepResult:
     return StepResult(False, {**data, "token": token, "certificate_key": cert_key})
 
 
-def join(tw: TwinHost, host: str, sid: str, step: KubeadmJoin) -> StepResult:
+async def join(tw: TwinHost, host: str, sid: str, step: KubeadmJoin) -> StepResult:
+    """kubeadm join; a control plane's etcd member joins as a learner from 1.29 (EtcdLearnerMode)
+    and kubeadm promotes it once in sync (retrying, as kubeadm does, up to its deadline)."""
+    learner = False
+
     def fn(st: dict[str, Any]) -> bool:
+        nonlocal learner
         if not st["hosts"].get(sid, {}).get("prepared"):
             raise StepFailed(host, step, "node is not prepared (containerd/kubeadm missing)")
         c = st["cluster"]
@@ -112,11 +125,18 @@ def join(tw: TwinHost, host: str, sid: str, step: KubeadmJoin) -> StepResult:
                 raise StepFailed(host, step, f"etcd already has a member named {step.node}")
         if existing is not None:
             raise StepFailed(host, step, f"a node named {step.node} already exists; delete it first")
+        if step.control_plane:
+            learner = joins_etcd_as_learner(str(c.get("version") or ""))
+            add_member(tw, host, step, st, step.node, f"https://{step.advertise_address}:2380", learner)
         register(tw, st, sid, step.node, "master" if step.control_plane else "worker",
-                       step.advertise_address, ready_now=False)
+                 step.advertise_address, ready_now=False, etcd_member=False)
+        st["hosts"][sid]["kubelet_server"] = step.endpoint  # /etc/kubernetes/kubelet.conf's server
         return True
 
-    return StepResult(tw.tx(fn))
+    changed = tw.tx(fn)
+    if learner:
+        await etcd.etcd_promote(tw, host, sid, EtcdMemberPromote(name=step.node, deadline_s=PROMOTE_DEADLINE_S))
+    return StepResult(changed)
 
 
 async def wait_ready(tw: TwinHost, host: str, sid: str, step: WaitNodeReady) -> StepResult:
@@ -129,7 +149,7 @@ async def wait_ready(tw: TwinHost, host: str, sid: str, step: WaitNodeReady) -> 
                 return False, False
             if n["ready"]:
                 return True, False
-            never = step.node in (st["faults"].get("never_ready") or [])
+            never = step.node in (st["faults"].get("never_ready") or []) or not kubelet_trusts(st, n)
             if not never and time.time() >= n["ready_at"]:
                 n["ready"] = True
                 return True, True

@@ -9,6 +9,7 @@ from vnfm.adapters.infra.simulator.twin import (
     backup,
     certs,
     cluster,
+    control_plane,
     etcd,
     hosts,
     kubespray,
@@ -16,6 +17,7 @@ from vnfm.adapters.infra.simulator.twin import (
     lb,
     registry,
     registry_vnf,
+    restore,
     storage,
     upgrade,
 )
@@ -23,6 +25,7 @@ from vnfm.adapters.infra.simulator.twin import (
 ALL_HANDLERS: Mapping[type, Any] = {
     **cluster.HANDLERS,
     **etcd.HANDLERS,
+    **control_plane.HANDLERS,
     **hosts.HANDLERS,
     **registry.HANDLERS,
     **registry_vnf.HANDLERS,
@@ -32,6 +35,7 @@ ALL_HANDLERS: Mapping[type, Any] = {
     **certs.HANDLERS,
     **upgrade.HANDLERS,
     **backup.HANDLERS,
+    **restore.HANDLERS,  # after cluster's: its KubeadmInit also restores
 }
 # steps that run on operator hosts (outside the VNF, e.g. the Ansible server: twin/operator.py)
 OPERATOR_HANDLERS: Mapping[type, Any] = {

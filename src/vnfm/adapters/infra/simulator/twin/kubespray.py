@@ -21,6 +21,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives import serialization
 
+from vnfm.adapters.infra.simulator.twin import kubespray_etcd
 from vnfm.adapters.infra.simulator.twin.base import TwinHost, fake_ca, sha
 from vnfm.adapters.infra.simulator.twin.cluster import register
 from vnfm.adapters.infra.simulator.twin.kubespray_versions import (
@@ -56,6 +57,12 @@ def tree_layout(h: dict[str, Any], host: str, step: NodeStep, root: str) -> Tree
     return layout
 
 
+def sample_group_vars(h: dict[str, Any], root: str) -> list[str]:
+    """The group_vars directories of the tree's inventory/sample (copied with it)."""
+    prefix = "inventory/sample/group_vars/"
+    return sorted(f[len(prefix):].split("/")[0] for f in tree_files(h, root) if f.startswith(prefix))
+
+
 def _own_inventory(h: dict[str, Any], host: str, step: KubesprayInventory | KubesprayCheckInventory) -> Any:
     """The inventory at step.inventory_path (None if none); StepFailed without a Kubespray tree of a
     known layout or when another cluster owns it."""
@@ -77,7 +84,7 @@ def inventory(tw: TwinHost, host: str, sid: str, step: KubesprayInventory) -> St
         h = ensure(hosts, host)
         inv = _own_inventory(h, host, step)
         created = inv is None
-        new = {**(inv or {"facts": []}), **record}
+        new = {**(inv or {"facts": [], "group_vars": sample_group_vars(h, step.kubespray_root)}), **record}
         if not created and {k: inv.get(k) for k in record} == record:
             return False, False
         if not created and new["hosts"] != inv.get("hosts"):
@@ -99,7 +106,8 @@ def check_inventory(tw: TwinHost, host: str, sid: str, step: KubesprayCheckInven
         if inv is None and step.claim:  # the sample copied, marked; no hosts yet
             h["inventories"][step.inventory_path] = {"owner": step.owner, "root": step.kubespray_root,
                                                      "groups": {}, "hosts": {}, "vars": {}, "known_hosts": {},
-                                                     "facts": []}
+                                                     "facts": [],
+                                                     "group_vars": sample_group_vars(h, step.kubespray_root)}
             return True
         return False
 
@@ -145,8 +153,10 @@ def remove_inventory(tw: TwinHost, host: str, sid: str, step: KubesprayRemoveInv
 
 
 # ============================================================================= playbooks
-def inventory_problems(inv: dict[str, Any]) -> list[str]:
-    """What real Kubespray would refuse in this inventory (groups, hosts, variables)."""
+def inventory_problems(inv: dict[str, Any], ignore_asserts: bool = False) -> list[str]:
+    """What real Kubespray would refuse in this inventory (groups, hosts, variables); with
+    `ignore_asserts` (-e ignore_assert_errors=yes) an even etcd count passes, as Kubespray's assert
+    is skipped then."""
     out: list[str] = []
     groups = inv.get("groups") or {}
     missing = [g for g in GROUPS if g not in groups]
@@ -155,7 +165,7 @@ def inventory_problems(inv: dict[str, Any]) -> list[str]:
     if not groups.get("kube_control_plane"):
         out.append("group kube_control_plane is empty")
     etcd = groups.get("etcd") or []
-    if not etcd or len(etcd) % 2 == 0:
+    if not etcd or (len(etcd) % 2 == 0 and not ignore_asserts):
         out.append(f"etcd needs an odd number of members, has {len(etcd)}")
     for name, h in (inv.get("hosts") or {}).items():
         if not h.get("ansible_host") or not h.get("ip"):
@@ -195,7 +205,8 @@ def _targets(step: KubesprayPlaybook, inv: dict[str, Any]) -> list[str]:
         if step.var("reset_nodes") == "false":
             return [h for h in hosts if h == first]
         return hosts
-    picked = [h for h in hosts if not step.limit or h in step.limit]
+    within = kubespray_etcd.limited(step, inv)
+    picked = [h for h in hosts if h in within]
     if step.playbook in ("scale.yml", "upgrade-cluster.yml"):  # tasks delegated to the first control plane
         return sorted({*picked, first} & set(hosts))
     return picked
@@ -220,7 +231,7 @@ def _reach(tw: TwinHost, host: str, step: KubesprayPlaybook, inv: dict[str, Any]
 
 
 def _check_run(tw: TwinHost, host: str, step: KubesprayPlaybook, inv: dict[str, Any], layout: TreeLayout) -> None:
-    problems = inventory_problems(inv)
+    problems = inventory_problems(inv, kubespray_etcd.ignores_asserts(step))
     if problems:
         raise StepFailed(host, step, f"TASK [kubespray-defaults : Check inventory] fatal: [localhost]: FAILED! "
                                      f"{'; '.join(problems)}")
@@ -235,6 +246,7 @@ def _check_run(tw: TwinHost, host: str, step: KubesprayPlaybook, inv: dict[str, 
             raise StepFailed(host, step, "[Confirm node removal] Delete nodes confirmation failed: the prompt "
                                          "got no 'yes' (give -e delete_nodes_confirmation=yes)")
     check_version_var(host, step)
+    kubespray_etcd.check(host, step, inv, tw.state())
     if step.playbook in ("scale.yml", "upgrade-cluster.yml") and step.limit:
         stale = sorted(set(inv["hosts"]) - set(inv.get("facts") or []))
         if stale:
@@ -250,6 +262,10 @@ def playbook(tw: TwinHost, host: str, sid: str, step: KubesprayPlaybook) -> Step
         tree_files(ensure(hosts, host), step.kubespray_root)))
     if inv is None or inv.get("owner") != step.owner:
         raise StepFailed(host, step, f"no inventory of this cluster at {step.inventory_path}")
+    if "k8s-cluster" in (inv.get("group_vars") or []):  # a sample of Kubespray before v2.16
+        raise StepFailed(host, step, f"the inventory at {step.inventory_path} has the layout of Kubespray before "
+                                     "v2.16 (group_vars/k8s-cluster): the cluster's group is k8s_cluster, so those "
+                                     "variables would not apply; give an inventory/sample of a v2.16 or later tree")
     if layout.paths[step.playbook] not in files:
         raise StepFailed(host, step, f"ERROR! the playbook: {layout.paths[step.playbook]} could not be found in "
                                      f"{step.kubespray_root}")
@@ -278,6 +294,13 @@ def _apply(tw: TwinHost, st: dict[str, Any], host: str, step: KubesprayPlaybook,
                  "extra_vars": dict(step.extra_vars)})
     del runs[:-MAX_RUNS]
     ks.update(inventory=inv["groups"], ansible=host, path=step.inventory_path)
+    members_before = set(st["etcd"]["members"])
+    _run(tw, st, host, step, inv, servers)
+    kubespray_etcd.apply(st, step, inv, set(servers), members_before)
+
+
+def _run(tw: TwinHost, st: dict[str, Any], host: str, step: KubesprayPlaybook, inv: dict[str, Any],
+         servers: dict[str, dict[str, Any]]) -> None:
     if step.playbook == "cluster.yml":
         _cluster(tw, st, inv, servers)
         set_versions(host, step, st, inv, servers)
@@ -306,7 +329,8 @@ def _cluster(tw: TwinHost, st: dict[str, Any], inv: dict[str, Any], servers: dic
     c = st["cluster"]
     first_server = servers.get(masters[0], {}).get("id")
     current = st["nodes"].get(masters[0])
-    if not c.get("initialized") or current is None or current.get("server_id") != first_server:
+    rebuilt = masters[0] in servers and (current is None or current.get("server_id") != first_server)
+    if not c.get("initialized") or rebuilt:  # a run --limit'ed to other hosts keeps the cluster
         ca, ca_hash = fake_ca()
         v = inv["vars"]
         st["cluster"] = {"initialized": True, "endpoint": f"{first['ip']}:6443", "ca_pem": ca, "ca_cert_hash": ca_hash,
@@ -316,6 +340,7 @@ def _cluster(tw: TwinHost, st: dict[str, Any], inv: dict[str, Any], servers: dic
                                               *(h["ip"] for h in inv["hosts"].values() if h["role"] == "master")}),
                          "installer": "kubespray", "ca_sha256": sha(ca)}
         st["nodes"], st["etcd"] = {}, {"members": {}}
+        st.setdefault("kubespray", {}).pop("etcd_stale", None)  # a new etcd: nothing of the old one is stale
     for name, server in servers.items():
         h = inv["hosts"][name]
         n = st["nodes"].get(name)

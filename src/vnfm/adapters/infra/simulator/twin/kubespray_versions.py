@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from vnfm.adapters.infra.simulator.twin.kubespray_etcd import limited
 from vnfm.domain.k8s_versions import K8sVersion, skew_problem
 from vnfm.nodesteps.base import StepFailed
 from vnfm.nodesteps.kubespray import KUBE_VERSION, KubesprayPlaybook
@@ -21,10 +22,10 @@ DEFAULT_KUBE_VERSION = "1.30.4"  # what the twin's Kubespray release installs wi
 
 
 def check_version_var(host: str, step: KubesprayPlaybook) -> None:
-    """kube_version as Kubespray's preinstall checks it (the step's own check is bypassed in tests)."""
+    """kube_version as Kubespray's preinstall checks it (the step's own check is bypassed in tests).
+    upgrade-cluster.yml without it re-applies the inventory's version (or the release's default),
+    as Kubespray's does (an etcd change runs it so)."""
     v = step.var("kube_version")
-    if step.playbook == "upgrade-cluster.yml" and v is None:
-        raise StepFailed(host, step, "upgrade-cluster.yml without -e kube_version: nothing to upgrade to")
     if v is not None and not KUBE_VERSION.match(v):
         raise StepFailed(host, step, f"TASK [kubernetes/preinstall : Stop if some versions have a 'v' left at the "
                                      f"start] fatal: kube_version {v!r}")
@@ -41,7 +42,8 @@ def set_versions(host: str, step: KubesprayPlaybook, st: dict[str, Any], inv: di
     version = step.var("kube_version")
     if version is None or step.playbook not in ("upgrade-cluster.yml", "cluster.yml"):
         return
-    limit = [n for n in servers if not step.limit or n in step.limit]
+    within = limited(step, inv)
+    limit = [n for n in servers if n in within]
     masters = set(inv["groups"].get("kube_control_plane") or [])
     c = st["cluster"]
     new = K8sVersion.parse(version)

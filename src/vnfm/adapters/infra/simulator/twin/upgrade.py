@@ -21,7 +21,7 @@ import time
 from typing import Any
 
 from vnfm.adapters.infra.simulator.twin import etcd_tls
-from vnfm.adapters.infra.simulator.twin.base import TwinHost, empty, node_on
+from vnfm.adapters.infra.simulator.twin.base import TwinHost, empty, kubelet_trusts, node_on
 from vnfm.domain.k8s_versions import K8sVersion, skew_problem
 from vnfm.nodesteps.base import NodeStep, StepFailed, StepResult
 from vnfm.nodesteps.upgrade import (
@@ -131,7 +131,10 @@ def snapshot_fetch(tw: TwinHost, host: str, sid: str, step: EtcdSnapshotFetch) -
 
 
 def snapshot_put(tw: TwinHost, host: str, sid: str, step: EtcdSnapshotPut) -> StepResult:
-    content = json.loads(base64.b64decode(step.content))
+    try:
+        content = json.loads(base64.b64decode(step.content))
+    except ValueError:  # a corrupt file: put as it is, refused by a restore (etcdutl's hash check)
+        content = None
 
     def fn(st: dict[str, Any]) -> bool:
         snaps = _host(st, sid).setdefault("snapshots", {})
@@ -151,6 +154,8 @@ def snapshot_restore(tw: TwinHost, host: str, sid: str, step: EtcdSnapshotRestor
         s = (h.get("snapshots") or {}).get(step.path)
         if s is None or s["sha256"] != step.sha256:
             raise StepFailed(host, step, f"no snapshot with that digest at {step.path}")
+        if s.get("content") is None:
+            raise StepFailed(host, step, "Error: snapshot file integrity check failed (the snapshot is corrupt)")
         members = st["etcd"]["members"]
         if {(m["name"], m["peer_url"]) for m in members.values()} != set(step.initial_cluster):
             raise StepFailed(host, step, "initial_cluster is not the cluster's members")
@@ -292,7 +297,7 @@ async def at_version(tw: TwinHost, host: str, sid: str, step: NodeAtVersion) -> 
             n = st["nodes"].get(step.node)
             if n is None:
                 return False, "it is not registered"
-            if not n["ready"] and time.time() >= n["ready_at"] \
+            if not n["ready"] and time.time() >= n["ready_at"] and kubelet_trusts(st, n) \
                     and step.node not in (st["faults"].get("never_ready") or []):
                 n["ready"] = True
             seen = n.get("version") or st["cluster"].get("version")

@@ -106,14 +106,19 @@ def external_lb_view(extras: dict[str, Any], live_servers: set[str] | None = Non
 
 
 def kubespray_view(extras: dict[str, Any]) -> dict[str, Any] | None:
-    """The instance's Kubespray inventory (groups -> hosts) and its playbook runs, oldest first."""
+    """The instance's Kubespray inventory (groups -> hosts), its playbook runs, oldest first, each
+    worker's localhost API proxy (the control planes it lists) and, while an etcd change is half
+    done, which nodes' etcd configuration is stale and what fixes it."""
     st = extras.get(KEY)
     ks = st.get("kubespray") if isinstance(st, dict) else None
     if not isinstance(ks, dict):
         return None
     return {"inventory": {g: list(h) for g, h in (ks.get("inventory") or {}).items()},
-            "runs": [{"playbook": r.get("playbook"), "limit": r.get("limit")} for r in ks.get("runs") or []],
-            "ansible_server": ks.get("ansible"), "inventory_path": ks.get("path")}
+            "runs": [{"playbook": r.get("playbook"), "limit": r.get("limit"), "extra_vars": r.get("extra_vars") or {}}
+                     for r in ks.get("runs") or []],
+            "ansible_server": ks.get("ansible"), "inventory_path": ks.get("path"),
+            "api_proxy": dict(ks.get("api_proxy") or {}),
+            **({"etcd_stale": ks["etcd_stale"]} if ks.get("etcd_stale") else {})}
 
 
 def private_registry_view(extras: dict[str, Any], live_servers: set[str] | None = None) -> dict[str, Any] | None:

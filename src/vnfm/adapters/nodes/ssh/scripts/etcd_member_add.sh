@@ -1,9 +1,12 @@
 #!/bin/bash
-# Add member MEMBER_NAME with PEER_URL (no-op when a member already has that peer URL).
-# Inputs: ENDPOINTS MEMBER_NAME PEER_URL DEADLINE_S.
+# Add member MEMBER_NAME with PEER_URL (no-op when a member already has that peer URL); with
+# LEARNER=1 as a learner (no vote until `member promote`; etcd allows one learner at a time).
+# Inputs: ENDPOINTS MEMBER_NAME PEER_URL DEADLINE_S [LEARNER=0|1].
 # Output: "@@ changed=true|false", "@@ initial_cluster=n1=url1,...".
 set -euo pipefail
 : "${ENDPOINTS:?}" "${MEMBER_NAME:?}" "${PEER_URL:?}" "${DEADLINE_S:?}"
+LEARNER=${LEARNER:-0}
+case $LEARNER in 0) learner=() ;; 1) learner=(--learner) ;; *) echo "LEARNER must be 0 or 1" >&2; exit 2 ;; esac
 export ETCDCTL_API=3
 # @include etcd_tools
 etcdctl_bin=$(need_etcd_tool etcdctl)
@@ -22,7 +25,7 @@ while :; do
     echo "@@ initial_cluster=$(printf '%s\n' "$list" | cluster_of)"
     exit 0
   fi
-  if err=$(ctl member add "$MEMBER_NAME" --peer-urls="$PEER_URL" 2>&1 >/dev/null); then
+  if err=$(ctl member add "$MEMBER_NAME" --peer-urls="$PEER_URL" "${learner[@]}" 2>&1 >/dev/null); then
     echo "@@ changed=true"
     echo "@@ initial_cluster=$(ctl member list | cluster_of)"
     exit 0

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Initialise the first control plane with kubeadm and install the CNI (pinned CNI_VERSION).
-# Inputs: NODE ADVERTISE ENDPOINT POD_CIDR SVC_CIDR K8S_VERSION CERT_SANS (comma list) CNI_VERSION.
+# Inputs: NODE ADVERTISE ENDPOINT POD_CIDR SVC_CIDR K8S_VERSION CERT_SANS (comma list) CNI_VERSION;
+# EXISTING_ETCD=1: on an etcd data directory restored from a snapshot (etcd_restore_member.sh), as
+# kubeadm's restore does it (the CA files in /etc/kubernetes/pki are kept by kubeadm).
 # Output: "@@ changed=true|false". Waits for the API server with a deadline (DEADLINE_S).
 set -euo pipefail
 : "${NODE:?}" "${ADVERTISE:?}" "${ENDPOINT:?}" "${POD_CIDR:?}" "${SVC_CIDR:?}" "${K8S_VERSION:?}"
@@ -38,7 +40,9 @@ apiServer:
   certSANs:
 $sans
 CFG
-kubeadm init --config "$work/kubeadm.yaml" --upload-certs >"$work/init.log" 2>&1 || { tail -20 "$work/init.log" >&2; exit 1; }
+flags=(--config "$work/kubeadm.yaml" --upload-certs)
+if [ "${EXISTING_ETCD:-0}" = 1 ]; then flags+=(--ignore-preflight-errors=DirAvailable--var-lib-etcd); fi
+kubeadm init "${flags[@]}" >"$work/init.log" 2>&1 || { tail -20 "$work/init.log" >&2; exit 1; }
 end=$((SECONDS + DEADLINE_S))
 until kubectl get --raw /readyz >/dev/null 2>&1; do
   [ $SECONDS -lt $end ] || { echo "API server not ready within ${DEADLINE_S}s" >&2; exit 1; }
