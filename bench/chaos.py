@@ -127,6 +127,10 @@ class Stats:
     zombie_inflight: int = 0  # the step in flight at the pause, completed after the resume
     zombie_actions: int = 0  # further progress lines (a step done) logged by a resumed, fenced owner
     zombie_refusals: int = 0  # side effects it was refused (fencing to the edge)
+    not_taken_over: int = 0  # pauses the other server did not take over within TAKEOVER_BOUND
+    takeover_max: float = 0.0  # the longest SIGSTOP -> FAILED_TEMP seen (seconds)
+    cancels: Counter[str] = field(default_factory=Counter)  # cancels sent to the other server during a pause
+    cancel_max: float = 0.0  # the longest answer to one (seconds)
     operations: Counter[str] = field(default_factory=Counter)
     outcomes: Counter[str] = field(default_factory=Counter)
     retries: int = 0
@@ -134,6 +138,8 @@ class Stats:
     violations: list[str] = field(default_factory=list)
 
 
+TAKEOVER_BOUND = 20.0  # orphan_after (1 s) + the database's idle-in-transaction timeout (10 s) + slack
+CANCEL_BOUND = 10.0  # the lock timeout (5 s) + slack: a cancel must be answered, never hang
 NOT_ACTIONS = ("stopped", "not written", "taken over", "not recording", "failed in", "cancelled in")
 
 
@@ -150,6 +156,29 @@ def _zombie_lines(log: Path, offset: int, op_id: str) -> tuple[list[str], int]:
         elif f" op {op_id[:8]} " in f" {line} " and ": " in line and not any(w in line for w in NOT_ACTIONS):
             acted.append(line[-160:])
     return acted, refused
+
+
+def _sessions(url: str | None, op_id: str) -> str:
+    """The database's sessions (state, wait, age of the transaction, query) and the occurrence's
+    owner / heartbeat, on PostgreSQL: why a paused owner's occurrence is not taken over."""
+    if not url or not url.startswith("postgres"):
+        return "(not PostgreSQL)"
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(text(
+                "SELECT pid, state, wait_event_type, wait_event, now() - xact_start, left(query, 90) "
+                "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                "AND state <> 'idle'")).all()
+            occ = conn.execute(text("SELECT owner, heartbeat, now() - heartbeat, operation_state, epoch "
+                                    "FROM vnf_lcm_op_occs WHERE id = :i"), {"i": op_id}).first()
+        return f"{[tuple(map(str, r)) for r in rows]}; row {tuple(map(str, occ or ()))}"
+    except Exception as exc:  # a diagnosis, never the campaign's failure
+        return f"(diagnosis failed: {exc!r})"
+    finally:
+        engine.dispose()
 
 
 class Campaign:
@@ -335,6 +364,9 @@ class Campaign:
                 if r.status_code == 409 and action == "rollback":
                     action = "retry"
                     r = c.post(f"{LCM}/vnf_lcm_op_occs/{op_id}/retry")
+                elif r.status_code == 409 and action == "retry":  # its rollback has started: no retry
+                    action = "rollback"
+                    r = c.post(f"{LCM}/vnf_lcm_op_occs/{op_id}/rollback")
             if r.status_code != 202:
                 self.stats.violations.append(f"{action} of {op_id[:8]} answered {r.status_code}: {r.text[:200]}")
                 return
@@ -410,21 +442,32 @@ class Killer:
         other = next(s for s in self.campaign.servers if s is not self.target)
         stats = self.campaign.stats
         self.target.proc.send_signal(signal.SIGSTOP)
+        paused = time.monotonic()
         stats.pauses += 1
         self.target.log.flush()
         resumed_at = self.target.log_path.stat().st_size
+        self.diagnosis = ""
         try:
             with self.campaign.client(other) as c:
-                deadline = time.monotonic() + 20
+                if self.campaign.rng.random() < 0.5:  # the paused owner may hold the row's locks
+                    self._cancel_paused(c, op_id)
+                deadline = paused + TAKEOVER_BOUND
                 while time.monotonic() < deadline:
                     taken = c.get(f"{LCM}/vnf_lcm_op_occs/{op_id}").json()
                     if taken["operationState"] in FINAL | {"FAILED_TEMP"}:
                         break
                     time.sleep(0.05)
+                else:  # what holds it (still paused): the sessions and the row, for the report
+                    self.diagnosis = _sessions(self.target.env.get("VNFM_DATABASE_URL"), op_id)
         finally:
             self.target.proc.send_signal(signal.SIGCONT)
+        if taken["operationState"] not in FINAL | {"FAILED_TEMP"}:
+            stats.not_taken_over += 1
+            stats.violations.append(f"paused owner's {op_id[:8]} not taken over within {TAKEOVER_BOUND:g} s; "
+                                    f"database sessions then: {self.diagnosis}")
         if taken["operationState"] != "FAILED_TEMP":
             return
+        stats.takeover_max = max(stats.takeover_max, time.monotonic() - paused)
         stats.takeovers += 1
         time.sleep(1.5)  # the resumed runner's next writes (refused) happen now
         with self.campaign.client(other) as c:
@@ -441,6 +484,22 @@ class Killer:
         if (after["operationState"], after.get("error")) != (taken["operationState"], taken.get("error")):
             stats.violations.append(f"paused owner changed {op_id[:8]} after the takeover: "
                                     f"{taken['operationState']} -> {after['operationState']}")
+
+    def _cancel_paused(self, c: httpx.Client, op_id: str) -> None:
+        """A cancel through the other server while the owner is paused: answered (202, 409 or a
+        503 when the row stays locked) within CANCEL_BOUND, never hanging."""
+        stats = self.campaign.stats
+        t0 = time.monotonic()
+        try:
+            r = c.post(f"{LCM}/vnf_lcm_op_occs/{op_id}/cancel", json={"cancelMode": "GRACEFUL"},
+                       timeout=CANCEL_BOUND * 3)
+            stats.cancels[str(r.status_code)] += 1
+        except httpx.TimeoutException:
+            stats.cancels["timeout"] += 1
+        took = time.monotonic() - t0
+        stats.cancel_max = max(stats.cancel_max, took)
+        if took > CANCEL_BOUND:
+            stats.violations.append(f"cancel of {op_id[:8]} (owner paused) took {took:.1f} s")
 
     def _reached(self, op_id: str, stage: str) -> bool:
         deadline = time.monotonic() + 60
@@ -528,7 +587,9 @@ def main() -> None:
                "kills_by_point": dict(stats.kills_by_point), "faults": dict(stats.faults),
                "lost_202": stats.lost_202, "pauses": stats.pauses, "takeovers": stats.takeovers,
                "zombie_inflight": stats.zombie_inflight, "zombie_actions": stats.zombie_actions,
-               "zombie_refusals": stats.zombie_refusals,
+               "zombie_refusals": stats.zombie_refusals, "not_taken_over": stats.not_taken_over,
+               "takeover_max_s": round(stats.takeover_max, 2), "cancels": dict(stats.cancels),
+               "cancel_max_s": round(stats.cancel_max, 2),
                "operations": dict(stats.operations), "outcomes": dict(stats.outcomes),
                "retries": stats.retries, "rollbacks": stats.rollbacks, "violations": stats.violations,
                "seconds": round(time.monotonic() - started, 1)}

@@ -7,7 +7,9 @@ round-robin over the processes (at most --concurrency requests in flight), and w
 occurrence is STARTING/PROCESSING (one filtered list per poll: lists are in the database).
 
 Prints per run: wall time (first POST -> last occurrence done), instantiates per second, failures
-(a POST that did not answer 202, an occurrence not COMPLETED), the servers' CPU seconds, their
+(a POST that did not answer 202, an occurrence not COMPLETED; a 503 with Retry-After, the database
+too busy and nothing created, is sent again after that long, up to 5 times, and counted apart),
+the servers' CPU seconds, their
 peak RSS (VmHWM), the RSS growth per managed cluster and the largest gap between two heartbeats
 of an engine (`vnfm_heartbeat_lag_max_seconds`; set VNFM_ORPHAN_AFTER to shorten the takeover).
 CPU and RSS are counted after one warm-up instantiate per process (the first one imports the
@@ -18,13 +20,22 @@ managed cluster; throughput growing with 1 / 2 / 4 processes on PostgreSQL.
 
     .venv/bin/python bench/fleet_load.py --clusters 100,1000 [--processes 1] [--db sqlite]
     .venv/bin/python bench/fleet_load.py --clusters 300 --processes 1,2,4 --db postgresql
+
+`--request FILE` instantiates with a user's request file as written (JSON; `#` comments to the end
+of a line, as the seeds print them, are dropped) on the package `--package` (an example package's
+name), and `--cloud default` keeps the simulated cloud's default boot and step times:
+
+    .venv/bin/python bench/fleet_load.py --clusters 200 --concurrency 200 --cloud default \
+        --package kubespray --request bench/requests/simple_kubernetes_param_file.json
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -69,6 +80,26 @@ def proc_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def db_cpu(url: str | None) -> float:
+    """CPU seconds of a local PostgreSQL (the bench's throwaway cluster: its socket dir holds
+    data/postmaster.pid): the postmaster with its reaped children, plus the live backends."""
+    host = re.search(r"host=([^&]+)", url or "")
+    pidfile = Path(host.group(1)) / "data" / "postmaster.pid" if host else None
+    if pidfile is None or not pidfile.exists():
+        return float("nan")
+    root = int(pidfile.read_text().split()[0])
+    fields = Path(f"/proc/{root}/stat").read_text().rsplit(")", 1)[1].split()
+    total = sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            f = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(f[1]) == root:
+            total += (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def proc_kb(pid: int, key: str) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(key + ":"):
@@ -76,15 +107,43 @@ def proc_kb(pid: int, key: str) -> int:
     return 0
 
 
+ZERO_LATENCY = {"VNFM_SIM_BOOT_TIME": "0", "VNFM_SIM_STEP_TIME": "0"}
+# a line's `#` comment after the last JSON token (`"...", #Set the uuid of the VIM to use`)
+COMMENT = re.compile(r'(?<=[\]\[{}",\w])[ \t]+#[^"\n]*$', re.MULTILINE)
+
+
+def varied(body: dict[str, Any], unique: str, tag: str) -> dict[str, Any]:
+    """`body` with the string at dotted path `unique` suffixed with `tag` (seed 002: "to deploy
+    multiple Kubernetes clusters ... set different transferring_inventory_path"); as is if none."""
+    if not unique:
+        return body
+    out = json.loads(json.dumps(body))
+    *parents, leaf = unique.split(".")
+    node = out
+    for key in parents:
+        node = node[key]
+    node[leaf] = f"{node[leaf]}-{tag}"
+    return dict(out)
+
+
+def request_file(path: str) -> dict[str, Any]:
+    """A request file as a user wrote it: JSON, or JSON with the seeds' trailing `#` comments."""
+    text = Path(path).read_text()
+    try:
+        return dict(json.loads(text))
+    except json.JSONDecodeError:
+        return dict(json.loads(COMMENT.sub("", text)))
+
+
 @contextmanager
-def servers(k: int, data_dir: Path, db_url: str | None,
-            profile: str = "") -> Iterator[list[tuple[subprocess.Popen[bytes], str]]]:
+def servers(k: int, data_dir: Path, db_url: str | None, profile: str = "",
+            cloud: dict[str, str] = ZERO_LATENCY) -> Iterator[list[tuple[subprocess.Popen[bytes], str]]]:
     procs: list[tuple[subprocess.Popen[bytes], str]] = []
     try:
         for n in range(k):
             port = free_port()
-            env = {**os.environ, "VNFM_SIM_BOOT_TIME": "0", "VNFM_SIM_STEP_TIME": "0", "VNFM_AUTH_TOKEN": "",
-                   "VNFM_PROBE_CALLBACKS": "0", "VNFM_WORKER_ID": f"bench-{n}", "VNFM_DATA_DIR": str(data_dir),
+            env = {**os.environ, **cloud, "VNFM_AUTH_TOKEN": "", "VNFM_PROBE_CALLBACKS": "0",
+                   "VNFM_WORKER_ID": f"bench-{n}", "VNFM_DATA_DIR": str(data_dir),
                    "VNFM_PORT": str(port), **({"VNFM_DATABASE_URL": db_url} if db_url else {})}
             argv = [sys.executable, "-c", PROFILED, "server", profile] if profile and n == 0 else \
                 [sys.executable, "-c", SERVER, "server"]
@@ -144,7 +203,8 @@ async def warm_up(c: httpx.AsyncClient, vnfd: str, body: dict[str, Any]) -> None
 
 
 async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
-                mark: Callable[[], None] = lambda: None) -> dict[str, Any]:
+                mark: Callable[[], None] = lambda: None, package: str = "k8s_cluster",
+                unique: str = "") -> dict[str, Any]:
     # Idle connections are dropped well before the server's keep-alive timeout (5 s): a request sent
     # on a connection the server is closing at that moment fails unanswered (ReadError), a race
     # that a starved client on a loaded machine loses often enough to show in a 1,000 burst.
@@ -153,11 +213,11 @@ async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
     try:
         c0 = clients[0]
         pkg = (await c0.post("/vnfpkgm/v1/vnf_packages", json={})).json()["id"]
-        (await c0.put(f"/vnfpkgm/v1/vnf_packages/{pkg}/package_content", content=example_csar(),
+        (await c0.put(f"/vnfpkgm/v1/vnf_packages/{pkg}/package_content", content=example_csar(package),
                       headers={"Content-Type": "application/zip"})).raise_for_status()
         vnfd = (await c0.get(f"/vnfpkgm/v1/vnf_packages/{pkg}")).json()["vnfdId"]
-        for c in clients:  # every process imports what the first instantiate needs
-            await warm_up(c, vnfd, body)
+        for k, c in enumerate(clients):  # every process imports what the first instantiate needs
+            await warm_up(c, vnfd, varied(body, unique, f"warm-up-{k}"))
         mark()  # CPU and RSS are counted from here
         sem = asyncio.Semaphore(concurrency)
 
@@ -170,11 +230,18 @@ async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
         ids = await asyncio.gather(*(create(i) for i in range(n)))
         post_failures: list[str] = []
 
+        busy: list[int] = []
+
         async def instantiate(i: int, inst: str) -> None:
             async with sem:
                 try:
-                    r = await clients[i % len(clients)].post(f"/vnflcm/v1/vnf_instances/{inst}/instantiate",
-                                                             json=body)
+                    for _ in range(5):  # a 503 with Retry-After (database busy, nothing created): as told
+                        r = await clients[i % len(clients)].post(f"/vnflcm/v1/vnf_instances/{inst}/instantiate",
+                                                                 json=varied(body, unique, str(i)))
+                        if r.status_code != 503 or "Retry-After" not in r.headers:
+                            break
+                        busy.append(i)
+                        await asyncio.sleep(float(r.headers["Retry-After"]))
                     if r.status_code != 202:
                         post_failures.append(f"{r.status_code} {r.text[:120]}")
                 except httpx.HTTPError as e:
@@ -191,19 +258,21 @@ async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
             await asyncio.sleep(0.5)
         wall = time.perf_counter() - t0
         done = await count(c0, "(eq,operationState,COMPLETED);(eq,operation,INSTANTIATE)") - len(clients)
-        return {"wall": wall, "posted": posted, "completed": done, "post_failures": post_failures}
+        return {"wall": wall, "posted": posted, "completed": done, "post_failures": post_failures,
+                "busy": len(busy)}
     finally:
         for c in clients:
             await c.aclose()
 
 
 def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict[str, Any] = BODY,
+        package: str = "k8s_cluster", cloud: dict[str, str] = ZERO_LATENCY, unique: str = "",
         py_spy: str = "") -> None:
     with tempfile.TemporaryDirectory(prefix="vnfm-fleet-") as tmp, \
             (postgres_url() if db == "postgresql" else _none()) as url:
         if db == "postgresql" and url is None:
             return
-        with servers(k, Path(tmp), url, profile) as procs:
+        with servers(k, Path(tmp), url, profile, cloud) as procs:
             pids = [p.pid for p, _ in procs]
             start: dict[str, float] = {}
             spy: list[subprocess.Popen[bytes]] = []
@@ -211,6 +280,7 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict
             def mark() -> None:
                 start["rss"] = sum(proc_kb(pid, "VmRSS") for pid in pids)
                 start["cpu"] = sum(proc_cpu(pid) for pid in pids)
+                start["db"] = db_cpu(url)
                 if py_spy:  # the measured window only (after the warm-up), the first server
                     exe = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or "py-spy"
                     spy.append(subprocess.Popen([exe, "record", "--pid", str(pids[0]), "--rate", "200",
@@ -218,7 +288,7 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict
                                                 stdout=subprocess.DEVNULL))
 
             try:
-                res = asyncio.run(drive([u for _, u in procs], n, concurrency, body, mark))
+                res = asyncio.run(drive([u for _, u in procs], n, concurrency, body, mark, package, unique))
             except BaseException:
                 keep_logs(Path(tmp))
                 raise
@@ -227,6 +297,7 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict
                     s.send_signal(signal.SIGINT)
                     s.wait(timeout=60)
             cpu = sum(proc_cpu(pid) for pid in pids) - start["cpu"]
+            dbcpu = db_cpu(url) - start["db"]
             rss0 = start["rss"]
             lag = max(heartbeat_lag(u) for _, u in procs)
             rss1 = sum(proc_kb(pid, "VmRSS") for pid in pids)
@@ -236,8 +307,12 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict
     failed = n - res["completed"]
     print(f"{db}, {k} process(es), {n:,} clusters x 3 nodes: wall {res['wall']:.1f} s "
           f"(POSTs answered in {res['posted']:.1f} s), {res['completed'] / res['wall']:.1f} instantiates/s, "
-          f"failures {failed} (POST {len(res['post_failures'])}), server CPU {cpu:.1f} s "
-          f"({cpu / n * 1000:.0f} ms per cluster), peak RSS {hwm / 1024:.0f} MB per process, "
+          f"failures {failed} (POST {len(res['post_failures'])}; 503 + Retry-After answered {res['busy']}), "
+          f"server CPU {cpu:.1f} s "
+          f"({cpu / n * 1000:.0f} ms per cluster)"
+          + (f", database CPU {dbcpu:.1f} s ({dbcpu / n * 1000:.0f} ms per cluster, server + database "
+             f"{(cpu + dbcpu) / n * 1000:.0f} ms)" if db == "postgresql" else "")
+          + f", peak RSS {hwm / 1024:.0f} MB per process, "
           f"RSS growth {(rss1 - rss0) / 1024 / n * 1024:.0f} kB per cluster, "
           f"largest heartbeat lag {lag:.2f} s (takeover after {os.environ.get('VNFM_ORPHAN_AFTER', '30')} s)")
     for f in res["post_failures"][:3]:
@@ -280,12 +355,19 @@ def main() -> None:
     ap.add_argument("--profile", default="", help="run the first server under cProfile, write the profile here")
     ap.add_argument("--tacker-body", action="store_true",
                     help="instantiate bodies with extVirtualLinks on one shared network, as Tacker's samples")
+    ap.add_argument("--request", default="", help="an instantiate request file, as written (overrides --tacker-body)")
+    ap.add_argument("--package", default="k8s_cluster", help="the example package to onboard (e.g. kubespray)")
+    ap.add_argument("--cloud", default="zero", choices=["zero", "default"],
+                    help="the simulated cloud's boot and step times: zero, or its defaults")
+    ap.add_argument("--unique", default="", help="a body's string (dotted path) made unique per cluster")
     ap.add_argument("--py-spy", default="", help="record the first server's measured window with py-spy "
                     "(--gil, 200 Hz, collapsed stacks) into this file; bench/profile_table.py groups it")
     args = ap.parse_args()
+    body = request_file(args.request) if args.request else TACKER_BODY if args.tacker_body else BODY
+    cloud = ZERO_LATENCY if args.cloud == "zero" else {}
     for n in (int(x) for x in args.clusters.split(",")):
         for k in (int(x) for x in args.processes.split(",")):
-            run(n, k, args.db, args.concurrency, args.profile, TACKER_BODY if args.tacker_body else BODY,
+            run(n, k, args.db, args.concurrency, args.profile, body, args.package, cloud, args.unique,
                 args.py_spy)
 
 

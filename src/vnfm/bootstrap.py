@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from vnfm.adapters.db import SqlAlchemyUnitOfWork, fleet_counts, make_session_factory, migrate, ping
+from vnfm.adapters.db import SqlAlchemyUnitOfWork, fleet_counts, is_busy, make_session_factory, migrate, ping
 from vnfm.adapters.db.backups import SqlBackupSchedule
 from vnfm.adapters.db.certificates import SqlCertificateWatch
 from vnfm.adapters.db.engine import DbLimits, is_memory_url
@@ -229,7 +229,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         nodes_of=infra_drivers.nodes_of,
         telemetry=metrics,
     )
-    engine.stages.snapshots = snapshot_store(settings)
+    _equip(engine, settings)
     _track(metrics, engine, settings.run_engine)
     metrics.watch_fleet(lambda: fleet_counts(session_factory), database=session_factory.kw["bind"].dialect.name,
                         ttl=settings.metrics_cache_seconds)
@@ -299,6 +299,11 @@ def _health_watcher(settings: Settings, uow: Any, alarms: AlarmService, instance
                          WatchSettings(interval=settings.health_interval, batch=settings.health_batch,
                                        absent_grace=settings.health_absent_grace),
                          on_checked=AutoHeal(instances.heal, alarms, policy, metrics), telemetry=metrics)
+
+
+def _equip(engine: LcmEngine, settings: Settings) -> None:
+    engine.stages.snapshots = snapshot_store(settings)
+    engine.store.patience.busy = is_busy  # the engine waits out a busy database, requests get a 503
 
 
 def db_limits(settings: Settings) -> DbLimits:

@@ -12,6 +12,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import exc as sa_exc
+from starlette.requests import ClientDisconnect
 
 from vnfm.entrypoints.api import problem
 from vnfm.entrypoints.api.server import start_in_thread
@@ -74,6 +75,28 @@ async def test_a_busy_database_is_a_503_with_retry_after(error: Exception) -> No
         r = await c.get("/x")
     assert r.status_code == 503 and r.headers["Retry-After"] == "2"
     assert r.json()["title"] == "Service Unavailable"
+
+
+@pytest.mark.parametrize(("error", "status"), [
+    (ClientDisconnect(), 400),
+    (sa_exc.TimeoutError("QueuePool limit of size 10 overflow 10 reached"), 503),
+    (sa_exc.OperationalError("UPDATE ...", {}, Exception("database is locked")), 503),
+])
+async def test_client_driven_errors_do_not_reach_the_server_as_exceptions(error: Exception, status: int) -> None:
+    """A client cut off mid-body (ClientDisconnect) or a busy database is answered by a handler
+    that does not re-raise: Starlette re-raises whatever its catch-all `Exception` handler answered,
+    and uvicorn then logs an ~90-line traceback per request (a log flood from slow clients)."""
+    app = FastAPI()
+    problem.install(app)
+
+    @app.get("/x")
+    def fails() -> None:
+        raise error
+
+    transport = httpx.ASGITransport(app=app)  # raise_app_exceptions: what the server would log
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        r = await c.get("/x")
+    assert r.status_code == status
 
 
 def test_client_driven_log_lines_are_rate_limited() -> None:

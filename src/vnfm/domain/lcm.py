@@ -74,6 +74,10 @@ def transition(occ: OpOcc, new: OpState, *, error: dict[str, Any] | None = None)
         raise Conflict(f"vnfLcmOpOcc {occ.id} is {old.value}; it cannot go to {new.value}")
     occ.operation_state = new
     occ.state_entered_time = utcnow()
+    if old == OpState.FAILED_TEMP and new == OpState.PROCESSING and occ.plan.get("rb_done"):
+        # a retry after a partial rollback: its forward stages may redo what that rollback
+        # undid, so a later rollback starts over instead of skipping the stages it had done
+        occ.plan["rb_done"] = []
     if new not in CANCELLABLE:  # a cancellation ends with the state it was pending in
         occ.is_cancel_pending = False
         occ.cancel_mode = None

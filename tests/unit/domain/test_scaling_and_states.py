@@ -103,3 +103,22 @@ def test_one_operation_at_a_time_and_state_preconditions():
         lcm.check_can_start(inst, LcmOperation.INSTANTIATE)
     with pytest.raises(Conflict, match="terminate it"):
         lcm.check_can_delete(inst)
+
+
+
+def test_a_retry_after_a_partial_rollback_makes_a_later_rollback_start_over():
+    """A rollback that stopped half-way (FAILED_TEMP again) recorded the stages it undid; a retry
+    may redo them (a scale-out's infra_update adds a VNFC again), so a later rollback must not skip
+    them (the pause campaign, seed 42: a VNFC added by such a retry was never removed)."""
+    occ = OpOcc(vnf_instance_id="i", operation=LcmOperation.SCALE, operation_params={"type": "SCALE_OUT"})
+    lcm.transition(occ, OpState.PROCESSING)
+    lcm.transition(occ, OpState.FAILED_TEMP, error={"detail": "x"})
+    lcm.transition(occ, OpState.ROLLING_BACK)
+    occ.plan["rb_done"] = ["scale_start", "infra_update"]
+    lcm.transition(occ, OpState.FAILED_TEMP, error={"detail": "rollback interrupted"})
+    lcm.transition(occ, OpState.ROLLING_BACK)  # a rollback again goes on where it stopped
+    assert occ.plan["rb_done"] == ["scale_start", "infra_update"]
+    lcm.transition(occ, OpState.FAILED_TEMP, error={"detail": "rollback interrupted"})
+    lcm.check_task(occ, "retry")
+    lcm.transition(occ, OpState.PROCESSING)
+    assert occ.plan["rb_done"] == []

@@ -8,6 +8,7 @@
 """
 
 from vnfm.adapters.db.engine import (
+    DB_ERRORS,
     DEFAULT_DATABASE_URL,
     DbLimits,
     database_url_from_env,
@@ -36,6 +37,7 @@ __all__ = [
     "fleet_counts",
     "ping",
     "ping_url",
+    "DB_ERRORS",
     "DEFAULT_DATABASE_URL",
     "DbLimits",
     "is_busy",

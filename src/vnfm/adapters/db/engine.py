@@ -11,7 +11,8 @@ conditional updates where atomicity matters.
 Bounded waits (`DbLimits`, from the settings): on PostgreSQL every session has a `lock_timeout`,
 a `statement_timeout` and an `idle_in_transaction_session_timeout` (a process paused inside a
 transaction loses it, and its row locks, after that long); the pool is bounded (`pool_size` +
-`max_overflow`) and a request that cannot get a connection within `pool_timeout` fails at once.
+`max_overflow`) and a request that cannot get a connection within `pool_timeout` fails at once
+(SQLite: within the busy timeout, as long as a connection holder may wait for the write lock).
 `is_busy(exc)` tells these apart from other errors: the API answers them 503 with Retry-After.
 """
 
@@ -59,6 +60,10 @@ class DbLimits:
 # connection itself is refused.
 _BUSY_SQLSTATES = {"55P03", "57014", "25P03", "53300"}
 _BUSY_MESSAGES = ("database is locked", "too many clients already")
+
+
+# the exception classes `is_busy` may accept (an API registers its 503 handler for these)
+DB_ERRORS: tuple[type[Exception], ...] = (sa_exc.TimeoutError, sa_exc.DBAPIError)
 
 
 def is_busy(exc: BaseException) -> bool:
@@ -120,7 +125,10 @@ def make_engine(url: str | URL | None = None, limits: DbLimits | None = None, **
     if limits is not None and not memory:
         kwargs.setdefault("pool_size", limits.pool_size)
         kwargs.setdefault("max_overflow", limits.max_overflow)
-        kwargs.setdefault("pool_timeout", limits.pool_timeout)
+        # SQLite: every unit of work begins with BEGIN IMMEDIATE, so a pooled connection is a place
+        # in the one write lock's queue: it is waited for as long as the lock is (busy timeout)
+        sqlite_wait = SQLITE_BUSY_TIMEOUT_MS / 1000 if u.get_backend_name() == "sqlite" else 0.0
+        kwargs.setdefault("pool_timeout", max(limits.pool_timeout, sqlite_wait))
     if u.get_backend_name() == "sqlite":
         return _sqlite_engine(u, **kwargs)
     kwargs.setdefault("pool_pre_ping", True)

@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
-from vnfm.adapters.db import is_busy
+from vnfm.adapters.db import DB_ERRORS, is_busy
 from vnfm.domain.errors import VnfmError
 
 log = logging.getLogger(__name__)
@@ -52,15 +52,23 @@ def install(app: FastAPI) -> None:
         parts = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
         return problem_response(400, "Bad Request", "; ".join(parts))
 
-    @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        if isinstance(exc, ClientDisconnect):  # e.g. cut off for sending its body too slowly
-            log.debug("%s %s: the client went away", request.method, request.url.path)
-            return problem_response(400, "Bad Request", "the client disconnected")
-        if is_busy(exc):  # a bounded wait on the database expired (pool, lock, statement)
-            log.warning("%s %s: database busy: %s", request.method, request.url.path, type(exc).__name__)
-            resp = problem_response(503, "Service Unavailable", "the database is busy; retry later")
-            resp.headers["Retry-After"] = RETRY_AFTER
-            return resp
-        log.exception("unexpected error on %s %s", request.method, request.url.path)
-        return problem_response(500, "Internal Server Error", f"unexpected {type(exc).__name__}; see the server log")
+    # Client-driven errors are answered here, by handlers that do not re-raise: Starlette
+    # re-raises whatever its catch-all `Exception` handler answered, and uvicorn then logs a
+    # traceback per request (hundreds of lines a second from slow clients or a busy database).
+    app.add_exception_handler(ClientDisconnect, _unexpected)
+    for cls in DB_ERRORS:
+        app.add_exception_handler(cls, _unexpected)
+    app.add_exception_handler(Exception, _unexpected)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    if isinstance(exc, ClientDisconnect):  # e.g. cut off for sending its body too slowly
+        log.debug("%s %s: the client went away", request.method, request.url.path)
+        return problem_response(400, "Bad Request", "the client disconnected")
+    if is_busy(exc):  # a bounded wait on the database expired (pool, lock, statement)
+        log.warning("%s %s: database busy: %s", request.method, request.url.path, type(exc).__name__)
+        resp = problem_response(503, "Service Unavailable", "the database is busy; retry later")
+        resp.headers["Retry-After"] = RETRY_AFTER
+        return resp
+    log.exception("unexpected error on %s %s", request.method, request.url.path)
+    return problem_response(500, "Internal Server Error", f"unexpected {type(exc).__name__}; see the server log")

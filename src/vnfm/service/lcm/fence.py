@@ -6,9 +6,9 @@ Kubernetes API write, not only at its next database write.
 
 - `FencedInfra`: the infrastructure driver an operation and its hooks get (`job.infra`); every call
   that changes the cloud is checked (reads, `current` and `probe`, are not), and while a call runs
-  progress and each progress line it reports is checked too (the Kubernetes driver reports one
-  per object it applies, the simulator one per server), so a call resumed mid-way stops at its
-  next step.
+  progress and each progress line it reports is checked (before it is reported) too (the
+  Kubernetes driver reports one per object it applies, the simulator one per server), so a call
+  resumed mid-way stops at its next step and reports nothing more; a refusal is remembered.
 - `FencedNodeAccess` / `FencedExecutor`: every node step (one check per step, or per batch of the
   same step on several hosts).
 - `FencedVims`: registering, updating or deleting a VIM; a hook's progress lines are checked too.
@@ -46,16 +46,20 @@ class Fence:
         self._lost = lost  # what this process already knows (the heartbeat found it taken over)
         self.fresh_for = fresh_for
         self._owned_at = -1e18  # monotonic time of the last read that found it owned
+        self._refused: OwnershipLost | None = None  # a lost occurrence stays lost (an epoch only grows)
         self.checks = 0
 
     def _refuse(self) -> OwnershipLost:
         owner, epoch = self.job.fence
-        return OwnershipLost(f"occurrence {self.job.occ.id} is no longer owned by {owner or 'nobody'} "
-                             f"(epoch {epoch}): not acting on it")
+        self._refused = OwnershipLost(f"occurrence {self.job.occ.id} is no longer owned by {owner or 'nobody'} "
+                                      f"(epoch {epoch}): not acting on it")
+        return self._refused
 
     def _known_lost(self) -> OwnershipLost | None:
         if self.job.writer.lost is not None:
             return self.job.writer.lost
+        if self._refused is not None:
+            return self._refused
         return self._refuse() if self._lost() else None
 
     def _fresh(self) -> bool:
@@ -88,9 +92,11 @@ class Fence:
             raise self._refuse()
 
     def checked_progress(self, progress: Callable[[str], None]) -> Callable[[str], None]:
+        """`progress`, checked first: a runner that lost its occurrence reports nothing more (a
+        driver reporting from several tasks at once, one per server, stops at every one)."""
         def report(message: str) -> None:
-            progress(message)
             self.check_sync()
+            progress(message)
         return report
 
 

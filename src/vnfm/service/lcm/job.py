@@ -21,6 +21,7 @@ from vnfm.domain.resources import Vnfc, VnfResources
 from vnfm.domain.secrets import scrub, secret_values
 from vnfm.domain.vnfd import Flavour, Vnfd
 from vnfm.service import views
+from vnfm.service.lcm.patience import Patience
 from vnfm.service.notifications import Notifications
 from vnfm.service.ports import AbstractUnitOfWork, InfraContext, InfraDriver, PackageFiles, UowFactory
 
@@ -177,6 +178,7 @@ class JobStore:
     def __init__(self, uow: UowFactory, notes: Notifications) -> None:
         self.uow = uow
         self.notes = notes
+        self.patience = Patience()  # bootstrap tells it what a busy database is
 
     # ------------------------------------------------------------------ a running job
     async def persist(self, job: Job, *, instance: bool = True, notify: bool = False) -> None:
@@ -256,7 +258,7 @@ class JobStore:
         occ = snapshot(job.occ)
         inst = snapshot(job.inst) if instance and job.inst != w.saved_inst else None
         w.dirty = False
-        write = asyncio.ensure_future(asyncio.to_thread(self._commit, occ, inst, job.fence, notify, w.saved_occ))
+        write = asyncio.ensure_future(self.patience.run(self._commit, occ, inst, job.fence, notify, w.saved_occ))
         try:
             cancel = await asyncio.shield(write)
         except asyncio.CancelledError:
@@ -308,7 +310,7 @@ class JobStore:
     # ------------------------------------------------------------------ no job (yet)
     async def fail_unloadable(self, op_id: str, exc: Exception) -> None:
         """The occurrence could not be loaded into a job: a STARTING / PROCESSING one ends FAILED_TEMP."""
-        await asyncio.to_thread(self._fail_unloadable, op_id, exc)
+        await self.patience.run(self._fail_unloadable, op_id, exc)
 
     def _fail_unloadable(self, op_id: str, exc: Exception) -> None:
         with self.uow() as uow:
@@ -322,7 +324,7 @@ class JobStore:
 
     async def mark_interrupted(self, op_id: str) -> None:
         """A taken-over occurrence whose process died mid-operation becomes FAILED_TEMP."""
-        if await asyncio.to_thread(self._mark_interrupted, op_id):
+        if await self.patience.run(self._mark_interrupted, op_id):
             self.notes.wake()
 
     def _mark_interrupted(self, op_id: str) -> bool:

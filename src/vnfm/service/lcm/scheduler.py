@@ -269,8 +269,9 @@ class LcmEngine:
     # ================================================================ running one occurrence
     async def _run(self, op_id: str, rollback: bool) -> None:
         try:
-            job = await asyncio.to_thread(load_job, self.uow, op_id, vnfd_of=self.vnfd_of, files_of=self.files_of,
-                                          vim_of=self.vim_of, infra_drivers=self.infra_drivers)
+            job = await self.store.patience.run(load_job, self.uow, op_id, vnfd_of=self.vnfd_of,
+                                                files_of=self.files_of, vim_of=self.vim_of,
+                                                infra_drivers=self.infra_drivers)
         except Exception as exc:
             log.exception("cannot load occurrence %s", op_id)
             await self.store.fail_unloadable(op_id, exc)

@@ -4,6 +4,7 @@ occurrence to another process writes nothing when it resumes; the state stays th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from datetime import timedelta
 from typing import Any
@@ -214,3 +215,29 @@ async def test_a_process_that_lost_an_occurrence_can_run_its_retry(h: Harness) -
     done = await h.wait(app.instances.retry(occ.id))  # submitted to the same process
     assert done.operation_state == OpState.COMPLETED, done.error
     assert app.instances.get(inst_id).lock_op_id is None
+
+
+def test_a_fenced_runner_reports_no_further_progress_and_reads_ownership_once() -> None:
+    """A resumed zombie's drivers report progress from several tasks at once (the simulator one
+    line per server): each line is checked before it is reported, so none of them is logged as a
+    step of a runner that lost its occurrence (the pause campaign counted 4 such lines), and a
+    refusal is remembered (one read, not one per line)."""
+    from types import SimpleNamespace
+
+    from vnfm.service.lcm.fence import Fence
+
+    reads: list[str] = []
+
+    class Lost:
+        def owns(self, op_id: str, owner: str | None, epoch: int) -> bool:
+            reads.append(op_id)
+            return False
+
+    job = SimpleNamespace(fence=("me", 0), occ=SimpleNamespace(id="op-1"), writer=SimpleNamespace(lost=None))
+    fence = Fence(Lost(), job, fresh_for=0.05)  # type: ignore[arg-type]
+    reported: list[str] = []
+    report = fence.checked_progress(reported.append)
+    for line in ("server a ACTIVE", "server b ACTIVE", "server c ACTIVE"):
+        with contextlib.suppress(OwnershipLost):
+            report(line)
+    assert reported == [] and reads == ["op-1"]
