@@ -75,9 +75,11 @@ def transition(occ: OpOcc, new: OpState, *, error: dict[str, Any] | None = None)
     occ.operation_state = new
     occ.state_entered_time = utcnow()
     if old == OpState.FAILED_TEMP and new == OpState.PROCESSING and occ.plan.get("rb_done"):
-        # a retry after a partial rollback: its forward stages may redo what that rollback
-        # undid, so a later rollback starts over instead of skipping the stages it had done
+        # a retry after a partial rollback: that rollback may have undone forward stages, so the
+        # retry runs every forward stage again (each is idempotent: check, then act) rather than
+        # going on after the last one done; and a later rollback starts over for the same reason
         occ.plan["rb_done"] = []
+        occ.plan["done"] = []
     if new not in CANCELLABLE:  # a cancellation ends with the state it was pending in
         occ.is_cancel_pending = False
         occ.cancel_mode = None

@@ -50,3 +50,24 @@ async def test_fail_ends_the_operation_and_frees_the_instance(h: Harness) -> Non
         app.instances.retry(occ.id)
     occ = await h.wait(app.instances.scale(inst_id, {"type": "SCALE_OUT", "aspectId": "worker_instance"}))
     assert occ.operation_state == OpState.COMPLETED
+
+
+async def test_retry_after_a_partial_rollback_redoes_what_the_rollback_undid(h: Harness) -> None:
+    """A rollback that deleted the VNF's resources and then failed (FAILED_TEMP again), then retry:
+    the forward stages the first attempt had completed run again, so the instance ends COMPLETED
+    with its resources, not COMPLETED on nothing."""
+    app = h.app
+    inst = app.instances.create({"vnfdId": h.vnfd_id})
+    h.rec.fail["instantiate_end"] = 1
+    occ = await h.wait(app.instances.instantiate(inst.id, {"flavourId": "simple", "additionalParams": SEED_PARAMS}))
+    assert occ.operation_state == OpState.FAILED_TEMP
+    h.rec.fail["terminate_end"] = 1
+    occ = await h.wait(app.instances.rollback(occ.id))
+    assert occ.operation_state == OpState.FAILED_TEMP
+    assert "infra_undeploy" in occ.plan["rb_done"]
+    assert not (app.sim.deployment(inst.id) or {}).get("vnfcs")
+    occ = await h.wait(app.instances.retry(occ.id))
+    assert occ.operation_state == OpState.COMPLETED
+    got = app.instances.get(inst.id)
+    assert got.resources.vnfcs and (app.sim.deployment(inst.id) or {}).get("vnfcs")
+    assert {v.id for v in got.resources.vnfcs} == set(app.sim.deployment(inst.id)["vnfcs"])
