@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import time
 from pathlib import Path
 
 import httpx
@@ -117,3 +118,28 @@ def test_client_driven_log_lines_are_rate_limited() -> None:
     now[0] = 11.0
     first = rec("uvicorn.error", "Invalid HTTP request received.")
     assert limit.filter(first) and "997 similar lines left out" in first.getMessage()
+
+
+def test_past_the_connection_cap_the_answer_says_when_to_come_back(tmp_path: Path) -> None:
+    """uvicorn's own answer past `limit_concurrency` is a bare 503; vnfm's carries Retry-After and a
+    ProblemDetails, so a client that backs off returns (a 5,000-client burst on the 4,096 default)."""
+    settings = settings_for(tmp_path, host="127.0.0.1", port=0, http_max_connections=4)
+    handle = start_in_thread(settings)
+    try:
+        held = _slow(handle.url, 4, b"GET /vnflcm/v1/api_versions HTTP/1.1\r\nHost: x\r\n")
+        with httpx.Client(base_url=handle.url, timeout=5) as c:
+            r = c.get("/vnflcm/v1/api_versions")
+        assert r.status_code == 503 and r.headers["Retry-After"] == "1"
+        assert r.headers["content-type"] == "application/problem+json"
+        assert "VNFM_HTTP_MAX_CONNECTIONS" in r.json()["detail"]
+        for s in held:
+            s.close()
+        deadline = time.monotonic() + 10
+        while True:  # the server notices the closed connections
+            with httpx.Client(base_url=handle.url, timeout=5) as c:
+                if c.get("/vnflcm/v1/api_versions").status_code == 200:
+                    break
+            assert time.monotonic() < deadline, "still refused after the connections closed"
+            time.sleep(0.05)
+    finally:
+        handle.stop()

@@ -11,17 +11,42 @@ and sends its head a byte at a time, or stops half-way through a body, holds it 
 - while the application works on a request nothing is timed here (its own deadlines apply).
 Closing is logged at DEBUG (the count is in `GuardedH11Protocol.closed`): hundreds of slow clients
 write no log lines.
+
+Past the cap on connections (`limit_concurrency`) uvicorn answers a bare 503 without Retry-After;
+`install_busy_answer` makes it a ProblemDetails with `Retry-After`, so clients that back off on 503
+(the stock client does not; vnfm's CLI and benches do) come back instead of failing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import Any, ClassVar
 
+from uvicorn.protocols.http import h11_impl
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 log = logging.getLogger("vnfm.http")
+
+BUSY_RETRY_AFTER = 1  # seconds: connections free up as fast as requests are answered
+_BUSY_BODY = json.dumps({"status": 503, "title": "Service Unavailable",
+                         "detail": "the server has as many connections open as it accepts "
+                                   "(VNFM_HTTP_MAX_CONNECTIONS); retry after the time in Retry-After"}).encode()
+
+
+async def busy_answer(scope: Any, receive: Any, send: Any) -> None:
+    """What a request past the connection cap gets: 503, Retry-After, a ProblemDetails, close."""
+    await send({"type": "http.response.start", "status": 503, "headers": [
+        (b"content-type", b"application/problem+json"), (b"content-length", str(len(_BUSY_BODY)).encode()),
+        (b"retry-after", str(BUSY_RETRY_AFTER).encode()), (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": _BUSY_BODY, "more_body": False})
+
+
+def install_busy_answer() -> None:
+    """uvicorn's h11 protocol calls the module-level `service_unavailable` past `limit_concurrency`:
+    replace it (re-check on uvicorn upgrades: tests/api/test_bounded_waits.py fails if it moves)."""
+    h11_impl.service_unavailable = busy_answer
 
 
 class GuardedH11Protocol(H11Protocol):

@@ -18,7 +18,7 @@ from vnfm.domain.errors import OperationFailed
 from vnfm.domain.secrets import URL_USERINFO
 from vnfm.entrypoints.api.app import create_app
 from vnfm.entrypoints.api.auth.mtls import uvicorn_tls_options
-from vnfm.entrypoints.api.httpguard import GuardedH11Protocol
+from vnfm.entrypoints.api.httpguard import GuardedH11Protocol, install_busy_answer
 from vnfm.entrypoints.logsetup import configure_logging
 
 log = logging.getLogger("vnfm.server")
@@ -29,6 +29,7 @@ def http_options(settings: Settings) -> dict[str, Any]:
     size of an incomplete request head; TLS, and with `tls_client_ca` the client-certificate
     check whose protocol builds on the guarded one (auth/mtls)."""
     guarded = GuardedH11Protocol.with_timeouts(settings.http_head_timeout, settings.http_body_timeout)
+    install_busy_answer()
     return {"http": guarded, "timeout_keep_alive": settings.http_keep_alive,
             "limit_concurrency": settings.http_max_connections, "h11_max_incomplete_event_size": 16 * 1024,
             **uvicorn_tls_options(settings, guarded)}
