@@ -8,7 +8,8 @@ occurrence is STARTING/PROCESSING (one filtered list per poll: lists are in the 
 
 Prints per run: wall time (first POST -> last occurrence done), instantiates per second, failures
 (a POST that did not answer 202, an occurrence not COMPLETED; a 503 with Retry-After, the database
-too busy and nothing created, is sent again after that long, up to 5 times, and counted apart),
+too busy or the connection cap reached and nothing created, is sent again after that long for up
+to 300 s, and counted apart),
 the servers' CPU seconds, their
 peak RSS (VmHWM), the RSS growth per managed cluster and the largest gap between two heartbeats
 of an engine (`vnfm_heartbeat_lag_max_seconds`; set VNFM_ORPHAN_AFTER to shorten the takeover).
@@ -221,27 +222,32 @@ async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
         mark()  # CPU and RSS are counted from here
         sem = asyncio.Semaphore(concurrency)
 
+        busy: list[int] = []
+
+        async def post(i: int, url: str, payload: dict[str, Any]) -> httpx.Response:
+            """POST; a 503 with Retry-After (database busy or the connection cap: nothing created) is
+            sent again as told, for up to 300 s."""
+            give_up = time.perf_counter() + 300
+            while True:
+                r = await clients[i % len(clients)].post(url, json=payload)
+                if r.status_code != 503 or "Retry-After" not in r.headers or time.perf_counter() > give_up:
+                    return r
+                busy.append(i)
+                await asyncio.sleep(float(r.headers["Retry-After"]))
+
         async def create(i: int) -> str:
             async with sem:
-                r = await clients[i % len(clients)].post("/vnflcm/v1/vnf_instances", json={"vnfdId": vnfd})
+                r = await post(i, "/vnflcm/v1/vnf_instances", {"vnfdId": vnfd})
                 r.raise_for_status()
                 return str(r.json()["id"])
 
         ids = await asyncio.gather(*(create(i) for i in range(n)))
         post_failures: list[str] = []
 
-        busy: list[int] = []
-
         async def instantiate(i: int, inst: str) -> None:
             async with sem:
                 try:
-                    for _ in range(5):  # a 503 with Retry-After (database busy, nothing created): as told
-                        r = await clients[i % len(clients)].post(f"/vnflcm/v1/vnf_instances/{inst}/instantiate",
-                                                                 json=varied(body, unique, str(i)))
-                        if r.status_code != 503 or "Retry-After" not in r.headers:
-                            break
-                        busy.append(i)
-                        await asyncio.sleep(float(r.headers["Retry-After"]))
+                    r = await post(i, f"/vnflcm/v1/vnf_instances/{inst}/instantiate", varied(body, unique, str(i)))
                     if r.status_code != 202:
                         post_failures.append(f"{r.status_code} {r.text[:120]}")
                 except httpx.HTTPError as e:
