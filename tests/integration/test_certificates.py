@@ -200,7 +200,8 @@ async def _check_kubespray_etcd(ssh: SshExecutor, host: Any, node: str) -> None:
     steps = SshStepExecutor(ssh, {host.address: t})
     master = Node(Vnfc(id="vnfc-m0", vdu_id="masterNode", server_id="srv-0"), "master", node, host.address,
                   host.address)
-    cluster = cast(Cluster, SimpleNamespace(ex=steps))  # check_members runs steps only
+    # check_members runs steps and records what it saw in the driver state
+    cluster = cast(Cluster, SimpleNamespace(ex=steps, ctx=SimpleNamespace(state={})))
     await check_etcd(cluster, master, [master])  # its readiness: EtcdHealth waits up to 30 s
     other = Node(Vnfc(id="vnfc-m1", vdu_id="masterNode", server_id="srv-1"), "master", "masternode-1",
                  host.address, host.address)

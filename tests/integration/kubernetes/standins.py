@@ -354,7 +354,7 @@ case "${1:-} ${2:-}" in
         sleep 0.2
       done
       ic=$(printf '%s\n' "$out" | sed -n 's/^ETCD_INITIAL_CLUSTER="\(.*\)"$/\1/p')
-      id=$(printf '%s\n' "$out" | sed -n 's/^Member \([0-9a-f]*\) added to cluster.*/\1/p')
+      id=$(printf '%s\n' "$out" | sed -n 's/^Member  *\([0-9a-f]*\) added to cluster.*/\1/p')
       [ -n "$id" ] || { echo "stand-in kubeadm: no member id in: $out" >&2; exit 1; }
       start_etcd "$node" "$addr" existing "$ic" "" learner
       end=$((SECONDS + 60))
