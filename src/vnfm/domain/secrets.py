@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 SECRET_KEYS = ("password", "secret", "token", "private_key", "privatekey", "bearer", "client_password")
@@ -15,8 +16,18 @@ SECRET_KEYS = ("password", "secret", "token", "private_key", "privatekey", "bear
 
 def is_secret_key(key: str, words: Iterable[str] = SECRET_KEYS) -> bool:
     """True when the normalised key contains one of `words` (the CLI passes a longer list)."""
+    if words is SECRET_KEYS:
+        return _is_secret(key)
     k = key.lower().replace("-", "_")
     return any(s in k for s in words)
+
+
+@lru_cache(maxsize=8192)
+def _is_secret(key: str) -> bool:
+    """`is_secret_key` for the default words, remembered: sealing, masking and scrubbing ask it of
+    every key of every document (an instance's body: hundreds of keys, the same few dozen names)."""
+    k = key.lower().replace("-", "_")
+    return any(s in k for s in SECRET_KEYS)
 
 
 def mask_secrets(value: Any) -> Any:
