@@ -1,0 +1,110 @@
+"""What one instantiate costs, counted (a benchmark: prints figures, asserts nothing).
+
+In one process, as `bench/sim_fleet.py` sets it up (SQLite, the simulated cloud with zero latency,
+the kubeadm driver on the twin, no HTTP): one warm-up instantiate, then `--runs` instantiates of
+1 master + 2 workers, `--concurrency` at a time. Prints per instantiate: CPU milliseconds of the
+process, SQL statements sent (by their first word), database transactions, simulated-cloud
+transactions. Counts do not drift with the machine's load as CPU seconds do: compare them first.
+
+    .venv/bin/python bench/profile_instantiate.py [--runs 20] [--concurrency 1] [--yappi FILE]
+
+`--yappi FILE` also records a CPU-clock profile of every thread (yappi, installed by hand:
+`.venv/bin/pip install yappi`; a deterministic profiler inflates cheap calls) as a pstats file;
+`--top N` prints its N largest cumulative entries of vnfm's own code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import logging
+import pstats
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import sim_fleet  # noqa: E402
+
+from vnfm.adapters.infra.simulator.store import StateStore  # noqa: E402
+from vnfm.bootstrap import build  # noqa: E402
+from vnfm.config import Settings  # noqa: E402
+from vnfm.examples import example_csar  # noqa: E402
+
+COUNTS: collections.Counter[str] = collections.Counter()
+
+
+def _count_sql(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+    COUNTS["sql " + statement.lstrip().split(None, 1)[0].upper()] += 1
+
+
+def _count_sim() -> None:
+    acquire = StateStore._acquire
+
+    def counted(self: StateStore, *a: Any, **kw: Any) -> Any:
+        COUNTS["simulated-cloud transactions"] += 1
+        return acquire(self, *a, **kw)
+
+    StateStore._acquire = counted  # type: ignore[method-assign]
+
+
+async def run(runs: int, concurrency: int, yappi_out: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="vnfm-prof-") as tmp:
+        data = Path(tmp)
+        settings = Settings(data_dir=data, probe_callbacks=False, sim_boot_time=0, sim_step_time=0,
+                            auth_token="", health_interval=0)
+        app = build(settings, sim=sim_fleet.open_cloud(data), notifier=None)
+        await app.start()
+        try:
+            pkg = app.packages.upload(app.packages.create({}).id, example_csar())
+            vnfd = str(pkg.vnfd_id)
+            await sim_fleet.instantiate(app, vnfd)  # warm-up: imports, first-use caches
+            event.listen(Engine, "before_cursor_execute", _count_sql)
+            event.listen(Engine, "commit", lambda conn: COUNTS.update(["database commits"]))
+            _count_sim()
+            if yappi_out:
+                import yappi
+                yappi.set_clock_type("cpu")
+                yappi.start(builtins=False)
+            sem = asyncio.Semaphore(concurrency)
+
+            async def one() -> None:
+                async with sem:
+                    await sim_fleet.instantiate(app, vnfd)
+
+            c0, w0 = time.process_time(), time.perf_counter()
+            await asyncio.gather(*(one() for _ in range(runs)))
+            cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+            if yappi_out:
+                yappi.stop()
+                yappi.get_func_stats().save(yappi_out, "pstat")
+        finally:
+            await app.stop()
+    print(f"{runs} instantiates, {concurrency} at a time: CPU {cpu * 1000 / runs:.1f} ms per instantiate, "
+          f"wall {wall:.1f} s{' (under yappi: inflated)' if yappi_out else ''}")
+    for what, n in sorted(COUNTS.items()):
+        print(f"  {what:<32} {n / runs:8.1f} per instantiate")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--concurrency", type=int, default=1)
+    ap.add_argument("--yappi", default="", help="write a CPU-clock profile of every thread here (pstats)")
+    ap.add_argument("--top", type=int, default=0, help="print the profile's N largest cumulative vnfm entries")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    asyncio.run(run(args.runs, args.concurrency, args.yappi))
+    if args.yappi and args.top:
+        pstats.Stats(args.yappi).sort_stats("cumulative").print_stats("vnfm", args.top)
+
+
+if __name__ == "__main__":
+    main()
