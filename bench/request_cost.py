@@ -64,6 +64,17 @@ def _count_sql(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         print("     ", " ".join(statement.split())[:160])
 
 
+async def quiet(deadline_s: float = 60.0) -> None:
+    """Until no statement ran for 0.3 s (the notifier's outbox drained), at most `deadline_s`."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        before = SQL["sql"]
+        await asyncio.sleep(0.3)
+        if SQL["sql"] == before:
+            return
+    print(f"  (still busy after {deadline_s:g} s)")
+
+
 class Bench:
     def __init__(self, rounds: int, batch: int, only: str, show_sql: bool, yappi_out: str) -> None:
         self.rounds, self.batch, self.only, self.show_sql, self.yappi_out = rounds, batch, only, show_sql, yappi_out
@@ -139,6 +150,8 @@ async def run(b: Bench, occurrences: int) -> None:
                 for _ in range(max(0, occurrences - done)):  # up to `occurrences` STARTING occurrences
                     await create(0)
                     await instantiate(len(ids) - 1)
+
+                await quiet()  # the notifier has delivered what the creates and instantiates staged
 
                 def lister(query: str) -> Callable[[int], Awaitable[None]]:
                     async def one(_: int) -> None:
