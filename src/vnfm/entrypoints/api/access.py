@@ -2,9 +2,9 @@
 latency of each request for the metrics.
 
 Written by the raw ASGI middleware around the whole application (`edge.Edge`: 401s and 500s are
-logged too). The request
-id is the client's `X-Request-Id` when it is a plain token, else a new one; the response carries
-it back in `X-Request-Id`. Only the path is logged, never the query string or a header value.
+logged too). The request id is the client's `X-Request-Id` when it is a plain token, else a new
+one; the response carries it back in `X-Request-Id`. Only the path is logged, never the query
+string or a header value.
 """
 
 from __future__ import annotations

@@ -66,9 +66,17 @@ def produced(method: str, path: str) -> tuple[str, ...]:
     return (JSON,)
 
 
-@lru_cache(maxsize=256)
 def problem_type(accept: str) -> str:
-    """The media type of a ProblemDetails for a client that sent `accept`."""
+    """The media type of a ProblemDetails for a client that sent `accept` (remembered for the
+    few short values clients send; a long one is worked out each time: the cache stays small)."""
+    return _problem_type(accept) if len(accept) <= _CACHED_LEN else _problem_type.__wrapped__(accept)
+
+
+_CACHED_LEN = 256
+
+
+@lru_cache(maxsize=256)
+def _problem_type(accept: str) -> str:
     if not accept.strip():
         return PROBLEM_JSON
     ranges = accepted_ranges(accept)
@@ -83,10 +91,12 @@ def accept_of(scope: Scope) -> str:
     return ", ".join(v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == b"accept")
 
 
-@lru_cache(maxsize=256)  # clients send a few distinct Accept values
 def _acceptable(accept: str, types: tuple[str, ...]) -> bool:
     ranges = accepted_ranges(accept)
     return any(quality(t, ranges) > 0 or (t == "*/*" and q > 0) for t in types for _, q in ranges)
+
+
+_acceptable_cached = lru_cache(maxsize=256)(_acceptable)  # clients send a few distinct Accept values
 
 
 def refusal(scope: Scope, accept: str, problem_as: str) -> tuple[list[tuple[bytes, bytes]], bytes] | None:
@@ -94,7 +104,7 @@ def refusal(scope: Scope, accept: str, problem_as: str) -> tuple[list[tuple[byte
     if not accept.strip():
         return None
     types = produced(scope.get("method", "GET"), scope.get("path", ""))
-    if _acceptable(accept, types):
+    if (_acceptable_cached if len(accept) <= _CACHED_LEN else _acceptable)(accept, types):
         return None
     body = problem_bytes(406, "Not Acceptable", f"Accept {accept[:200]!r}: {scope.get('path', '')} is "
                          f"served as {' or '.join(types)}")
