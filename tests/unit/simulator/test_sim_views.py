@@ -58,13 +58,14 @@ async def test_what_a_look_up_hands_out_is_the_callers_own(cloud, make_ctx):
 
 
 def test_views_are_bounded_and_follow_the_stored_text():
-    views = Views(size=2)
+    views = Views(max_bytes=20)
     first = views.parsed("a", '{"x": 1}')
     assert views.parsed("a", '{"x": 1}') is first  # unchanged: not parsed again
-    assert views.parsed("a", '{"x": 2}') == {"x": 2}
+    assert views.parsed("a", '{"x": 2}') == {"x": 2}  # changed: parsed, replaces the old text
     views.parsed("b", "{}")
     views.parsed("c", "{}")
-    assert len(views._docs) == 2 and "a" not in views._docs
+    views.parsed("d", '{"long": 12345}')  # 8 + 2 + 2 + 15 bytes: the oldest goes
+    assert list(views._docs) == ["b", "c", "d"] and views._bytes == 19
 
 
 async def test_a_twin_step_is_one_transaction_and_all_or_nothing(cloud, make_ctx, monkeypatch):

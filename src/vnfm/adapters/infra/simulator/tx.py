@@ -57,10 +57,12 @@ def private(value: Any) -> Any:
 class Views:
     """Parsed documents of recent views, by instance id: (stored text, parsed value). A value is
     shared by every view of the same text: read it, never change it, hand out `private` copies.
-    Used under the store's lock only (one thread at a time); holds at most `size` documents."""
+    Used under the store's lock only (one thread at a time). Bounded by the stored text it holds
+    (`max_bytes`; a parsed document takes ~5 times its text): 4 MB, ~450 three-node clusters."""
 
-    def __init__(self, size: int = 128) -> None:
-        self.size = size
+    def __init__(self, max_bytes: int = 4_000_000) -> None:
+        self.max_bytes = max_bytes
+        self._bytes = 0
         self._docs: OrderedDict[str, tuple[str, Doc]] = OrderedDict()
 
     def parsed(self, instance_id: str, text: str) -> Doc:
@@ -69,10 +71,13 @@ class Views:
             self._docs.move_to_end(instance_id)
             return hit[1]
         value: Doc = json.loads(text)
+        if hit is not None:
+            self._bytes -= len(hit[0])
         self._docs[instance_id] = (text, value)
         self._docs.move_to_end(instance_id)
-        if len(self._docs) > self.size:
-            self._docs.popitem(last=False)
+        self._bytes += len(text)
+        while self._bytes > self.max_bytes and self._docs:
+            self._bytes -= len(self._docs.popitem(last=False)[1][0])
         return value
 
 
