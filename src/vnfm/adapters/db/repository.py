@@ -4,6 +4,7 @@ table with an `id` primary key (SQLAlchemy Core statements over one Session, no 
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -19,6 +20,39 @@ from vnfm.service.ports import Condition
 E = TypeVar("E")
 
 
+@functools.cache
+def _by_id(table: Table) -> Any:
+    """SELECT of one row of `table` by its id (a bound parameter `_id`)."""
+    return select(table).where(table.c.id == bindparam("_id"))
+
+
+class Tx:
+    """The transaction of one unit of work as its repositories reach it: the Session's connection,
+    asked of the Session once per transaction (`Session.connection()` costs more than the statement
+    it then runs), and the dialect's name, known when the unit of work is made. The unit of work
+    calls `ended()` whenever its transaction ends (commit, rollback): the next statement then
+    takes the Session's next connection."""
+
+    __slots__ = ("session", "dialect", "_conn")
+
+    def __init__(self, session: Session, dialect: str) -> None:
+        self.session = session
+        self.dialect = dialect
+        self._conn: Connection | None = None
+
+    def conn(self) -> Connection:
+        conn = self._conn
+        if conn is None:
+            conn = self._conn = self.session.connection()
+        return conn
+
+    def execute(self, stmt: Any, params: Any = None) -> CursorResult:
+        return self.conn().execute(stmt, params)
+
+    def ended(self) -> None:
+        self._conn = None
+
+
 class TableRepository(Generic[E]):
     """add / get / list / save / delete over one entity table with an `id` primary key."""
 
@@ -29,12 +63,13 @@ class TableRepository(Generic[E]):
 
     def __init__(
         self,
-        session: Session,
+        tx: Tx,
         to_row: Callable[[E], dict[str, Any]],
         from_row: Callable[[Mapping[str, Any]], E],
         order_by: str = "created_at",
     ) -> None:
-        self.session = session
+        self.tx = tx
+        self.session = tx.session
         self._to_row, self._from_row = (tenancy.with_tenant_column(to_row, from_row) if "tenant" in self.table.c
                                         else (to_row, from_row))
         self._order = (self.table.c[order_by], self.table.c.id)
@@ -42,14 +77,14 @@ class TableRepository(Generic[E]):
 
     # --- plumbing
     def _conn(self) -> Connection:
-        return self.session.connection()
+        return self.tx.conn()
 
     def _exec(self, stmt: Any, params: Any = None) -> CursorResult:
-        return self._conn().execute(stmt, params)
+        return self.tx.conn().execute(stmt, params)
 
     @property
     def dialect(self) -> str:
-        return self._conn().dialect.name
+        return self.tx.dialect
 
     def _scope(self) -> builtins.list[ColumnElement[bool]]:
         """Every read, change and deletion sees the confined caller's tenant's rows only."""
@@ -75,7 +110,11 @@ class TableRepository(Generic[E]):
         self._exec(insert(self.table), self._to_row(entity))
 
     def get(self, entity_id: str) -> E | None:
-        row = self._exec(select(self.table).where(self.table.c.id == entity_id, *self._scope())).mappings().first()
+        scope = self._scope()
+        if scope:
+            row = self._exec(select(self.table).where(self.table.c.id == entity_id, *scope)).mappings().first()
+        else:  # the one statement, built once (its cache key is computed once too)
+            row = self._exec(_by_id(self.table), {"_id": entity_id}).mappings().first()
         return None if row is None else self._from_row(dict(row))
 
     def list(self) -> builtins.list[E]:

@@ -39,7 +39,7 @@ from vnfm.adapters.db.alarms import SqlAlarmRepository, SqlWatchLeases
 from vnfm.adapters.db.kv import SqlKvStore
 from vnfm.adapters.db.op_occs import SqlOpOccRepository
 from vnfm.adapters.db.paging import Col
-from vnfm.adapters.db.repository import TableRepository
+from vnfm.adapters.db.repository import TableRepository, Tx
 from vnfm.domain.access import DEFAULT_TENANT
 from vnfm.domain.errors import Conflict, NotFound
 from vnfm.domain.model import Subscription, Vim, VnfInstance, VnfPackage, new_id, utcnow
@@ -54,8 +54,8 @@ class SqlPackageRepository(TableRepository[VnfPackage]):
                "operationalState": Col("operational_state", ordered=True),
                "usageState": Col("usage_state", ordered=True)}
 
-    def __init__(self, session: Session) -> None:
-        super().__init__(session, mappers.package_to_row, mappers.package_from_row)
+    def __init__(self, tx: Tx) -> None:
+        super().__init__(tx, mappers.package_to_row, mappers.package_from_row)
 
     def put_content(self, pkg_id: str, content: bytes) -> None:
         c = tables.vnf_package_contents
@@ -96,8 +96,8 @@ class SqlInstanceRepository(TableRepository[VnfInstance]):
                   "vimConnectionInfo": ("vim_connection_info",), "metadata": ("metadata",),
                   "extensions": ("extensions",), "vnfConfigurableProperties": ("vnf_configurable_properties",)}
 
-    def __init__(self, session: Session, box: Sealer | None = None) -> None:
-        super().__init__(session, mappers.sealing(mappers.instance_to_row, box), self._load)
+    def __init__(self, tx: Tx, box: Sealer | None = None) -> None:
+        super().__init__(tx, mappers.sealing(mappers.instance_to_row, box), self._load)
         self._from_body = mappers.unsealing(mappers.instance_from_row, box)
         # lock_op_id as this unit of work last saw it, per instance (optimistic check in save()).
         self._seen_lock: dict[str, str | None] = {}
@@ -180,8 +180,8 @@ class SqlSubscriptionRepository(TableRepository[Subscription]):
     table = tables.subscriptions
     label = "subscription"
 
-    def __init__(self, session: Session) -> None:
-        super().__init__(session, mappers.subscription_to_row, mappers.subscription_from_row)
+    def __init__(self, tx: Tx) -> None:
+        super().__init__(tx, mappers.subscription_to_row, mappers.subscription_from_row)
 
     def by_kind(self, kind: str) -> builtins.list[Subscription]:
         return self._select(self.table.c.kind == kind)
@@ -195,8 +195,8 @@ class SqlVimRepository(TableRepository[Vim]):
     table = tables.vims
     label = "VIM"
 
-    def __init__(self, session: Session) -> None:
-        super().__init__(session, mappers.vim_to_row, mappers.vim_from_row)
+    def __init__(self, tx: Tx) -> None:
+        super().__init__(tx, mappers.vim_to_row, mappers.vim_from_row)
 
     def by_name(self, name: str) -> builtins.list[Vim]:
         return self._select(self.table.c.name == name)
@@ -217,11 +217,11 @@ class SqlOutbox:
 
     table = tables.notification_outbox
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
+    def __init__(self, tx: Tx) -> None:
+        self.tx = tx
 
     def _exec(self, stmt: Any, params: Any = None) -> CursorResult:
-        return self.session.connection().execute(stmt, params)
+        return self.tx.conn().execute(stmt, params)
 
     def add(self, notification: dict[str, Any], info: dict[str, Any] | None = None, *, owner: str = "",
             tenant: str = DEFAULT_TENANT) -> None:
@@ -241,7 +241,7 @@ class SqlOutbox:
             t.c.claimed_at < old,
         )
         candidates = select(t.c.id, t.c.body).where(cond).order_by(t.c.created_at, t.c.id).limit(limit)
-        if self.session.connection().dialect.name == "postgresql":
+        if self.tx.dialect == "postgresql":
             candidates = candidates.with_for_update(skip_locked=True)
         now = mappers.as_utc(utcnow())
         out: builtins.list[OutboxEntry] = []
@@ -260,8 +260,25 @@ class SqlOutbox:
         return int(self._exec(select(func.count()).select_from(self.table)).scalar_one())
 
 
+# attribute of the unit of work -> how its repository is made (over the transaction, with the box)
+_REPOSITORIES: dict[str, Callable[[Tx, Sealer | None], Any]] = {
+    "packages": lambda tx, _box: SqlPackageRepository(tx),
+    "instances": SqlInstanceRepository,
+    "op_occs": SqlOpOccRepository,
+    "subscriptions": lambda tx, _box: SqlSubscriptionRepository(tx),
+    "vims": lambda tx, _box: SqlVimRepository(tx),
+    "outbox": lambda tx, _box: SqlOutbox(tx),
+    "kv": lambda tx, _box: SqlKvStore(tx),
+    "alarms": lambda tx, _box: SqlAlarmRepository(tx),
+    "leases": lambda tx, _box: SqlWatchLeases(tx),
+}
+
+
 class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
-    """One database transaction: `with uow: ...; uow.commit()`; leaving without commit rolls back."""
+    """One database transaction: `with uow: ...; uow.commit()`; leaving without commit rolls back.
+
+    Its repositories are made when first used (most units of work use one or two of them), and
+    share the transaction's connection (`Tx`)."""
 
     packages: SqlPackageRepository
     instances: SqlInstanceRepository
@@ -278,17 +295,19 @@ class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
         """`box`: encrypts the secrets of instance and occurrence bodies (request parameters,
         VIM connection info, driver state) before they are stored."""
         self.session_factory = session_factory
+        self.box = box
         # A Session only takes a connection (and begins a transaction) on its first statement.
         self.session: Session = session_factory()
-        self.packages = SqlPackageRepository(self.session)
-        self.instances = SqlInstanceRepository(self.session, box)
-        self.op_occs = SqlOpOccRepository(self.session, box)
-        self.subscriptions = SqlSubscriptionRepository(self.session)
-        self.vims = SqlVimRepository(self.session)
-        self.outbox = SqlOutbox(self.session)
-        self.kv = SqlKvStore(self.session)
-        self.alarms = SqlAlarmRepository(self.session)
-        self.leases = SqlWatchLeases(self.session)
+        bind = getattr(session_factory, "kw", {}).get("bind") or self.session.get_bind()
+        self.tx = Tx(self.session, bind.dialect.name)
+
+    def __getattr__(self, name: str) -> Any:
+        """A repository, made on first use (then an ordinary attribute)."""
+        make = _REPOSITORIES.get(name)
+        if make is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        repo = self.__dict__[name] = make(self.tx, self.box)
+        return repo
 
     def __enter__(self) -> SqlAlchemyUnitOfWork:
         return self
@@ -297,11 +316,20 @@ class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
         try:
             self.rollback()
         finally:
+            self.tx.ended()
             self.session.close()
 
     def commit(self) -> None:
-        self.session.commit()
+        try:
+            self.session.commit()
+        finally:
+            self.tx.ended()
 
     def rollback(self) -> None:
-        self.session.rollback()
-        self.instances._seen_lock.clear()  # what it recorded may have been rolled back
+        try:
+            self.session.rollback()
+        finally:
+            self.tx.ended()
+        instances = self.__dict__.get("instances")
+        if instances is not None:
+            instances._seen_lock.clear()  # what it recorded may have been rolled back
