@@ -17,6 +17,7 @@ Concurrency:
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -34,7 +35,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session, sessionmaker
 
-from vnfm.adapters.db import mappers, tables
+from vnfm.adapters.db import bodypatch, mappers, tables
 from vnfm.adapters.db.alarms import SqlAlarmRepository, SqlWatchLeases
 from vnfm.adapters.db.kv import SqlKvStore
 from vnfm.adapters.db.op_occs import SqlOpOccRepository
@@ -98,6 +99,7 @@ class SqlInstanceRepository(TableRepository[VnfInstance]):
 
     def __init__(self, tx: Tx, box: Sealer | None = None) -> None:
         super().__init__(tx, mappers.sealing(mappers.instance_to_row, box), self._load)
+        self._box = box
         self._from_body = mappers.unsealing(mappers.instance_from_row, box)
         # lock_op_id as this unit of work last saw it, per instance (optimistic check in save()).
         self._seen_lock: dict[str, str | None] = {}
@@ -135,10 +137,37 @@ class SqlInstanceRepository(TableRepository[VnfInstance]):
             stmt = stmt.where(t.c.lock_op_id.is_not_distinct_from(bindparam("_seen_lock", type_=t.c.lock_op_id.type)))
             params["_seen_lock"] = seen
         if self._exec(stmt, params).rowcount == 0:
-            if self._exec(select(t.c.id).where(t.c.id == entity_id)).first() is None:
-                raise NotFound(f"VNF instance {entity_id} does not exist")
-            raise Conflict(f"VNF instance {entity_id} was locked or unlocked by another operation meanwhile")
+            self._refused(entity_id)
         self._seen_lock[entity_id] = entity.lock_op_id
+
+    def save_changes(self, entity: VnfInstance, since: VnfInstance) -> None:
+        """`save`, writing only what differs from `since` (the instance as the caller last read or
+        wrote it): the changed columns and the changed keys of the JSON body, patched in SQL, only
+        those keys sealed (nothing changed: no statement). The same lock check as `save`."""
+        if entity.id != since.id:
+            raise ValueError(f"VNF instance {entity.id} saved as changes since instance {since.id}")
+        keys = tuple(k for k in mappers.INSTANCE_BODY if getattr(entity, k) != getattr(since, k))
+        if not keys:
+            return
+        part = mappers.instance_to_dict(entity, keys)
+        if self._box is not None:
+            part = self._box.seal(part, scope=entity.id)
+        columns = tuple(c for c in mappers.INSTANCE_COLUMNS if c in keys)
+        seen = self._seen_lock.get(entity.id, _UNSEEN)
+        params: dict[str, Any] = {"_id": entity.id, **{f"_c_{c}": mappers.INSTANCE_COLUMNS[c](entity) for c in columns},
+                                  **bodypatch.patch_params(part, [], self.dialect)}
+        if seen is not _UNSEEN:
+            params["_seen_lock"] = seen
+        stmt = _instance_changes(self.dialect, columns, keys, seen is not _UNSEEN)
+        if self._exec(stmt, params).rowcount == 0:
+            self._refused(entity.id)
+        self._seen_lock[entity.id] = entity.lock_op_id
+
+    def _refused(self, entity_id: str) -> None:
+        t = self.table
+        if self._exec(select(t.c.id).where(t.c.id == entity_id)).first() is None:
+            raise NotFound(f"VNF instance {entity_id} does not exist")
+        raise Conflict(f"VNF instance {entity_id} was locked or unlocked by another operation meanwhile")
 
     def delete(self, entity_id: str) -> None:
         super().delete(entity_id)
@@ -174,6 +203,18 @@ class SqlInstanceRepository(TableRepository[VnfInstance]):
     def locked_by(self, instance_id: str) -> str | None:
         t = self.table
         return self._exec(select(t.c.lock_op_id).where(t.c.id == instance_id)).scalar_one_or_none()
+
+
+@functools.lru_cache(maxsize=256)
+def _instance_changes(dialect: str, columns: tuple[str, ...], keys: tuple[str, ...], check_lock: bool) -> Any:
+    """The UPDATE of `SqlInstanceRepository.save_changes` for one shape of change (built once)."""
+    t = tables.vnf_instances
+    values: dict[str, Any] = {c: bindparam(f"_c_{c}", type_=t.c[c].type) for c in columns}
+    values["body"] = bodypatch.patched(t.c.body, keys, 0, dialect)
+    stmt = update(t).where(t.c.id == bindparam("_id")).values(**values)
+    if check_lock:
+        stmt = stmt.where(t.c.lock_op_id.is_not_distinct_from(bindparam("_seen_lock", type_=t.c.lock_op_id.type)))
+    return stmt
 
 
 class SqlSubscriptionRepository(TableRepository[Subscription]):
