@@ -272,6 +272,7 @@ class SqlOutbox:
                                         "claimed_at": None, "body": body})
 
     def claim(self, owner: str, reclaim_before: Any, limit: int = 100) -> builtins.list[OutboxEntry]:
+        """One statement: the rows taken, oldest first (an UPDATE of the candidates, returning them)."""
         if not isinstance(reclaim_before, datetime):
             raise TypeError("reclaim_before must be a datetime")
         t = self.table
@@ -281,17 +282,16 @@ class SqlOutbox:
             and_(t.c.claimed_at.is_(None), t.c.created_at < old),
             t.c.claimed_at < old,
         )
-        candidates = select(t.c.id, t.c.body).where(cond).order_by(t.c.created_at, t.c.id).limit(limit)
+        candidates = select(t.c.id).where(cond).order_by(t.c.created_at, t.c.id).limit(limit)
         if self.tx.dialect == "postgresql":
             candidates = candidates.with_for_update(skip_locked=True)
         now = mappers.as_utc(utcnow())
+        taken = self._exec(update(t).where(t.c.id.in_(candidates.scalar_subquery()), cond)
+                           .values(owner=owner, claimed_at=now).returning(t.c.id, t.c.created_at, t.c.body)).all()
         out: builtins.list[OutboxEntry] = []
-        for row in self._exec(candidates).mappings().all():
-            res = self._exec(update(t).where(t.c.id == row["id"], cond).values(owner=owner, claimed_at=now))
-            if res.rowcount == 1:
-                body = row["body"]
-                out.append(OutboxEntry(row["id"], body["notification"], body.get("info"), body["published_at"],
-                                       str(body.get("tenant") or DEFAULT_TENANT)))
+        for entry_id, _created, body in sorted(taken, key=lambda r: (mappers.as_utc(r[1]), r[0])):
+            out.append(OutboxEntry(entry_id, body["notification"], body.get("info"), body["published_at"],
+                                   str(body.get("tenant") or DEFAULT_TENANT)))
         return out
 
     def remove(self, entry_id: str) -> None:
