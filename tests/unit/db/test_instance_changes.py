@@ -47,8 +47,8 @@ def test_only_the_changes_are_written_and_the_row_reads_back_whole(uow: Uow) -> 
     inst = f.instance(lock_op_id="op-1", driver_state={"kubeadm": {"step": 1}})
     since = _stored(uow, inst)
     with uow() as u:  # another writer changes a key this runner leaves alone: it stays
-        u.session.execute(T.update().where(T.c.id == inst.id).values(
-            body=dict(u.session.execute(select(T.c.body).where(T.c.id == inst.id)).scalar_one(),
+        u.tx.conn().execute(T.update().where(T.c.id == inst.id).values(
+            body=dict(u.tx.conn().execute(select(T.c.body).where(T.c.id == inst.id)).scalar_one(),
                       metadata={"other": "writer"})))
         u.commit()
     inst.instantiation_state = InstantiationState.INSTANTIATED
@@ -62,7 +62,7 @@ def test_only_the_changes_are_written_and_the_row_reads_back_whole(uow: Uow) -> 
     assert (got.resources, got.additional_params, got.vim_connection_info) == (
         inst.resources, inst.additional_params, inst.vim_connection_info)
     with uow() as u:  # the columns follow the body
-        state, lock = u.session.execute(select(T.c.instantiation_state, T.c.lock_op_id)).one()
+        state, lock = u.tx.conn().execute(select(T.c.instantiation_state, T.c.lock_op_id)).one()
     assert (state, lock) == ("INSTANTIATED", None)
 
 
@@ -87,7 +87,7 @@ def test_the_lock_check_and_a_missing_instance(uow: Uow) -> None:
         mine = u.instances.get(inst.id)  # this unit of work saw the instance unlocked
         assert mine is not None
         # another operation's lock, as a concurrent transaction would have left it (PostgreSQL)
-        u.session.execute(T.update().where(T.c.id == inst.id).values(lock_op_id="op-other"))
+        u.tx.conn().execute(T.update().where(T.c.id == inst.id).values(lock_op_id="op-other"))
         changed = copy.deepcopy(mine)
         changed.vnf_instance_name = "renamed"
         with pytest.raises(Conflict):
@@ -111,6 +111,6 @@ def test_changed_secrets_are_sealed_and_read_back(session_factory: sessionmaker[
     inst.vim_connection_info = [{"id": "c1", "vimId": "v1", "accessInfo": {"password": "s3cret-value"}}]
     _save(uow, inst, since)
     with uow() as u:
-        body = u.session.execute(select(T.c.body).where(T.c.id == inst.id)).scalar_one()
+        body = u.tx.conn().execute(select(T.c.body).where(T.c.id == inst.id)).scalar_one()
     assert "s3cret-value" not in str(body)
     assert _get(uow, inst.id).vim_connection_info[0]["accessInfo"]["password"] == "s3cret-value"

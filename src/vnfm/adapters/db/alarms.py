@@ -91,7 +91,6 @@ class SqlWatchLeases:
 
     def __init__(self, tx: Tx) -> None:
         self.tx = tx
-        self.session = tx.session
 
     def _exec(self, stmt: Any, params: Any = None) -> Any:
         return self.tx.conn().execute(stmt, params)
@@ -140,7 +139,7 @@ class SqlWatchLeases:
             if i in have:
                 continue
             try:
-                with self.session.begin_nested():
+                with self.tx.conn().begin_nested():
                     self._exec(insert(t), {"instance_id": i, "owner": owner, "expires_at": now - timedelta(seconds=1),
                                            "state": {}})
             except IntegrityError:

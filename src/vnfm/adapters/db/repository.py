@@ -9,8 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import ColumnElement, CursorResult, Table, bindparam, delete, insert, select, update
-from sqlalchemy.engine import Connection
-from sqlalchemy.orm import Session
+from sqlalchemy.engine import Connection, Engine
 
 from vnfm.adapters.db import paging, tenancy
 from vnfm.adapters.db.paging import Col
@@ -27,30 +26,41 @@ def _by_id(table: Table) -> Any:
 
 
 class Tx:
-    """The transaction of one unit of work as its repositories reach it: the Session's connection,
-    asked of the Session once per transaction (`Session.connection()` costs more than the statement
-    it then runs), and the dialect's name, known when the unit of work is made. The unit of work
-    calls `ended()` whenever its transaction ends (commit, rollback): the next statement then
-    takes the Session's next connection."""
+    """The transaction of one unit of work as its repositories reach it: one pooled Connection,
+    taken on the first statement (which begins the transaction: SQLite's `BEGIN IMMEDIATE` is the
+    engine's begin hook) and given back to the pool when the transaction ends (`commit`,
+    `rollback`: a later statement takes one again), and the dialect's name. No ORM Session: the
+    repositories send Core statements only, and a Session's bookkeeping per unit of work cost
+    more than most of the statements sent in it."""
 
-    __slots__ = ("session", "dialect", "_conn")
+    __slots__ = ("engine", "dialect", "_conn")
 
-    def __init__(self, session: Session, dialect: str) -> None:
-        self.session = session
-        self.dialect = dialect
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.dialect: str = engine.dialect.name
         self._conn: Connection | None = None
 
     def conn(self) -> Connection:
         conn = self._conn
         if conn is None:
-            conn = self._conn = self.session.connection()
+            conn = self._conn = self.engine.connect()
         return conn
 
-    def execute(self, stmt: Any, params: Any = None) -> CursorResult:
-        return self.conn().execute(stmt, params)
+    def commit(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.commit()
+            finally:
+                conn.close()
 
-    def ended(self) -> None:
-        self._conn = None
+    def rollback(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.rollback()
+            finally:
+                conn.close()
 
 
 class TableRepository(Generic[E]):
@@ -69,7 +79,6 @@ class TableRepository(Generic[E]):
         order_by: str = "created_at",
     ) -> None:
         self.tx = tx
-        self.session = tx.session
         self._to_row, self._from_row = (tenancy.with_tenant_column(to_row, from_row) if "tenant" in self.table.c
                                         else (to_row, from_row))
         self._order = (self.table.c[order_by], self.table.c.id)

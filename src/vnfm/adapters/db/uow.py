@@ -1,8 +1,8 @@
-"""SqlAlchemyUnitOfWork and its repositories (SQLAlchemy Core statements over one Session).
+"""SqlAlchemyUnitOfWork and its repositories (SQLAlchemy Core statements over one Connection).
 
 No ORM mapping is involved: `add()`/`save()` write the whole entity with explicit INSERT/UPDATE
 statements, and `get()`/`list()` build fresh domain objects from the row every time, so nothing is
-shared between the caller's objects and the session (no identity map, no dirty tracking).
+shared between the caller's objects and the database layer (no ORM: no identity map, no dirty tracking).
 
 Concurrency:
 * `instances.try_lock` is a conditional UPDATE (`... WHERE lock_op_id IS NULL`) checked by its
@@ -33,6 +33,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from vnfm.adapters.db import bodypatch, mappers, tables
@@ -319,7 +320,7 @@ class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
     """One database transaction: `with uow: ...; uow.commit()`; leaving without commit rolls back.
 
     Its repositories are made when first used (most units of work use one or two of them), and
-    share the transaction's connection (`Tx`)."""
+    share the transaction's one connection (`Tx`)."""
 
     packages: SqlPackageRepository
     instances: SqlInstanceRepository
@@ -331,16 +332,14 @@ class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
     alarms: SqlAlarmRepository
     leases: SqlWatchLeases
 
-    def __init__(self, session_factory: sessionmaker[Session] | Callable[[], Session],
-                 box: Sealer | None = None) -> None:
-        """`box`: encrypts the secrets of instance and occurrence bodies (request parameters,
-        VIM connection info, driver state) before they are stored."""
-        self.session_factory = session_factory
+    def __init__(self, session_factory: sessionmaker[Session] | Engine, box: Sealer | None = None) -> None:
+        """`session_factory`: the engine, or a session factory bound to it (its sessions are not
+        used: see `Tx`). `box`: encrypts the secrets of instance and occurrence bodies (request
+        parameters, VIM connection info, driver state) before they are stored."""
+        engine = session_factory if isinstance(session_factory, Engine) else session_factory.kw["bind"]
         self.box = box
-        # A Session only takes a connection (and begins a transaction) on its first statement.
-        self.session: Session = session_factory()
-        bind = getattr(session_factory, "kw", {}).get("bind") or self.session.get_bind()
-        self.tx = Tx(self.session, bind.dialect.name)
+        # A connection is only taken (and a transaction begun) on the first statement.
+        self.tx = Tx(engine)
 
     def __getattr__(self, name: str) -> Any:
         """A repository, made on first use (then an ordinary attribute)."""
@@ -354,23 +353,19 @@ class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
         return self
 
     def __exit__(self, *args: object) -> None:
-        try:
-            self.rollback()
-        finally:
-            self.tx.ended()
-            self.session.close()
+        self.rollback()
+
+    def close(self) -> None:
+        """End the transaction (rolled back unless committed) and give the connection back."""
+        self.rollback()
 
     def commit(self) -> None:
-        try:
-            self.session.commit()
-        finally:
-            self.tx.ended()
+        self.tx.commit()
 
     def rollback(self) -> None:
         try:
-            self.session.rollback()
+            self.tx.rollback()
         finally:
-            self.tx.ended()
-        instances = self.__dict__.get("instances")
-        if instances is not None:
-            instances._seen_lock.clear()  # what it recorded may have been rolled back
+            instances = self.__dict__.get("instances")
+            if instances is not None:
+                instances._seen_lock.clear()  # what it recorded may have been rolled back
