@@ -253,6 +253,26 @@ class SqlVimRepository(TableRepository[Vim]):
         return None if row is None else self._from_row(dict(row))
 
 
+@functools.lru_cache(maxsize=4)
+def _claim_statement(dialect: str) -> Any:
+    """The outbox claim (built once per dialect): rows of the owner not yet taken, and rows written
+    or taken before `_old` (their process died), at most `_limit`, oldest first; taken by one
+    UPDATE that returns them (PostgreSQL: candidates locked by others are skipped)."""
+    t = tables.notification_outbox
+    old = bindparam("_old", type_=t.c.created_at.type)
+    cond = or_(
+        and_(t.c.owner == bindparam("_owner", type_=t.c.owner.type), t.c.claimed_at.is_(None)),
+        and_(t.c.claimed_at.is_(None), t.c.created_at < old),
+        t.c.claimed_at < old,
+    )
+    candidates = select(t.c.id).where(cond).order_by(t.c.created_at, t.c.id).limit(bindparam("_limit"))
+    if dialect == "postgresql":
+        candidates = candidates.with_for_update(skip_locked=True)
+    return (update(t).where(t.c.id.in_(candidates.scalar_subquery()), cond)
+            .values(owner=bindparam("_owner"), claimed_at=bindparam("_now", type_=t.c.claimed_at.type))
+            .returning(t.c.id, t.c.created_at, t.c.body))
+
+
 class SqlOutbox:
     """The notification outbox (vnfm.service.ports.Outbox). `claim` takes rows with a conditional
     UPDATE per row (plus `FOR UPDATE SKIP LOCKED` on PostgreSQL), so each is taken once."""
@@ -276,19 +296,9 @@ class SqlOutbox:
         """One statement: the rows taken, oldest first (an UPDATE of the candidates, returning them)."""
         if not isinstance(reclaim_before, datetime):
             raise TypeError("reclaim_before must be a datetime")
-        t = self.table
-        old = mappers.as_utc(reclaim_before)
-        cond = or_(
-            and_(t.c.owner == owner, t.c.claimed_at.is_(None)),
-            and_(t.c.claimed_at.is_(None), t.c.created_at < old),
-            t.c.claimed_at < old,
-        )
-        candidates = select(t.c.id).where(cond).order_by(t.c.created_at, t.c.id).limit(limit)
-        if self.tx.dialect == "postgresql":
-            candidates = candidates.with_for_update(skip_locked=True)
-        now = mappers.as_utc(utcnow())
-        taken = self._exec(update(t).where(t.c.id.in_(candidates.scalar_subquery()), cond)
-                           .values(owner=owner, claimed_at=now).returning(t.c.id, t.c.created_at, t.c.body)).all()
+        params = {"_owner": owner, "_old": mappers.as_utc(reclaim_before), "_now": mappers.as_utc(utcnow()),
+                  "_limit": limit}
+        taken = self._exec(_claim_statement(self.tx.dialect), params).all()
         out: builtins.list[OutboxEntry] = []
         for entry_id, _created, body in sorted(taken, key=lambda r: (mappers.as_utc(r[1]), r[0])):
             out.append(OutboxEntry(entry_id, body["notification"], body.get("info"), body["published_at"],
