@@ -161,11 +161,20 @@ INSTANCE_COLUMNS: dict[str, Callable[[VnfInstance], Any]] = {
 }
 
 
-def instance_to_dict(i: VnfInstance, keys: Iterable[str] | None = None) -> Row:
-    """The instance's JSON body (`keys`: only these keys of it)."""
+# The keys whose value is a JSON document held as it is (copied by the functions above).
+_INSTANCE_DOCS = frozenset({"vim_connection_info", "metadata", "extensions", "vnf_configurable_properties",
+                            "ext_virtual_links", "ext_managed_virtual_links", "additional_params", "driver_state"})
+
+
+def instance_to_dict(i: VnfInstance, keys: Iterable[str] | None = None, *, copied: bool = True) -> Row:
+    """The instance's JSON body (`keys`: only these keys of it). `copied=False`: its documents are
+    the instance's own objects, for a statement's parameters that are serialised at once (and
+    not kept) while nothing changes the instance (a snapshot)."""
     if keys is None:
         return {k: f(i) for k, f in INSTANCE_BODY.items()}
-    return {k: INSTANCE_BODY[k](i) for k in keys}
+    if copied:
+        return {k: INSTANCE_BODY[k](i) for k in keys}
+    return {k: getattr(i, k) if k in _INSTANCE_DOCS else INSTANCE_BODY[k](i) for k in keys}
 
 
 def instance_from_dict(d: Mapping[str, Any]) -> VnfInstance:
@@ -240,11 +249,17 @@ OCC_BODY: dict[str, Callable[[OpOcc], Any]] = {
 }
 
 
-def op_occ_to_dict(o: OpOcc, keys: Iterable[str] | None = None) -> Row:
-    """The occurrence's JSON body (`keys`: only these keys of it)."""
+_OCC_DOCS = frozenset({"operation_params", "error", "resource_changes", "changed_info", "changed_ext_connectivity",
+                       "plan", "events", "warnings"})  # as _INSTANCE_DOCS
+
+
+def op_occ_to_dict(o: OpOcc, keys: Iterable[str] | None = None, *, copied: bool = True) -> Row:
+    """The occurrence's JSON body (`keys`: only these keys of it; `copied`: as `instance_to_dict`)."""
     if keys is None:
         return {k: f(o) for k, f in OCC_BODY.items()}
-    return {k: OCC_BODY[k](o) for k in keys}
+    if copied:
+        return {k: OCC_BODY[k](o) for k in keys}
+    return {k: getattr(o, k) if k in _OCC_DOCS else OCC_BODY[k](o) for k in keys}
 
 
 def op_occ_from_dict(d: Mapping[str, Any]) -> OpOcc:

@@ -138,7 +138,7 @@ class SqlOpOccRepository(TableRepository[OpOcc]):
         if "events" in keys and len(occ.events) > n and occ.events[:n] == since.events:
             keys.remove("events")
             added = occ.events[n:]
-        part = mappers.op_occ_to_dict(occ, keys)
+        part = mappers.op_occ_to_dict(occ, keys, copied=False)  # serialised below, not kept
         if self._box is not None:
             part = self._box.seal(part, scope=occ.id)
         column = {"heartbeat": None if occ.heartbeat is None else mappers.as_utc(occ.heartbeat),

@@ -150,7 +150,7 @@ class SqlInstanceRepository(TableRepository[VnfInstance]):
         keys = tuple(k for k in mappers.INSTANCE_BODY if getattr(entity, k) != getattr(since, k))
         if not keys:
             return
-        part = mappers.instance_to_dict(entity, keys)
+        part = mappers.instance_to_dict(entity, keys, copied=False)  # serialised below, not kept
         if self._box is not None:
             part = self._box.seal(part, scope=entity.id)
         columns = tuple(c for c in mappers.INSTANCE_COLUMNS if c in keys)
