@@ -253,6 +253,9 @@ class SqlVimRepository(TableRepository[Vim]):
         return None if row is None else self._from_row(dict(row))
 
 
+_REMOVE = delete(tables.notification_outbox).where(tables.notification_outbox.c.id == bindparam("_id"))
+
+
 @functools.lru_cache(maxsize=4)
 def _claim_statement(dialect: str) -> Any:
     """The outbox claim (built once per dialect): rows of the owner not yet taken, and rows written
@@ -306,7 +309,7 @@ class SqlOutbox:
         return out
 
     def remove(self, entry_id: str) -> None:
-        self._exec(delete(self.table).where(self.table.c.id == entry_id))
+        self._exec(_REMOVE, {"_id": entry_id})
 
     def count(self) -> int:
         return int(self._exec(select(func.count()).select_from(self.table)).scalar_one())
