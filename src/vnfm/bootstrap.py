@@ -335,12 +335,19 @@ class _OutboxSource:
         self._subs: list[Subscription] | None = None  # as the latest batch was claimed
 
     def claim(self, limit: int) -> list[OutboxEntry]:
-        with self.uow() as u:
-            entries = u.outbox.claim(self.owner, utcnow() - timedelta(seconds=self.reclaim_after), limit)
-            if entries:
-                self._subs = self._service.for_delivery(u)
-            u.commit()
-        return entries
+        """Rows to deliver. While no subscription exists at all, the rows claimed are removed in the
+        same unit of work (nobody can be sent them; routing would remove each in one more)."""
+        while True:
+            with self.uow() as u:
+                entries = u.outbox.claim(self.owner, utcnow() - timedelta(seconds=self.reclaim_after), limit)
+                if entries:
+                    self._subs = self._service.for_delivery(u)
+                    if not self._subs:
+                        for e in entries:
+                            u.outbox.remove(e.id)
+                u.commit()
+            if self._subs or len(entries) < limit:  # (a full batch removed: there may be more)
+                return entries if self._subs else []
 
     def subscriptions(self) -> list[Subscription]:
         subs = self._subs

@@ -86,3 +86,41 @@ async def test_a_batch_of_notifications_is_routed_with_one_read_of_the_subscript
         event.remove(Engine, "before_cursor_execute", count)
     assert len(receiver.received) == 3 and _outbox_rows(second) == 0
     assert len(reads) == 1  # the three rows were claimed (and routed) as one batch
+
+
+async def test_with_no_subscription_a_claimed_batch_is_removed_in_the_claim(tmp_path: Path) -> None:
+    first = build(settings_for(tmp_path, worker_id="first"), notifier=DeadNotifier())
+    pkg = first.packages.create()
+    first.packages.upload(pkg.id, csar_bytes())
+    first.packages.modify(pkg.id, {"operationalState": "DISABLED"})
+    assert _outbox_rows(first) == 2
+
+    open_tx: dict[int, list[str]] = {}
+    committed: list[list[str]] = []
+
+    def began(conn: Any) -> None:
+        open_tx[id(conn)] = []
+
+    def sent(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        open_tx.setdefault(id(conn), []).append(" ".join(statement.split()[:3]).upper())
+
+    def ended(conn: Any) -> None:
+        committed.append(open_tx.pop(id(conn), []))
+
+    second = build(settings_for(tmp_path, worker_id="second", notify_reclaim_after=0))
+    listeners = [("begin", began), ("before_cursor_execute", sent), ("commit", ended)]
+    for name, fn in listeners:
+        event.listen(Engine, name, fn)
+    try:
+        await second.start()
+        try:
+            assert await second.notifier.drain_async(10)  # type: ignore[union-attr]
+        finally:
+            await second.stop()
+    finally:
+        for name, fn in listeners:
+            event.remove(Engine, name, fn)
+    assert _outbox_rows(second) == 0
+    removals = [tx for tx in committed if "DELETE FROM NOTIFICATION_OUTBOX" in tx]
+    assert removals and all("UPDATE NOTIFICATION_OUTBOX SET" in tx for tx in removals)
+    assert sum(tx.count("DELETE FROM NOTIFICATION_OUTBOX") for tx in removals) == 2
