@@ -28,6 +28,7 @@ from vnfm.adapters.kube.client import api_client
 from vnfm.adapters.mgmt.kubespray import KubesprayDriver
 from vnfm.adapters.nodes.ssh import SshAccess, SshStepExecutor
 from vnfm.adapters.remote.ssh import SshExecutor
+from vnfm.domain.errors import BadRequest
 from vnfm.domain.model import LcmOperation, Vim, VnfInstance
 from vnfm.domain.resources import CpResource, Vnfc, VnfResources
 from vnfm.examples import example_csar
@@ -53,6 +54,8 @@ class Vims:
         return list(self.vims.values())
 
     def register(self, vim: Vim) -> Vim:
+        if vim.id in self.vims:  # as the VNFM's registry: an id is registered once
+            raise BadRequest(f"VIM {vim.id} is already registered")
         self.vims[vim.id] = vim
         return vim
 

@@ -75,6 +75,8 @@ class VimService:
         The default and the simulator's VIM serve every tenant: looked up past the caller's."""
         with self.uow() as uow, unscoped():
             found = uow.vims.default()
+            if self.simulator and found is not None and found.vim_type == SIMULATOR:
+                return found  # the simulator's VIM exists and is the default: one read
             sims = uow.vims.of_type(SIMULATOR)
             if not self.simulator:
                 if found is not None and found.vim_type == SIMULATOR:

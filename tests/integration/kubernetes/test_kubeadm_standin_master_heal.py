@@ -24,6 +24,7 @@ from vnfm.adapters.infra.simulator.twin.base import sha
 from vnfm.adapters.mgmt.kubeadm import KubeadmDriver
 from vnfm.adapters.nodes.ssh import SshAccess
 from vnfm.adapters.remote.ssh import HostKeyChanged, SshExecutor
+from vnfm.domain.errors import BadRequest
 from vnfm.domain.model import LcmOperation, Vim, VnfInstance
 from vnfm.domain.resources import CpResource, Vnfc, VnfResources
 from vnfm.domain.vnfd import Vnfd
@@ -49,6 +50,8 @@ class Vims:
         return list(self.vims.values())
 
     def register(self, vim: Vim) -> Vim:
+        if vim.id in self.vims:  # as the VNFM's registry: an id is registered once
+            raise BadRequest(f"VIM {vim.id} is already registered")
         self.vims[vim.id] = vim
         return vim
 

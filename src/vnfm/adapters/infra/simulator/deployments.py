@@ -10,15 +10,17 @@ from vnfm.adapters.infra.simulator.base import CloudBase
 from vnfm.adapters.infra.simulator.compute import drop_volume
 from vnfm.adapters.infra.simulator.model import CpSpec, ServerSpec, SimCloudError, StorageSpec, exhausted, now_iso
 from vnfm.adapters.infra.simulator.networks import drop_floating_ip, drop_port
+from vnfm.adapters.infra.simulator.tx import private
 from vnfm.domain.errors import Conflict
 from vnfm.domain.model import new_id
 
 
 class DeploymentOps(CloudBase):
     def deployment(self, instance_id: str) -> dict[str, Any] | None:
+        """A copy of the instance's deployment record (None: it has none)."""
         with self._read() as tx:
-            doc = tx.doc(instance_id)
-            return doc["deployment"] if doc else None
+            doc = tx.view(instance_id)
+            return private(doc["deployment"]) if doc else None
 
     def ensure_deployment(self, instance_id: str, flavour_id: str, vnfd_id: str) -> dict[str, Any]:
         with self._tx() as tx:

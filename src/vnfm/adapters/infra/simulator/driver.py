@@ -246,13 +246,16 @@ class SimulatorInfraDriver(InfraDriver):
             for vid, v in state["deployments"][ctx.instance_id]["vnfcs"].items()
             if _needs_bring_up(state, v)
         ]
-        await self._gather([self._bring_up(ctx, vid) for vid in pending], "deploy")
+        # each VNFC's bring-up starts from this read: only it changes that VNFC's records
+        await self._gather([self._bring_up(ctx, vid, state) for vid in pending], "deploy")
 
     async def _ensure_internal_networks(self, ctx: InfraContext) -> None:
         vls = dict(ctx.flavour.virtual_links)
         for cp in ctx.flavour.cps.values():
             if cp.virtual_link and cp.virtual_link not in vls:
                 vls[cp.virtual_link] = None  # type: ignore[assignment]
+        if not vls:
+            return
         dep = self.cloud.deployment(ctx.instance_id) or {}
         state_nets = self.cloud.instance_state(ctx.instance_id)["networks"]
         for vld_id, vl in vls.items():
@@ -305,9 +308,10 @@ class SimulatorInfraDriver(InfraDriver):
         self.cloud.ensure_mgmt_network()
         return MGMT_NETWORK_ID
 
-    async def _bring_up(self, ctx: InfraContext, vnfc_id: str) -> None:
-        """Create what a VNFC lacks (ports, floating IPs, volumes, server) and boot its server."""
-        state = self.cloud.instance_state(ctx.instance_id)
+    async def _bring_up(self, ctx: InfraContext, vnfc_id: str, state: dict[str, Any] | None = None) -> None:
+        """Create what a VNFC lacks (ports, floating IPs, volumes, server) and boot its server.
+        `state`: the instance's records as read since its VNFC's last change (else read now)."""
+        state = state or self.cloud.instance_state(ctx.instance_id)
         vnfc = state["deployments"][ctx.instance_id]["vnfcs"][vnfc_id]
         for cpd_id, cp in vnfc["cps"].items():
             port = state["ports"].get(cp["port_id"] or "")

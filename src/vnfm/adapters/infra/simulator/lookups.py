@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from vnfm.adapters.infra.simulator import legacy
 from vnfm.adapters.infra.simulator.base import CloudBase
 from vnfm.adapters.infra.simulator.snapshot import build_snapshot
+from vnfm.adapters.infra.simulator.tx import private
 
 T = TypeVar("T")
 
@@ -16,10 +17,8 @@ T = TypeVar("T")
 class LookupOps(CloudBase):
     # ------------------------------------------------------------------ lookups for twins
     def server(self, server_id: str) -> dict[str, Any] | None:
-        with self._read() as tx:
-            home = tx.server_home(server_id)
-            doc = tx.doc(home) if home is not None else None
-            return doc["servers"].get(server_id) if doc else None
+        """A copy of the server's record (None: no such server)."""
+        return self.servers([server_id])[server_id]
 
     def servers(self, server_ids: list[str]) -> dict[str, dict[str, Any] | None]:
         """`server` of several, in one read."""
@@ -27,29 +26,38 @@ class LookupOps(CloudBase):
             out: dict[str, dict[str, Any] | None] = {}
             for sid in server_ids:
                 home = tx.server_home(sid)
-                doc = tx.doc(home) if home is not None else None
+                doc = tx.view(home) if home is not None else None
                 out[sid] = doc["servers"].get(sid) if doc else None
-            return out
+            return private(out)
 
     def server_by_address(self, address: str) -> dict[str, Any] | None:
-        """The server that owns a fixed or floating address (addresses are cloud-unique): one
-        look-up in the address index and the owner's document."""
+        """A copy of the record of the server that owns a fixed or floating address (addresses
+        are cloud-unique): one look-up in the address index and a view of the owner's document."""
         with self._read() as tx:
             owner = tx.address_owner(address)
             if owner is None or owner[1] not in ("port", "floating"):
                 return None
             instance_id, _, port_id = owner
-            doc = tx.doc(instance_id)
+            doc = tx.view(instance_id)
             port = doc["ports"].get(port_id) if doc else None
             if doc is None or port is None or not port["device_id"]:
                 return None
-            return doc["servers"].get(port["device_id"])
+            server = doc["servers"].get(port["device_id"])
+            return private(server) if server is not None else None
 
     # ------------------------------------------------------------------ extras (twins' state)
     def extras(self, instance_id: str) -> dict[str, Any]:
         """A copy of the instance's extras: change it through `update_extras` / `edit_extras`."""
         with self._read() as tx:
-            return tx.extras(instance_id) or {}
+            extras = tx.extras(instance_id) or {}
+            return private(extras) if tx.writable else extras  # joined a write: not the live record
+
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator[None]:
+        """One write transaction for the calls made in the block (they join it): all or nothing,
+        one commit. Nothing in the block may await (the store's lock is held)."""
+        with self._tx():
+            yield
 
     def update_extras(self, instance_id: str, fn: Callable[[dict[str, Any]], T]) -> T:
         """Run `fn(extras)` on the instance's mutable extras in one transaction; returns its result.

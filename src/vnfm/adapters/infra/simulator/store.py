@@ -38,7 +38,7 @@ from typing import Any
 
 from vnfm.adapters.infra.simulator import legacy
 from vnfm.adapters.infra.simulator.model import SimCloudError
-from vnfm.adapters.infra.simulator.tx import Tx
+from vnfm.adapters.infra.simulator.tx import Tx, Views
 
 LOCK_TIMEOUT = 5.0  # seconds a write waits for the store's lock (VNFM_SIM_LOCK_TIMEOUT)
 
@@ -86,6 +86,7 @@ class StateStore:
                 os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
         self._lock = threading.RLock()
         self._local = threading.local()
+        self._views = Views()  # parsed documents of recent look-ups (tx.py), used under the lock
         self._conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=60)
         self._conn.execute("PRAGMA busy_timeout = 60000")
         if isinstance(self.path, Path):
@@ -152,7 +153,7 @@ class StateStore:
                 self._begin_write()
             else:
                 self._conn.execute("BEGIN")
-            tx = Tx(self._conn, write)
+            tx = Tx(self._conn, write, self._views)
             self._local.tx = tx
             try:
                 yield tx

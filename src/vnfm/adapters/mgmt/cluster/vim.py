@@ -12,7 +12,7 @@ import uuid
 from typing import Any
 
 from vnfm.adapters.mgmt.cluster.topology import Cluster, Node
-from vnfm.domain.errors import OperationFailed
+from vnfm.domain.errors import BadRequest, OperationFailed
 from vnfm.domain.model import Vim
 from vnfm.nodesteps.kubernetes import VimToken
 from vnfm.service.ports import LcmContext, VimRegistry
@@ -48,10 +48,25 @@ async def register(c: Cluster, admin: Node, api_url: str, extra: dict[str, Any] 
     data = (await c.ex.run(admin.ssh, VimToken())).data
     api_url = str(data.get("api_url") or api_url)
     access = {"authUrl": api_url, "bearer_token": data["token"], "ssl_ca_cert": data["ca_pem"]}
-    vim_id = ctx.state.get("vim_id") or vim_id_for(ctx.instance.id)
-    existing = ctx.vims.get(vim_id)
+    recorded = ctx.state.get("vim_id")
+    vim_id = recorded or vim_id_for(ctx.instance.id)
     vim_name = c.p.vim_name or f"kubernetes-{ctx.instance.id}"
     extra = {**(extra or {}), OWNER_KEY: ctx.instance.id, "infra_vim_id": ctx.instance.vim_id}
+    # A first registration is one write; a retry after a crash between "registered" and "recorded
+    # in the driver state" finds its VIM taken under the derived id and updates it in place.
+    vim: Vim | None = None
+    existing = ctx.vims.get(vim_id) if recorded else None
+    if existing is None:
+        try:
+            vim = ctx.vims.register(Vim(id=vim_id, vim_type="kubernetes", name=vim_name, access_info=access,
+                                        interface_info={"endpoint": api_url}, extra=extra,
+                                        tenant=ctx.instance.tenant))
+        except BadRequest:  # the id is taken (by this instance's earlier attempt), or refused
+            existing = ctx.vims.get(vim_id)
+            if existing is None:
+                raise
+        else:
+            ctx.progress(f"Kubernetes VIM {vim.id} ('{vim.name}') registered: {api_url}")
     if existing is not None:
         existing.access_info = access
         existing.interface_info = {"endpoint": api_url}
@@ -59,11 +74,7 @@ async def register(c: Cluster, admin: Node, api_url: str, extra: dict[str, Any] 
         existing.extra = {**existing.extra, **extra}
         vim = ctx.vims.update(existing)
         ctx.progress(f"Kubernetes VIM {vim.id} ('{vim.name}') updated in place: {api_url}")
-    else:
-        vim = Vim(id=vim_id, vim_type="kubernetes", name=vim_name, access_info=access,
-                  interface_info={"endpoint": api_url}, extra=extra, tenant=ctx.instance.tenant)
-        vim = ctx.vims.register(vim)
-        ctx.progress(f"Kubernetes VIM {vim.id} ('{vim.name}') registered: {api_url}")
+    assert vim is not None
     ctx.state["vim_id"] = vim.id
     entry = {"id": VIM_CONN_ID, "vimId": vim.id, "vimType": "kubernetes",
              "interfaceInfo": {"endpoint": api_url}, "accessInfo": {}, "extra": {}}

@@ -14,6 +14,7 @@ disruption budget that blocks a drain (`add_pdb`), and an unreachable host (the 
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
@@ -67,25 +68,25 @@ class TwinExecutor(StepExecutor):
     def _operator(self, host: str) -> bool:
         return host in self.operators and self.sim.server_by_address(host) is None
 
-    def _host_key(self, host: str) -> str:
-        if self._operator(host):
+    def _host_key(self, host: str) -> tuple[str, str]:
+        """(the SSH host key the host presents, its name): one look-up of the host."""
+        server = self.sim.server_by_address(host)
+        if server is None and host in self.operators:
             if not operator.reachable(self.sim, host):
                 raise StepFailed(host, NodeStep(), "host unreachable: the operator host does not answer on SSH")
-            return operator.host_key(self.sim, host)
-        server = self.sim.server_by_address(host)
+            return operator.host_key(self.sim, host), host
         if server is None or not server.get("ssh_reachable", True) or server.get("status") != "ACTIVE":
             raise StepFailed(host, NodeStep(), "host unreachable: cannot read its SSH host key")
-        return str(server["host_key"]["public_key"])
+        return str(server["host_key"]["public_key"]), str(server["name"])
 
     async def verify_host_keys(self, hosts: Sequence[str]) -> None:
         for host in dict.fromkeys(hosts):
-            key = self._host_key(host)
-            server = self.sim.server_by_address(host) or {"name": host}
+            key, name = self._host_key(host)
             pin = self.pin_keys.get(host, f"host:{host}")
             if pin not in self.pins:
                 self.pins[pin] = key
             elif self.pins[pin] != key:
-                raise HostKeyChanged(f"host key of {server['name']} ({host}) changed since it was pinned; refusing "
+                raise HostKeyChanged(f"host key of {name} ({host}) changed since it was pinned; refusing "
                                      "to use it (heal the VNFC if it was legitimately rebuilt)")
 
     def note(self, key: str, value: Any) -> None:
@@ -100,7 +101,6 @@ class TwinExecutor(StepExecutor):
         handler = self._handlers.get(type(step))
         if handler is None:
             raise StepFailed(host, step, f"step {type(step).__name__} is not supported by the twin")
-        server = self._server(host, step)
         delay = self.config.step_latency.get(step.kind, self.config.default_latency)
         joining = isinstance(step, KubeadmJoin)
         if joining:
@@ -109,13 +109,17 @@ class TwinExecutor(StepExecutor):
             seen["joins_in_flight"] = seen.get("joins_in_flight", 0) + 1
             seen["max_joins_in_flight"] = max(seen.get("max_joins_in_flight", 0), seen["joins_in_flight"])
         try:
-            if delay > 0:
+            if delay > 0:  # the host answers when the step starts, and still when it acts
+                self._server(host, step)
                 await asyncio.sleep(delay)
-                server = self._server(host, step)
         finally:
             if joining:
                 self.config.observed["joins_in_flight"] -= 1
-        result = handler(self, host, server["id"], step)
+        if inspect.iscoroutinefunction(handler):  # it awaits: its transactions are its own
+            result = handler(self, host, self._server(host, step)["id"], step)
+        else:  # the host check and the step's state change: one transaction
+            with self.sim.atomic():
+                result = handler(self, host, self._server(host, step)["id"], step)
         if asyncio.iscoroutine(result):
             result = await result
         assert isinstance(result, StepResult)
@@ -127,7 +131,7 @@ class TwinExecutor(StepExecutor):
             raise StepFailed(host, step, "this step runs on an operator host (outside the VNF), not on a VNFC")
         if handler is None:
             raise StepFailed(host, step, f"step {type(step).__name__} does not run on an operator host")
-        self._host_key(host)  # reachable
+        self._host_key(host)  # reachable (an operator host: no server has its address, checked above)
         delay = self.config.step_latency.get(step.kind, self.config.default_latency)
         if delay > 0:
             await asyncio.sleep(delay)
