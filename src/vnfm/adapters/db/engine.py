@@ -1,9 +1,9 @@
 """Engines and session factories for SQLite (default, embedded) and PostgreSQL (psycopg 3).
 
 SQLite: WAL journal, busy_timeout 30 s, foreign keys on, usable from any thread, and every
-transaction starts with `BEGIN IMMEDIATE` (except on a connection in AUTOCOMMIT: read-only queries, which
-take no lock): a unit of work takes the write lock up front, so a
-read-modify-write never fails half-way with "database is locked" when another process wrote in
+transaction starts with `BEGIN IMMEDIATE`, sent by the driver itself (except on a connection in
+AUTOCOMMIT: read-only queries, which take no lock): a unit of work takes the write lock up front,
+so a read-modify-write never fails half-way with "database is locked" when another process wrote in
 between (readers in other processes are not blocked thanks to WAL, but units of work are
 serialised). PostgreSQL: READ COMMITTED, pool_pre_ping; the repositories use row locks and
 conditional updates where atomicity matters.
@@ -22,6 +22,7 @@ import contextlib
 import enum
 import json
 import os
+import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -170,7 +171,13 @@ def _sqlite_engine(u: URL, **kwargs: Any) -> Engine:
     def _on_begin(conn: Any) -> None:
         if conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT":
             return  # a read-only connection (the metrics' counts): no transaction, no write lock
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # The driver's own execute (SQLAlchemy's statement path, events and result set-up, costs
+        # ten times this statement; every unit of work runs it); its error as SQLAlchemy's, as
+        # `is_busy` and the callers expect it (here SQLAlchemy does not wrap it).
+        try:
+            conn.connection.driver_connection.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise sa_exc.DBAPIError.instance("BEGIN IMMEDIATE", (), exc, sqlite3.Error) from exc
 
     return engine
 
