@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import json
 import os
 import sqlite3
 from dataclasses import dataclass
@@ -33,6 +32,8 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
+
+from vnfm.adapters import jsoncodec
 
 DEFAULT_DATABASE_URL = "sqlite:///var/vnfm.db"
 SQLITE_BUSY_TIMEOUT_MS = 30000  # a bound, high enough for thousands of operations writing at once
@@ -104,7 +105,7 @@ def _json_default(value: Any) -> Any:
 
 
 def json_dumps(value: Any) -> str:
-    return json.dumps(value, default=_json_default, separators=(",", ":"))
+    return jsoncodec.dumps(value, _json_default)
 
 
 def _is_memory_sqlite(u: URL) -> bool:
@@ -137,7 +138,7 @@ def make_engine(url: str | URL | None = None, limits: DbLimits | None = None, **
         connect_args = dict(kwargs.pop("connect_args", {}))
         connect_args.setdefault("options", limits.pg_options())
         kwargs["connect_args"] = connect_args
-    return create_engine(u, json_serializer=json_dumps, **kwargs)
+    return create_engine(u, json_serializer=json_dumps, json_deserializer=jsoncodec.loads, **kwargs)
 
 
 def _sqlite_engine(u: URL, **kwargs: Any) -> Engine:
@@ -151,7 +152,8 @@ def _sqlite_engine(u: URL, **kwargs: Any) -> Engine:
     if memory:
         # One shared connection: only for single-threaded use (tests, throwaway runs).
         kwargs.setdefault("poolclass", StaticPool)
-    engine = create_engine(u, json_serializer=json_dumps, connect_args=connect_args, **kwargs)
+    engine = create_engine(u, json_serializer=json_dumps, json_deserializer=jsoncodec.loads,
+                           connect_args=connect_args, **kwargs)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
