@@ -12,7 +12,8 @@ server reads without the occurrences' parameters, errors and changes (nothing un
 Prints per run: wall time (first POST -> last occurrence done), instantiates per second, failures
 (a POST that did not answer 202, an occurrence not COMPLETED; a 503 with Retry-After, the database
 too busy or the connection cap reached and nothing created, is sent again after that long for up
-to 300 s, and counted apart),
+to 300 s, and counted apart; an instantiate POST whose connection was closed unanswered is sent
+again, up to twice, only when the server holds no occurrence for the instance, and counted apart),
 the servers' CPU seconds, their
 peak RSS (VmHWM), the RSS growth per managed cluster and the largest gap between two heartbeats
 of an engine (`vnfm_heartbeat_lag_max_seconds`; set VNFM_ORPHAN_AFTER to shorten the takeover).
@@ -254,14 +255,31 @@ async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
         ids = await asyncio.gather(*(create(i) for i in range(n)))
         post_failures: list[str] = []
 
+        unanswered: list[str] = []
+
+        async def never_arrived(i: int, inst: str) -> bool:
+            """No occurrence exists for `inst`: the POST was not read (a connection the server
+            closed as idle or head-timed-out while a starved client was about to use it)."""
+            r = await clients[i % len(clients)].get("/vnflcm/v1/vnf_lcm_op_occs",
+                                                    params={"filter": f"(eq,vnfInstanceId,{inst})"})
+            return r.status_code == 200 and not r.json()
+
         async def instantiate(i: int, inst: str) -> None:
             async with sem:
-                try:
-                    r = await post(i, f"/vnflcm/v1/vnf_instances/{inst}/instantiate", varied(body, unique, str(i)))
-                    if r.status_code != 202:
-                        post_failures.append(f"{r.status_code} {r.text[:120]}")
-                except httpx.HTTPError as e:
-                    post_failures.append(repr(e))
+                for attempt in range(3):
+                    try:
+                        r = await post(i, f"/vnflcm/v1/vnf_instances/{inst}/instantiate", varied(body, unique, str(i)))
+                        if r.status_code != 202:
+                            post_failures.append(f"{r.status_code} {r.text[:120]}")
+                        return
+                    except httpx.TransportError as e:  # sent again only when nothing was created
+                        if attempt == 2 or not await never_arrived(i, inst):
+                            post_failures.append(repr(e))
+                            return
+                        unanswered.append(repr(e))
+                    except httpx.HTTPError as e:
+                        post_failures.append(repr(e))
+                        return
 
         t0 = time.perf_counter()
         await asyncio.gather(*(instantiate(i, inst) for i, inst in enumerate(ids)))
@@ -275,7 +293,7 @@ async def drive(urls: list[str], n: int, concurrency: int, body: dict[str, Any],
         wall = time.perf_counter() - t0
         done = await count(c0, "(eq,operationState,COMPLETED);(eq,operation,INSTANTIATE)") - len(clients)
         return {"wall": wall, "posted": posted, "completed": done, "post_failures": post_failures,
-                "busy": len(busy)}
+                "busy": len(busy), "unanswered": unanswered}
     finally:
         for c in clients:
             await c.aclose()
@@ -323,7 +341,8 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict
     failed = n - res["completed"]
     print(f"{db}, {k} process(es), {n:,} clusters x 3 nodes: wall {res['wall']:.1f} s "
           f"(POSTs answered in {res['posted']:.1f} s), {res['completed'] / res['wall']:.1f} instantiates/s, "
-          f"failures {failed} (POST {len(res['post_failures'])}; 503 + Retry-After answered {res['busy']}), "
+          f"failures {failed} (POST {len(res['post_failures'])}; 503 + Retry-After answered {res['busy']}; "
+          f"sent again after a connection closed unread {len(res['unanswered'])}), "
           f"server CPU {cpu:.1f} s "
           f"({cpu / n * 1000:.0f} ms per cluster)"
           + (f", database CPU {dbcpu:.1f} s ({dbcpu / n * 1000:.0f} ms per cluster, server + database "
@@ -333,6 +352,8 @@ def run(n: int, k: int, db: str, concurrency: int, profile: str = "", body: dict
           f"largest heartbeat lag {lag:.2f} s (takeover after {os.environ.get('VNFM_ORPHAN_AFTER', '30')} s)")
     for f in res["post_failures"][:3]:
         print(f"  e.g. {f}")
+    for f in res["unanswered"][:3]:
+        print(f"  closed unread, nothing created, sent again: {f}")
     if profile and Path(profile).exists():
         import pstats
 

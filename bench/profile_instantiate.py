@@ -68,6 +68,8 @@ async def run(runs: int, concurrency: int, yappi_out: str) -> None:
             await sim_fleet.instantiate(app, vnfd)  # warm-up: imports, first-use caches
             event.listen(Engine, "before_cursor_execute", _count_sql)
             event.listen(Engine, "commit", lambda conn: COUNTS.update(["database commits"]))
+            # transactions begun (SQLite's BEGIN IMMEDIATE is sent by the driver, unseen above)
+            event.listen(Engine, "begin", lambda conn: COUNTS.update(["database transactions (begin)"]))
             _count_sim()
             if yappi_out:
                 import yappi

@@ -68,8 +68,9 @@ def open_cloud(data_dir: Path) -> SimCloud:
 async def wait(app: App, op_id: str, timeout: float = 600.0) -> None:
     deadline = time.monotonic() + timeout
     while True:
-        if op_id in app.engine.running:  # no database read while it runs: the poll costs no CPU of its own
-            await asyncio.sleep(0.001)
+        task = app.engine.running.get(op_id)
+        if task is not None and not task.done():  # no poll while it runs: waiting costs no CPU of its own
+            await asyncio.wait([task])
             continue
         occ = app.instances.op_get(op_id)
         if occ.operation_state not in (OpState.STARTING, OpState.PROCESSING) and op_id not in app.engine.running:

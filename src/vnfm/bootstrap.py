@@ -44,7 +44,7 @@ from vnfm.adapters.snapshots import FileSnapshotStore, SnapshotStores
 from vnfm.adapters.snapshots_s3 import S3SnapshotStore
 from vnfm.config import Settings
 from vnfm.domain.autoheal import AutohealPolicy
-from vnfm.domain.model import utcnow
+from vnfm.domain.model import Subscription, utcnow
 from vnfm.domain.vnfd import Vnfd
 from vnfm.service import views, views_v2
 from vnfm.service.backups import BackupPolicy, BackupSchedule, Resolvers
@@ -322,18 +322,36 @@ def _liveness(url: str, session_factory: Any) -> SqlLiveness:
 
 
 class _OutboxSource:
-    """The notifier's side of the outbox: one process (worker id) claiming and removing rows."""
+    """The notifier's side of the outbox: one process (worker id) claiming and removing rows. The
+    subscriptions are read in the unit of work that claimed rows (one read per batch, not one per
+    notification): `subscriptions()` routes the batch with them."""
 
-    def __init__(self, uow: UowFactory, owner: str, reclaim_after: float) -> None:
+    def __init__(self, uow: UowFactory, owner: str, reclaim_after: float,
+                 subscriptions: SubscriptionService) -> None:
         self.uow = uow
         self.owner = owner
         self.reclaim_after = reclaim_after
+        self._service = subscriptions
+        self._subs: list[Subscription] | None = None  # as the latest batch was claimed
 
     def claim(self, limit: int) -> list[OutboxEntry]:
-        with self.uow() as u:
-            entries = u.outbox.claim(self.owner, utcnow() - timedelta(seconds=self.reclaim_after), limit)
-            u.commit()
-        return entries
+        """Rows to deliver. While no subscription exists at all, the rows claimed are removed in the
+        same unit of work (nobody can be sent them; routing would remove each in one more)."""
+        while True:
+            with self.uow() as u:
+                entries = u.outbox.claim(self.owner, utcnow() - timedelta(seconds=self.reclaim_after), limit)
+                if entries:
+                    self._subs = self._service.for_delivery(u)
+                    if not self._subs:
+                        for e in entries:
+                            u.outbox.remove(e.id)
+                u.commit()
+            if self._subs or len(entries) < limit:  # (a full batch removed: there may be more)
+                return entries if self._subs else []
+
+    def subscriptions(self) -> list[Subscription]:
+        subs = self._subs
+        return self._service.for_delivery() if subs is None else subs
 
     def remove(self, entry_id: str) -> None:
         with self.uow() as u:
@@ -353,9 +371,6 @@ def _rotate_secrets(uow: Callable[[], SqlAlchemyUnitOfWork], box: SecretBox) -> 
 
 def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Settings,
                       metrics: Metrics, egress: EgressPolicy) -> Notifier:
-    def subs() -> list[Any]:
-        return subscriptions.for_delivery()
-
     def instance_info(instance_id: str) -> dict[str, Any] | None:
         with uow() as u:
             inst = u.instances.get(instance_id)
@@ -366,7 +381,8 @@ def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Se
             pkg = u.packages.get(pkg_id)
         return views.package_info(pkg) if pkg is not None else None
 
-    return HttpNotifier(subs, _OutboxSource(uow, settings.worker_id, settings.notify_reclaim_after),
+    source = _OutboxSource(uow, settings.worker_id, settings.notify_reclaim_after, subscriptions)
+    return HttpNotifier(source.subscriptions, source,
                         instance_info=instance_info, package_info=package_info,
                         on_delivery=metrics.notification_delivered, egress=egress, reshape_v2=views_v2.notification,
                         verify=notify_tls(settings.notify_client_cert, settings.notify_client_key))

@@ -4,6 +4,10 @@ the next process once it is overdue (VNFM_NOTIFY_RECLAIM_AFTER), and only then."
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
 
 from vnfm.bootstrap import App, build
 
@@ -51,3 +55,72 @@ async def test_a_crashed_process_loses_no_notification(tmp_path: Path, receiver:
     assert [(n["vnfPkgId"], n["subscriptionId"]) for n in got] == [(pkg.id, sub.id)]
     assert len(receiver.received) == 1
     assert _outbox_rows(third) == 0
+
+
+async def test_a_batch_of_notifications_is_routed_with_one_read_of_the_subscriptions(
+        tmp_path: Path, receiver: Receiver) -> None:  # noqa: F811
+    first = build(settings_for(tmp_path, worker_id="first"), notifier=DeadNotifier())
+    await first.subscriptions.create({"callbackUri": receiver.url}, kind="vnfpkgm")
+    pkg = first.packages.create()
+    first.packages.upload(pkg.id, csar_bytes())  # onboarded, then disabled and enabled: 3 notifications
+    first.packages.modify(pkg.id, {"operationalState": "DISABLED"})
+    first.packages.modify(pkg.id, {"operationalState": "ENABLED"})
+    assert _outbox_rows(first) == 3
+
+    reads: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if "FROM subscriptions" in statement:
+            reads.append(statement)
+
+    second = build(settings_for(tmp_path, worker_id="second", notify_reclaim_after=0))
+    event.listen(Engine, "before_cursor_execute", count)
+    try:
+        await second.start()
+        try:
+            await receiver.wait_for(lambda n: len(receiver.received) >= 3)
+            assert await second.notifier.drain_async(10)  # type: ignore[union-attr]
+        finally:
+            await second.stop()
+    finally:
+        event.remove(Engine, "before_cursor_execute", count)
+    assert len(receiver.received) == 3 and _outbox_rows(second) == 0
+    assert len(reads) == 1  # the three rows were claimed (and routed) as one batch
+
+
+async def test_with_no_subscription_a_claimed_batch_is_removed_in_the_claim(tmp_path: Path) -> None:
+    first = build(settings_for(tmp_path, worker_id="first"), notifier=DeadNotifier())
+    pkg = first.packages.create()
+    first.packages.upload(pkg.id, csar_bytes())
+    first.packages.modify(pkg.id, {"operationalState": "DISABLED"})
+    assert _outbox_rows(first) == 2
+
+    open_tx: dict[int, list[str]] = {}
+    committed: list[list[str]] = []
+
+    def began(conn: Any) -> None:
+        open_tx[id(conn)] = []
+
+    def sent(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        open_tx.setdefault(id(conn), []).append(" ".join(statement.split()[:3]).upper())
+
+    def ended(conn: Any) -> None:
+        committed.append(open_tx.pop(id(conn), []))
+
+    second = build(settings_for(tmp_path, worker_id="second", notify_reclaim_after=0))
+    listeners = [("begin", began), ("before_cursor_execute", sent), ("commit", ended)]
+    for name, fn in listeners:
+        event.listen(Engine, name, fn)
+    try:
+        await second.start()
+        try:
+            assert await second.notifier.drain_async(10)  # type: ignore[union-attr]
+        finally:
+            await second.stop()
+    finally:
+        for name, fn in listeners:
+            event.remove(Engine, name, fn)
+    assert _outbox_rows(second) == 0
+    removals = [tx for tx in committed if "DELETE FROM NOTIFICATION_OUTBOX" in tx]
+    assert removals and all("UPDATE NOTIFICATION_OUTBOX SET" in tx for tx in removals)
+    assert sum(tx.count("DELETE FROM NOTIFICATION_OUTBOX") for tx in removals) == 2

@@ -283,8 +283,9 @@ class PackageService:
     def set_usage(self, pkg_id: str, in_use: bool) -> None:
         with self.uow() as uow:
             pkg = uow.packages.get(pkg_id)
-            if pkg is None:
-                return
-            pkg.usage_state = UsageState.IN_USE if in_use else UsageState.NOT_IN_USE
+            state = UsageState.IN_USE if in_use else UsageState.NOT_IN_USE
+            if pkg is None or pkg.usage_state == state:
+                return  # already so (a package's every instance after its first): nothing to write
+            pkg.usage_state = state
             uow.packages.save(pkg)
             uow.commit()

@@ -67,13 +67,14 @@ class PackageRepository(Repository[VnfPackage], Protocol):
 class InstanceRepository(Repository[VnfInstance], Protocol):
     def try_lock(self, instance_id: str, op_id: str) -> bool:
         """Atomically set lock_op_id when it is empty (works across processes)."""
-        ...
 
     def unlock(self, instance_id: str, op_id: str) -> None: ...
 
+    def save_changes(self, entity: VnfInstance, since: VnfInstance) -> None:
+        """`save`, writing only what differs from `since` (the instance as last read or written)."""
+
     def on_vims(self, vim_ids: Sequence[str]) -> builtins.list[VnfInstance]:
         """The instances whose VIM is one of `vim_ids` (an indexed column)."""
-        ...
 
 
 class OpOccRepository(Repository[OpOcc], Protocol):

@@ -22,7 +22,7 @@ from vnfm.domain.notifications import (
     callback_headers,
 )
 from vnfm.service import requests as rq
-from vnfm.service.ports import Condition, UowFactory
+from vnfm.service.ports import AbstractUnitOfWork, Condition, UowFactory
 from vnfm.service.secrets import SecretBox
 
 PKGM_FILTER_KEYS = {"notificationTypes", "vnfProductsFromProviders", "vnfdId", "vnfPkgId", "operationalState",
@@ -178,9 +178,13 @@ class SubscriptionService:
             uow.commit()
         return sub, True
 
-    def for_delivery(self) -> builtins.list[Subscription]:
-        """Every subscription (both APIs) with its authentication decrypted, for the notifier."""
-        with self.uow() as uow:
+    def for_delivery(self, uow: AbstractUnitOfWork | None = None) -> builtins.list[Subscription]:
+        """Every subscription (both APIs) with its authentication decrypted, for the notifier
+        (`uow`: read in this unit of work, e.g. the one that claimed the notifications)."""
+        if uow is None:
+            with self.uow() as own:
+                subs = own.subscriptions.list()
+        else:
             subs = uow.subscriptions.list()
         if self.box is not None:
             for s in subs:

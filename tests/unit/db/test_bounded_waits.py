@@ -46,7 +46,7 @@ def test_lock_waits_end_and_a_paused_transaction_loses_its_locks(db_url: str, ba
         assert [o.owner for o in claimed] == ["other"]
         with pytest.raises(sa_exc.DBAPIError):  # the paused process finds its transaction gone
             paused.commit()
-        paused.session.close()
+        paused.close()
     finally:
         factory.kw["bind"].dispose()
 

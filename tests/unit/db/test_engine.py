@@ -71,3 +71,34 @@ def test_the_metrics_counts_neither_wait_for_nor_take_the_write_lock(tmp_path: P
         writer.execute("ROLLBACK")
         writer.close()
         factory.kw["bind"].dispose()
+
+
+def test_a_unit_of_work_that_cannot_take_the_write_lock_is_busy(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite: BEGIN IMMEDIATE (sent by the driver itself) waits the busy timeout, then fails
+    as an error `is_busy` knows (the API answers 503, the engine tries again)."""
+    import sqlite3
+    import time
+
+    from sqlalchemy import exc as sa_exc
+
+    from vnfm.adapters.db import SqlAlchemyUnitOfWork, engine, is_busy, make_session_factory, migrate
+
+    url = f"sqlite:///{tmp_path / 'vnfm.db'}"
+    migrate(url)
+    monkeypatch.setattr(engine, "SQLITE_BUSY_TIMEOUT_MS", 300)
+    factory = make_session_factory(url)
+    writer = sqlite3.connect(tmp_path / "vnfm.db", isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")  # another process's unit of work holds the write lock
+        started = time.monotonic()
+        with SqlAlchemyUnitOfWork(factory) as u, pytest.raises(sa_exc.OperationalError) as caught:
+            u.op_occs.get("x")
+        assert is_busy(caught.value) and 0.25 < time.monotonic() - started < 5
+        writer.execute("ROLLBACK")
+        with SqlAlchemyUnitOfWork(factory) as u:  # the same pooled connection begins again
+            assert u.op_occs.get("x") is None
+            u.commit()
+    finally:
+        writer.close()
+        factory.kw["bind"].dispose()

@@ -72,7 +72,7 @@ def test_concurrent_claims_take_each_overdue_row_once(uow: Uow) -> None:
     for i in range(30):
         _add(uow, i, "dead")
     with uow() as u:  # written ten minutes ago by a process that is gone
-        u.session.execute(sa.update(tables.notification_outbox).values(
+        u.tx.conn().execute(sa.update(tables.notification_outbox).values(
             created_at=utcnow() - timedelta(minutes=10)))
         u.commit()
     reclaim_before = utcnow() - timedelta(minutes=5)

@@ -20,7 +20,7 @@ Uow = Callable[[], SqlAlchemyUnitOfWork]
 
 def _body(uow: Uow, table: sa.Table, entity_id: str) -> dict:
     with uow() as u:
-        return dict(u.session.execute(sa.select(table.c.body).where(table.c.id == entity_id)).scalar_one())
+        return dict(u.tx.conn().execute(sa.select(table.c.body).where(table.c.id == entity_id)).scalar_one())
 
 
 # ------------------------------------------------------------------------------------ round trips
@@ -117,7 +117,7 @@ def test_get_returns_fresh_objects_and_save_writes_everything(uow: Uow) -> None:
     assert got == a
     assert got.metadata["x"] == 1 and "10.0.0.99" in got.resources.vnfcs[0].cps[0].ip_addresses
     with uow() as u:  # the indexed columns follow the entity
-        row = u.session.execute(sa.select(tables.vnf_instances).where(tables.vnf_instances.c.id == inst.id)).one()
+        row = u.tx.conn().execute(sa.select(tables.vnf_instances).where(tables.vnf_instances.c.id == inst.id)).one()
         assert row.instantiation_state == "NOT_INSTANTIATED" and row.vim_id is None
 
 
@@ -171,7 +171,7 @@ def test_delete_every_kind(uow: Uow) -> None:
         assert u.packages.get(pkg.id) is None and u.packages.get_content(pkg.id) is None
         assert u.instances.get(inst.id) is None and u.op_occs.get(occ.id) is None
         assert u.subscriptions.get(sub.id) is None and u.vims.get(vim.id) is None
-        n = u.session.execute(sa.select(sa.func.count()).select_from(tables.vnf_package_contents)).scalar()
+        n = u.tx.conn().execute(sa.select(sa.func.count()).select_from(tables.vnf_package_contents)).scalar()
         assert n == 0
 
 

@@ -68,7 +68,7 @@ def test_only_the_changes_are_written_and_the_row_reads_back_whole(uow: Uow) -> 
     assert [e["message"] for e in got.events] == ["m1", "m2", "m3"]
     assert (got.operation_state, got.owner, got.error) == (OpState.FAILED_TEMP, None, occ.error)
     with uow() as u:  # the columns follow the body
-        state, owner = u.session.execute(select(tables.vnf_lcm_op_occs.c.operation_state,
+        state, owner = u.tx.conn().execute(select(tables.vnf_lcm_op_occs.c.operation_state,
                                                 tables.vnf_lcm_op_occs.c.owner)).one()
     assert (state, owner) == ("FAILED_TEMP", None)
 
@@ -114,6 +114,6 @@ def test_changed_secrets_are_sealed(session_factory: sessionmaker[Session]) -> N
     occ.operation_params = {**occ.operation_params, "additionalParams": {"password": "s3cret-value"}}
     assert _save(uow, occ, since) == (True, None)
     with uow() as u:
-        body = u.session.execute(select(tables.vnf_lcm_op_occs.c.body)).scalar_one()
+        body = u.tx.conn().execute(select(tables.vnf_lcm_op_occs.c.body)).scalar_one()
     assert "s3cret-value" not in str(body)
     assert _get(uow, occ.id).operation_params["additionalParams"]["password"] == "s3cret-value"

@@ -18,12 +18,11 @@ from typing import Any
 
 from sqlalchemy import and_, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
 from vnfm.adapters.db import tables
 from vnfm.adapters.db.mappers import as_utc, iso, parse_dt
 from vnfm.adapters.db.paging import Col
-from vnfm.adapters.db.repository import TableRepository
+from vnfm.adapters.db.repository import TableRepository, Tx
 from vnfm.domain.alarms import AckState, Alarm, EventType, PerceivedSeverity
 
 WATCHER = "@"  # prefix of a watcher's own presence row
@@ -70,8 +69,8 @@ class SqlAlarmRepository(TableRepository[Alarm]):
                "eventType": Col("event_type", ordered=True), "probableCause": Col("probable_cause"),
                "ackState": Col("ack_state", ordered=True), "alarmRaisedTime": Col("alarm_raised_time", kind="time")}
 
-    def __init__(self, session: Session) -> None:
-        super().__init__(session, alarm_to_row, alarm_from_row, order_by="alarm_raised_time")
+    def __init__(self, tx: Tx) -> None:
+        super().__init__(tx, alarm_to_row, alarm_from_row, order_by="alarm_raised_time")
 
     def open_for(self, instance_ids: Sequence[str]) -> builtins.list[Alarm]:
         """The alarms not cleared of these instances (one indexed query)."""
@@ -90,11 +89,11 @@ class SqlWatchLeases:
 
     table = tables.watch_leases
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
+    def __init__(self, tx: Tx) -> None:
+        self.tx = tx
 
     def _exec(self, stmt: Any, params: Any = None) -> Any:
-        return self.session.connection().execute(stmt, params)
+        return self.tx.conn().execute(stmt, params)
 
     def acquire(self, owner: str, instance_ids: Sequence[str], now: datetime, ttl: float) -> builtins.list[str]:
         """Take or renew the leases of `instance_ids` free, expired or already `owner`'s, at most a
@@ -140,7 +139,7 @@ class SqlWatchLeases:
             if i in have:
                 continue
             try:
-                with self.session.begin_nested():
+                with self.tx.conn().begin_nested():
                     self._exec(insert(t), {"instance_id": i, "owner": owner, "expires_at": now - timedelta(seconds=1),
                                            "state": {}})
             except IntegrityError:

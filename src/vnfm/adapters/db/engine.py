@@ -1,9 +1,9 @@
 """Engines and session factories for SQLite (default, embedded) and PostgreSQL (psycopg 3).
 
 SQLite: WAL journal, busy_timeout 30 s, foreign keys on, usable from any thread, and every
-transaction starts with `BEGIN IMMEDIATE` (except on a connection in AUTOCOMMIT: read-only queries, which
-take no lock): a unit of work takes the write lock up front, so a
-read-modify-write never fails half-way with "database is locked" when another process wrote in
+transaction starts with `BEGIN IMMEDIATE`, sent by the driver itself (except on a connection in
+AUTOCOMMIT: read-only queries, which take no lock): a unit of work takes the write lock up front,
+so a read-modify-write never fails half-way with "database is locked" when another process wrote in
 between (readers in other processes are not blocked thanks to WAL, but units of work are
 serialised). PostgreSQL: READ COMMITTED, pool_pre_ping; the repositories use row locks and
 conditional updates where atomicity matters.
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import json
 import os
+import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -32,6 +32,8 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
+
+from vnfm.adapters import jsoncodec
 
 DEFAULT_DATABASE_URL = "sqlite:///var/vnfm.db"
 SQLITE_BUSY_TIMEOUT_MS = 30000  # a bound, high enough for thousands of operations writing at once
@@ -103,7 +105,7 @@ def _json_default(value: Any) -> Any:
 
 
 def json_dumps(value: Any) -> str:
-    return json.dumps(value, default=_json_default, separators=(",", ":"))
+    return jsoncodec.dumps(value, _json_default)
 
 
 def _is_memory_sqlite(u: URL) -> bool:
@@ -136,7 +138,7 @@ def make_engine(url: str | URL | None = None, limits: DbLimits | None = None, **
         connect_args = dict(kwargs.pop("connect_args", {}))
         connect_args.setdefault("options", limits.pg_options())
         kwargs["connect_args"] = connect_args
-    return create_engine(u, json_serializer=json_dumps, **kwargs)
+    return create_engine(u, json_serializer=json_dumps, json_deserializer=jsoncodec.loads, **kwargs)
 
 
 def _sqlite_engine(u: URL, **kwargs: Any) -> Engine:
@@ -150,7 +152,8 @@ def _sqlite_engine(u: URL, **kwargs: Any) -> Engine:
     if memory:
         # One shared connection: only for single-threaded use (tests, throwaway runs).
         kwargs.setdefault("poolclass", StaticPool)
-    engine = create_engine(u, json_serializer=json_dumps, connect_args=connect_args, **kwargs)
+    engine = create_engine(u, json_serializer=json_dumps, json_deserializer=jsoncodec.loads,
+                           connect_args=connect_args, **kwargs)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -170,7 +173,13 @@ def _sqlite_engine(u: URL, **kwargs: Any) -> Engine:
     def _on_begin(conn: Any) -> None:
         if conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT":
             return  # a read-only connection (the metrics' counts): no transaction, no write lock
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # The driver's own execute (SQLAlchemy's statement path, events and result set-up, costs
+        # ten times this statement; every unit of work runs it); its error as SQLAlchemy's, as
+        # `is_busy` and the callers expect it (here SQLAlchemy does not wrap it).
+        try:
+            conn.connection.driver_connection.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise sa_exc.DBAPIError.instance("BEGIN IMMEDIATE", (), exc, sqlite3.Error) from exc
 
     return engine
 

@@ -8,20 +8,20 @@ from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import CursorResult, delete, insert, select, update
-from sqlalchemy.orm import Session
 
 from vnfm.adapters.db import tables
+from vnfm.adapters.db.repository import Tx
 from vnfm.domain.model import utcnow
 
 
 class SqlKvStore:
     """Small JSON values by (namespace, key), for adapters' own state (e.g. the simulated cloud)."""
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
+    def __init__(self, tx: Tx) -> None:
+        self.tx = tx
 
     def _exec(self, stmt: Any) -> CursorResult:
-        return self.session.connection().execute(stmt)
+        return self.tx.conn().execute(stmt)
 
     def get(self, namespace: str, key: str, default: Any = None) -> Any:
         t = tables.kv
@@ -31,7 +31,7 @@ class SqlKvStore:
     def put(self, namespace: str, key: str, value: Any) -> None:
         t = tables.kv
         values = {"namespace": namespace, "key": key, "value": value, "updated_at": utcnow()}
-        dialect = self.session.connection().dialect.name
+        dialect = self.tx.dialect
         if dialect in ("sqlite", "postgresql"):
             if dialect == "sqlite":
                 from sqlalchemy.dialects.sqlite import insert as upsert

@@ -119,35 +119,62 @@ def package_from_row(row: Mapping[str, Any]) -> VnfPackage:
 
 
 # ----------------------------------------------------------------------------- instances
-def instance_to_dict(i: VnfInstance) -> Row:
-    return {
-        "id": i.id,
-        "vnfd_id": i.vnfd_id,
-        "vnf_pkg_id": i.vnf_pkg_id,
-        "vnf_provider": i.vnf_provider,
-        "vnf_product_name": i.vnf_product_name,
-        "vnf_software_version": i.vnf_software_version,
-        "vnfd_version": i.vnfd_version,
-        "vnf_instance_name": i.vnf_instance_name,
-        "vnf_instance_description": i.vnf_instance_description,
-        "instantiation_state": i.instantiation_state.value,
-        "vim_connection_info": _j(i.vim_connection_info),
-        "metadata": _j(i.metadata),
-        "extensions": _j(i.extensions),
-        "vnf_configurable_properties": _j(i.vnf_configurable_properties),
-        "flavour_id": i.flavour_id,
-        "instantiation_level_id": i.instantiation_level_id,
-        "vnf_state": i.vnf_state.value,
-        "scale_levels": dict(i.scale_levels),
-        "ext_virtual_links": _j(i.ext_virtual_links),
-        "ext_managed_virtual_links": _j(i.ext_managed_virtual_links),
-        "additional_params": _j(i.additional_params),
-        "resources": i.resources.to_dict(),
-        "vim_id": i.vim_id,
-        "driver_state": _j(i.driver_state),
-        "lock_op_id": i.lock_op_id,
-        "created_at": iso(i.created_at),
-    }
+# Each key of an instance's JSON body: how it is made from the instance's attribute of the same
+# name (a stage's write sends only the keys whose attribute changed: `SqlInstanceRepository`).
+INSTANCE_BODY: dict[str, Callable[[VnfInstance], Any]] = {
+    "id": lambda i: i.id,
+    "vnfd_id": lambda i: i.vnfd_id,
+    "vnf_pkg_id": lambda i: i.vnf_pkg_id,
+    "vnf_provider": lambda i: i.vnf_provider,
+    "vnf_product_name": lambda i: i.vnf_product_name,
+    "vnf_software_version": lambda i: i.vnf_software_version,
+    "vnfd_version": lambda i: i.vnfd_version,
+    "vnf_instance_name": lambda i: i.vnf_instance_name,
+    "vnf_instance_description": lambda i: i.vnf_instance_description,
+    "instantiation_state": lambda i: i.instantiation_state.value,
+    "vim_connection_info": lambda i: _j(i.vim_connection_info),
+    "metadata": lambda i: _j(i.metadata),
+    "extensions": lambda i: _j(i.extensions),
+    "vnf_configurable_properties": lambda i: _j(i.vnf_configurable_properties),
+    "flavour_id": lambda i: i.flavour_id,
+    "instantiation_level_id": lambda i: i.instantiation_level_id,
+    "vnf_state": lambda i: i.vnf_state.value,
+    "scale_levels": lambda i: dict(i.scale_levels),
+    "ext_virtual_links": lambda i: _j(i.ext_virtual_links),
+    "ext_managed_virtual_links": lambda i: _j(i.ext_managed_virtual_links),
+    "additional_params": lambda i: _j(i.additional_params),
+    "resources": lambda i: i.resources.to_dict(),
+    "vim_id": lambda i: i.vim_id,
+    "driver_state": lambda i: _j(i.driver_state),
+    "lock_op_id": lambda i: i.lock_op_id,
+    "created_at": lambda i: iso(i.created_at),
+}
+# The instance's columns besides id and tenant: how each is made from the attribute of its name.
+INSTANCE_COLUMNS: dict[str, Callable[[VnfInstance], Any]] = {
+    "vnfd_id": lambda i: i.vnfd_id,
+    "vnf_pkg_id": lambda i: i.vnf_pkg_id,
+    "vnf_instance_name": lambda i: i.vnf_instance_name,
+    "instantiation_state": lambda i: i.instantiation_state.value,
+    "vim_id": lambda i: i.vim_id,
+    "lock_op_id": lambda i: i.lock_op_id,
+    "created_at": lambda i: as_utc(i.created_at),
+}
+
+
+# The keys whose value is a JSON document held as it is (copied by the functions above).
+_INSTANCE_DOCS = frozenset({"vim_connection_info", "metadata", "extensions", "vnf_configurable_properties",
+                            "ext_virtual_links", "ext_managed_virtual_links", "additional_params", "driver_state"})
+
+
+def instance_to_dict(i: VnfInstance, keys: Iterable[str] | None = None, *, copied: bool = True) -> Row:
+    """The instance's JSON body (`keys`: only these keys of it). `copied=False`: its documents are
+    the instance's own objects, for a statement's parameters that are serialised at once (and
+    not kept) while nothing changes the instance (a snapshot)."""
+    if keys is None:
+        return {k: f(i) for k, f in INSTANCE_BODY.items()}
+    if copied:
+        return {k: INSTANCE_BODY[k](i) for k in keys}
+    return {k: getattr(i, k) if k in _INSTANCE_DOCS else INSTANCE_BODY[k](i) for k in keys}
 
 
 def instance_from_dict(d: Mapping[str, Any]) -> VnfInstance:
@@ -184,17 +211,7 @@ def instance_from_dict(d: Mapping[str, Any]) -> VnfInstance:
 
 
 def instance_to_row(i: VnfInstance) -> Row:
-    return {
-        "id": i.id,
-        "vnfd_id": i.vnfd_id,
-        "vnf_pkg_id": i.vnf_pkg_id,
-        "vnf_instance_name": i.vnf_instance_name,
-        "instantiation_state": i.instantiation_state.value,
-        "vim_id": i.vim_id,
-        "lock_op_id": i.lock_op_id,
-        "created_at": as_utc(i.created_at),
-        "body": instance_to_dict(i),
-    }
+    return {"id": i.id, **{c: f(i) for c, f in INSTANCE_COLUMNS.items()}, "body": instance_to_dict(i)}
 
 
 def instance_from_row(row: Mapping[str, Any]) -> VnfInstance:
@@ -232,11 +249,17 @@ OCC_BODY: dict[str, Callable[[OpOcc], Any]] = {
 }
 
 
-def op_occ_to_dict(o: OpOcc, keys: Iterable[str] | None = None) -> Row:
-    """The occurrence's JSON body (`keys`: only these keys of it)."""
+_OCC_DOCS = frozenset({"operation_params", "error", "resource_changes", "changed_info", "changed_ext_connectivity",
+                       "plan", "events", "warnings"})  # as _INSTANCE_DOCS
+
+
+def op_occ_to_dict(o: OpOcc, keys: Iterable[str] | None = None, *, copied: bool = True) -> Row:
+    """The occurrence's JSON body (`keys`: only these keys of it; `copied`: as `instance_to_dict`)."""
     if keys is None:
         return {k: f(o) for k, f in OCC_BODY.items()}
-    return {k: OCC_BODY[k](o) for k in keys}
+    if copied:
+        return {k: OCC_BODY[k](o) for k in keys}
+    return {k: getattr(o, k) if k in _OCC_DOCS else OCC_BODY[k](o) for k in keys}
 
 
 def op_occ_from_dict(d: Mapping[str, Any]) -> OpOcc:

@@ -9,11 +9,10 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_, bindparam, or_, select, update
-from sqlalchemy.orm import Session
 
 from vnfm.adapters.db import bodypatch, mappers, tables
 from vnfm.adapters.db.paging import Col
-from vnfm.adapters.db.repository import TableRepository
+from vnfm.adapters.db.repository import TableRepository, Tx
 from vnfm.domain.lcm import CANCELLABLE
 from vnfm.domain.model import OP_OCC_ENGINE_PRIVATE, OpOcc, OpState, utcnow
 from vnfm.service.ports import Sealer
@@ -32,8 +31,8 @@ class SqlOpOccRepository(TableRepository[OpOcc]):
                   "error": ("error",), "resourceChanges": ("resource_changes",), "changedInfo": ("changed_info",),
                   "changedExtConnectivity": ("changed_ext_connectivity",)}
 
-    def __init__(self, session: Session, box: Sealer | None = None) -> None:
-        super().__init__(session, mappers.sealing(mappers.op_occ_to_row, box),
+    def __init__(self, tx: Tx, box: Sealer | None = None) -> None:
+        super().__init__(tx, mappers.sealing(mappers.op_occ_to_row, box),
                          mappers.unsealing(mappers.op_occ_from_row, box), order_by="start_time")
         self._box = box
 
@@ -142,7 +141,7 @@ class SqlOpOccRepository(TableRepository[OpOcc]):
         if "events" in keys and len(occ.events) > n and occ.events[:n] == since.events:
             keys.remove("events")
             added = occ.events[n:]
-        part = mappers.op_occ_to_dict(occ, keys)
+        part = mappers.op_occ_to_dict(occ, keys, copied=False)  # serialised below, not kept
         if self._box is not None:
             part = self._box.seal(part, scope=occ.id)
         column = {"heartbeat": None if occ.heartbeat is None else mappers.as_utc(occ.heartbeat),

@@ -4,12 +4,12 @@ table with an `id` primary key (SQLAlchemy Core statements over one Session, no 
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import ColumnElement, CursorResult, Table, bindparam, delete, insert, select, update
-from sqlalchemy.engine import Connection
-from sqlalchemy.orm import Session
+from sqlalchemy.engine import Connection, Engine
 
 from vnfm.adapters.db import paging, tenancy
 from vnfm.adapters.db.paging import Col
@@ -17,6 +17,50 @@ from vnfm.domain.errors import NotFound
 from vnfm.service.ports import Condition
 
 E = TypeVar("E")
+
+
+@functools.cache
+def _by_id(table: Table) -> Any:
+    """SELECT of one row of `table` by its id (a bound parameter `_id`)."""
+    return select(table).where(table.c.id == bindparam("_id"))
+
+
+class Tx:
+    """The transaction of one unit of work as its repositories reach it: one pooled Connection,
+    taken on the first statement (which begins the transaction: SQLite's `BEGIN IMMEDIATE` is the
+    engine's begin hook) and given back to the pool when the transaction ends (`commit`,
+    `rollback`: a later statement takes one again), and the dialect's name. No ORM Session: the
+    repositories send Core statements only, and a Session's bookkeeping per unit of work cost
+    more than most of the statements sent in it."""
+
+    __slots__ = ("engine", "dialect", "_conn")
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.dialect: str = engine.dialect.name
+        self._conn: Connection | None = None
+
+    def conn(self) -> Connection:
+        conn = self._conn
+        if conn is None:
+            conn = self._conn = self.engine.connect()
+        return conn
+
+    def commit(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.commit()
+            finally:
+                conn.close()
+
+    def rollback(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.rollback()
+            finally:
+                conn.close()
 
 
 class TableRepository(Generic[E]):
@@ -29,12 +73,12 @@ class TableRepository(Generic[E]):
 
     def __init__(
         self,
-        session: Session,
+        tx: Tx,
         to_row: Callable[[E], dict[str, Any]],
         from_row: Callable[[Mapping[str, Any]], E],
         order_by: str = "created_at",
     ) -> None:
-        self.session = session
+        self.tx = tx
         self._to_row, self._from_row = (tenancy.with_tenant_column(to_row, from_row) if "tenant" in self.table.c
                                         else (to_row, from_row))
         self._order = (self.table.c[order_by], self.table.c.id)
@@ -42,14 +86,14 @@ class TableRepository(Generic[E]):
 
     # --- plumbing
     def _conn(self) -> Connection:
-        return self.session.connection()
+        return self.tx.conn()
 
     def _exec(self, stmt: Any, params: Any = None) -> CursorResult:
-        return self._conn().execute(stmt, params)
+        return self.tx.conn().execute(stmt, params)
 
     @property
     def dialect(self) -> str:
-        return self._conn().dialect.name
+        return self.tx.dialect
 
     def _scope(self) -> builtins.list[ColumnElement[bool]]:
         """Every read, change and deletion sees the confined caller's tenant's rows only."""
@@ -75,7 +119,11 @@ class TableRepository(Generic[E]):
         self._exec(insert(self.table), self._to_row(entity))
 
     def get(self, entity_id: str) -> E | None:
-        row = self._exec(select(self.table).where(self.table.c.id == entity_id, *self._scope())).mappings().first()
+        scope = self._scope()
+        if scope:
+            row = self._exec(select(self.table).where(self.table.c.id == entity_id, *scope)).mappings().first()
+        else:  # the one statement, built once (its cache key is computed once too)
+            row = self._exec(_by_id(self.table), {"_id": entity_id}).mappings().first()
         return None if row is None else self._from_row(dict(row))
 
     def list(self) -> builtins.list[E]:

@@ -46,7 +46,7 @@ def check_stored(uow: SqlAlchemyUnitOfWork, box: Sealer) -> None:
     """Decrypt one stored secret of each table that has one: OperationFailed (at start-up, before
     the engine runs) when the keys are not those they were encrypted with."""
     with uow:
-        conn = uow.session.connection()
+        conn = uow.tx.conn()
         for table in (tables.vims, tables.subscriptions, tables.vnf_instances, tables.vnf_lcm_op_occs):
             stmt = select(table.c.body).where(cast(table.c.body, String).like("%enc:v1:%")).limit(1)
             body = conn.execute(stmt).scalar()
@@ -56,7 +56,7 @@ def check_stored(uow: SqlAlchemyUnitOfWork, box: Sealer) -> None:
 
 def _rewrite(uow: SqlAlchemyUnitOfWork, tabs: tuple[Any, ...], change: Callable[[Any], Any]) -> int:
     """Rewrite each row's body as `change` makes it (rows locked on PostgreSQL); how many changed."""
-    conn = uow.session.connection()
+    conn = uow.tx.conn()
     rewritten = 0
     for table in tabs:
         stmt = select(table.c.id, table.c.body)

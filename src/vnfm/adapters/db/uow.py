@@ -1,8 +1,8 @@
-"""SqlAlchemyUnitOfWork and its repositories (SQLAlchemy Core statements over one Session).
+"""SqlAlchemyUnitOfWork and its repositories (SQLAlchemy Core statements over one Connection).
 
 No ORM mapping is involved: `add()`/`save()` write the whole entity with explicit INSERT/UPDATE
 statements, and `get()`/`list()` build fresh domain objects from the row every time, so nothing is
-shared between the caller's objects and the session (no identity map, no dirty tracking).
+shared between the caller's objects and the database layer (no ORM: no identity map, no dirty tracking).
 
 Concurrency:
 * `instances.try_lock` is a conditional UPDATE (`... WHERE lock_op_id IS NULL`) checked by its
@@ -17,6 +17,7 @@ Concurrency:
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -32,14 +33,15 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from vnfm.adapters.db import mappers, tables
+from vnfm.adapters.db import bodypatch, mappers, tables
 from vnfm.adapters.db.alarms import SqlAlarmRepository, SqlWatchLeases
 from vnfm.adapters.db.kv import SqlKvStore
 from vnfm.adapters.db.op_occs import SqlOpOccRepository
 from vnfm.adapters.db.paging import Col
-from vnfm.adapters.db.repository import TableRepository
+from vnfm.adapters.db.repository import TableRepository, Tx
 from vnfm.domain.access import DEFAULT_TENANT
 from vnfm.domain.errors import Conflict, NotFound
 from vnfm.domain.model import Subscription, Vim, VnfInstance, VnfPackage, new_id, utcnow
@@ -54,8 +56,8 @@ class SqlPackageRepository(TableRepository[VnfPackage]):
                "operationalState": Col("operational_state", ordered=True),
                "usageState": Col("usage_state", ordered=True)}
 
-    def __init__(self, session: Session) -> None:
-        super().__init__(session, mappers.package_to_row, mappers.package_from_row)
+    def __init__(self, tx: Tx) -> None:
+        super().__init__(tx, mappers.package_to_row, mappers.package_from_row)
 
     def put_content(self, pkg_id: str, content: bytes) -> None:
         c = tables.vnf_package_contents
@@ -96,8 +98,9 @@ class SqlInstanceRepository(TableRepository[VnfInstance]):
                   "vimConnectionInfo": ("vim_connection_info",), "metadata": ("metadata",),
                   "extensions": ("extensions",), "vnfConfigurableProperties": ("vnf_configurable_properties",)}
 
-    def __init__(self, session: Session, box: Sealer | None = None) -> None:
-        super().__init__(session, mappers.sealing(mappers.instance_to_row, box), self._load)
+    def __init__(self, tx: Tx, box: Sealer | None = None) -> None:
+        super().__init__(tx, mappers.sealing(mappers.instance_to_row, box), self._load)
+        self._box = box
         self._from_body = mappers.unsealing(mappers.instance_from_row, box)
         # lock_op_id as this unit of work last saw it, per instance (optimistic check in save()).
         self._seen_lock: dict[str, str | None] = {}
@@ -135,10 +138,37 @@ class SqlInstanceRepository(TableRepository[VnfInstance]):
             stmt = stmt.where(t.c.lock_op_id.is_not_distinct_from(bindparam("_seen_lock", type_=t.c.lock_op_id.type)))
             params["_seen_lock"] = seen
         if self._exec(stmt, params).rowcount == 0:
-            if self._exec(select(t.c.id).where(t.c.id == entity_id)).first() is None:
-                raise NotFound(f"VNF instance {entity_id} does not exist")
-            raise Conflict(f"VNF instance {entity_id} was locked or unlocked by another operation meanwhile")
+            self._refused(entity_id)
         self._seen_lock[entity_id] = entity.lock_op_id
+
+    def save_changes(self, entity: VnfInstance, since: VnfInstance) -> None:
+        """`save`, writing only what differs from `since` (the instance as the caller last read or
+        wrote it): the changed columns and the changed keys of the JSON body, patched in SQL, only
+        those keys sealed (nothing changed: no statement). The same lock check as `save`."""
+        if entity.id != since.id:
+            raise ValueError(f"VNF instance {entity.id} saved as changes since instance {since.id}")
+        keys = tuple(k for k in mappers.INSTANCE_BODY if getattr(entity, k) != getattr(since, k))
+        if not keys:
+            return
+        part = mappers.instance_to_dict(entity, keys, copied=False)  # serialised below, not kept
+        if self._box is not None:
+            part = self._box.seal(part, scope=entity.id)
+        columns = tuple(c for c in mappers.INSTANCE_COLUMNS if c in keys)
+        seen = self._seen_lock.get(entity.id, _UNSEEN)
+        params: dict[str, Any] = {"_id": entity.id, **{f"_c_{c}": mappers.INSTANCE_COLUMNS[c](entity) for c in columns},
+                                  **bodypatch.patch_params(part, [], self.dialect)}
+        if seen is not _UNSEEN:
+            params["_seen_lock"] = seen
+        stmt = _instance_changes(self.dialect, columns, keys, seen is not _UNSEEN)
+        if self._exec(stmt, params).rowcount == 0:
+            self._refused(entity.id)
+        self._seen_lock[entity.id] = entity.lock_op_id
+
+    def _refused(self, entity_id: str) -> None:
+        t = self.table
+        if self._exec(select(t.c.id).where(t.c.id == entity_id)).first() is None:
+            raise NotFound(f"VNF instance {entity_id} does not exist")
+        raise Conflict(f"VNF instance {entity_id} was locked or unlocked by another operation meanwhile")
 
     def delete(self, entity_id: str) -> None:
         super().delete(entity_id)
@@ -176,12 +206,24 @@ class SqlInstanceRepository(TableRepository[VnfInstance]):
         return self._exec(select(t.c.lock_op_id).where(t.c.id == instance_id)).scalar_one_or_none()
 
 
+@functools.lru_cache(maxsize=256)
+def _instance_changes(dialect: str, columns: tuple[str, ...], keys: tuple[str, ...], check_lock: bool) -> Any:
+    """The UPDATE of `SqlInstanceRepository.save_changes` for one shape of change (built once)."""
+    t = tables.vnf_instances
+    values: dict[str, Any] = {c: bindparam(f"_c_{c}", type_=t.c[c].type) for c in columns}
+    values["body"] = bodypatch.patched(t.c.body, keys, 0, dialect)
+    stmt = update(t).where(t.c.id == bindparam("_id")).values(**values)
+    if check_lock:
+        stmt = stmt.where(t.c.lock_op_id.is_not_distinct_from(bindparam("_seen_lock", type_=t.c.lock_op_id.type)))
+    return stmt
+
+
 class SqlSubscriptionRepository(TableRepository[Subscription]):
     table = tables.subscriptions
     label = "subscription"
 
-    def __init__(self, session: Session) -> None:
-        super().__init__(session, mappers.subscription_to_row, mappers.subscription_from_row)
+    def __init__(self, tx: Tx) -> None:
+        super().__init__(tx, mappers.subscription_to_row, mappers.subscription_from_row)
 
     def by_kind(self, kind: str) -> builtins.list[Subscription]:
         return self._select(self.table.c.kind == kind)
@@ -195,8 +237,8 @@ class SqlVimRepository(TableRepository[Vim]):
     table = tables.vims
     label = "VIM"
 
-    def __init__(self, session: Session) -> None:
-        super().__init__(session, mappers.vim_to_row, mappers.vim_from_row)
+    def __init__(self, tx: Tx) -> None:
+        super().__init__(tx, mappers.vim_to_row, mappers.vim_from_row)
 
     def by_name(self, name: str) -> builtins.list[Vim]:
         return self._select(self.table.c.name == name)
@@ -211,17 +253,40 @@ class SqlVimRepository(TableRepository[Vim]):
         return None if row is None else self._from_row(dict(row))
 
 
+_REMOVE = delete(tables.notification_outbox).where(tables.notification_outbox.c.id == bindparam("_id"))
+
+
+@functools.lru_cache(maxsize=4)
+def _claim_statement(dialect: str) -> Any:
+    """The outbox claim (built once per dialect): rows of the owner not yet taken, and rows written
+    or taken before `_old` (their process died), at most `_limit`, oldest first; taken by one
+    UPDATE that returns them (PostgreSQL: candidates locked by others are skipped)."""
+    t = tables.notification_outbox
+    old = bindparam("_old", type_=t.c.created_at.type)
+    cond = or_(
+        and_(t.c.owner == bindparam("_owner", type_=t.c.owner.type), t.c.claimed_at.is_(None)),
+        and_(t.c.claimed_at.is_(None), t.c.created_at < old),
+        t.c.claimed_at < old,
+    )
+    candidates = select(t.c.id).where(cond).order_by(t.c.created_at, t.c.id).limit(bindparam("_limit"))
+    if dialect == "postgresql":
+        candidates = candidates.with_for_update(skip_locked=True)
+    return (update(t).where(t.c.id.in_(candidates.scalar_subquery()), cond)
+            .values(owner=bindparam("_owner"), claimed_at=bindparam("_now", type_=t.c.claimed_at.type))
+            .returning(t.c.id, t.c.created_at, t.c.body))
+
+
 class SqlOutbox:
     """The notification outbox (vnfm.service.ports.Outbox). `claim` takes rows with a conditional
     UPDATE per row (plus `FOR UPDATE SKIP LOCKED` on PostgreSQL), so each is taken once."""
 
     table = tables.notification_outbox
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
+    def __init__(self, tx: Tx) -> None:
+        self.tx = tx
 
     def _exec(self, stmt: Any, params: Any = None) -> CursorResult:
-        return self.session.connection().execute(stmt, params)
+        return self.tx.conn().execute(stmt, params)
 
     def add(self, notification: dict[str, Any], info: dict[str, Any] | None = None, *, owner: str = "",
             tenant: str = DEFAULT_TENANT) -> None:
@@ -231,37 +296,44 @@ class SqlOutbox:
                                         "claimed_at": None, "body": body})
 
     def claim(self, owner: str, reclaim_before: Any, limit: int = 100) -> builtins.list[OutboxEntry]:
+        """One statement: the rows taken, oldest first (an UPDATE of the candidates, returning them)."""
         if not isinstance(reclaim_before, datetime):
             raise TypeError("reclaim_before must be a datetime")
-        t = self.table
-        old = mappers.as_utc(reclaim_before)
-        cond = or_(
-            and_(t.c.owner == owner, t.c.claimed_at.is_(None)),
-            and_(t.c.claimed_at.is_(None), t.c.created_at < old),
-            t.c.claimed_at < old,
-        )
-        candidates = select(t.c.id, t.c.body).where(cond).order_by(t.c.created_at, t.c.id).limit(limit)
-        if self.session.connection().dialect.name == "postgresql":
-            candidates = candidates.with_for_update(skip_locked=True)
-        now = mappers.as_utc(utcnow())
+        params = {"_owner": owner, "_old": mappers.as_utc(reclaim_before), "_now": mappers.as_utc(utcnow()),
+                  "_limit": limit}
+        taken = self._exec(_claim_statement(self.tx.dialect), params).all()
         out: builtins.list[OutboxEntry] = []
-        for row in self._exec(candidates).mappings().all():
-            res = self._exec(update(t).where(t.c.id == row["id"], cond).values(owner=owner, claimed_at=now))
-            if res.rowcount == 1:
-                body = row["body"]
-                out.append(OutboxEntry(row["id"], body["notification"], body.get("info"), body["published_at"],
-                                       str(body.get("tenant") or DEFAULT_TENANT)))
+        for entry_id, _created, body in sorted(taken, key=lambda r: (mappers.as_utc(r[1]), r[0])):
+            out.append(OutboxEntry(entry_id, body["notification"], body.get("info"), body["published_at"],
+                                   str(body.get("tenant") or DEFAULT_TENANT)))
         return out
 
     def remove(self, entry_id: str) -> None:
-        self._exec(delete(self.table).where(self.table.c.id == entry_id))
+        self._exec(_REMOVE, {"_id": entry_id})
 
     def count(self) -> int:
         return int(self._exec(select(func.count()).select_from(self.table)).scalar_one())
 
 
+# attribute of the unit of work -> how its repository is made (over the transaction, with the box)
+_REPOSITORIES: dict[str, Callable[[Tx, Sealer | None], Any]] = {
+    "packages": lambda tx, _box: SqlPackageRepository(tx),
+    "instances": SqlInstanceRepository,
+    "op_occs": SqlOpOccRepository,
+    "subscriptions": lambda tx, _box: SqlSubscriptionRepository(tx),
+    "vims": lambda tx, _box: SqlVimRepository(tx),
+    "outbox": lambda tx, _box: SqlOutbox(tx),
+    "kv": lambda tx, _box: SqlKvStore(tx),
+    "alarms": lambda tx, _box: SqlAlarmRepository(tx),
+    "leases": lambda tx, _box: SqlWatchLeases(tx),
+}
+
+
 class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
-    """One database transaction: `with uow: ...; uow.commit()`; leaving without commit rolls back."""
+    """One database transaction: `with uow: ...; uow.commit()`; leaving without commit rolls back.
+
+    Its repositories are made when first used (most units of work use one or two of them), and
+    share the transaction's one connection (`Tx`)."""
 
     packages: SqlPackageRepository
     instances: SqlInstanceRepository
@@ -273,35 +345,40 @@ class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
     alarms: SqlAlarmRepository
     leases: SqlWatchLeases
 
-    def __init__(self, session_factory: sessionmaker[Session] | Callable[[], Session],
-                 box: Sealer | None = None) -> None:
-        """`box`: encrypts the secrets of instance and occurrence bodies (request parameters,
-        VIM connection info, driver state) before they are stored."""
-        self.session_factory = session_factory
-        # A Session only takes a connection (and begins a transaction) on its first statement.
-        self.session: Session = session_factory()
-        self.packages = SqlPackageRepository(self.session)
-        self.instances = SqlInstanceRepository(self.session, box)
-        self.op_occs = SqlOpOccRepository(self.session, box)
-        self.subscriptions = SqlSubscriptionRepository(self.session)
-        self.vims = SqlVimRepository(self.session)
-        self.outbox = SqlOutbox(self.session)
-        self.kv = SqlKvStore(self.session)
-        self.alarms = SqlAlarmRepository(self.session)
-        self.leases = SqlWatchLeases(self.session)
+    def __init__(self, session_factory: sessionmaker[Session] | Engine, box: Sealer | None = None) -> None:
+        """`session_factory`: the engine, or a session factory bound to it (its sessions are not
+        used: see `Tx`). `box`: encrypts the secrets of instance and occurrence bodies (request
+        parameters, VIM connection info, driver state) before they are stored."""
+        engine = session_factory if isinstance(session_factory, Engine) else session_factory.kw["bind"]
+        self.box = box
+        # A connection is only taken (and a transaction begun) on the first statement.
+        self.tx = Tx(engine)
+
+    def __getattr__(self, name: str) -> Any:
+        """A repository, made on first use (then an ordinary attribute)."""
+        make = _REPOSITORIES.get(name)
+        if make is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        repo = self.__dict__[name] = make(self.tx, self.box)
+        return repo
 
     def __enter__(self) -> SqlAlchemyUnitOfWork:
         return self
 
     def __exit__(self, *args: object) -> None:
-        try:
-            self.rollback()
-        finally:
-            self.session.close()
+        self.rollback()
+
+    def close(self) -> None:
+        """End the transaction (rolled back unless committed) and give the connection back."""
+        self.rollback()
 
     def commit(self) -> None:
-        self.session.commit()
+        self.tx.commit()
 
     def rollback(self) -> None:
-        self.session.rollback()
-        self.instances._seen_lock.clear()  # what it recorded may have been rolled back
+        try:
+            self.tx.rollback()
+        finally:
+            instances = self.__dict__.get("instances")
+            if instances is not None:
+                instances._seen_lock.clear()  # what it recorded may have been rolled back

@@ -258,21 +258,22 @@ class JobStore:
         occ = snapshot(job.occ)
         inst = snapshot(job.inst) if instance and job.inst != w.saved_inst else None
         w.dirty = False
-        write = asyncio.ensure_future(self.patience.run(self._commit, occ, inst, job.fence, notify, w.saved_occ))
+        write = asyncio.ensure_future(self.patience.run(self._commit, occ, inst, job.fence, notify, w.saved_occ,
+                                                        w.saved_inst))
         try:
             cancel = await asyncio.shield(write)
         except asyncio.CancelledError:
             # The thread goes on: its write ends before the lock is released (no overlap).
             await asyncio.wait([write])
-            w.dirty, w.saved_occ = True, None
+            w.dirty, w.saved_occ, w.saved_inst = True, None, None
             if not write.cancelled() and isinstance(write.exception(), OwnershipLost):
                 w.lost = write.exception()  # type: ignore[assignment]
             raise
         except OwnershipLost as exc:
             w.lost = exc
             raise
-        except BaseException:
-            w.dirty, w.saved_occ = True, None  # what the row holds is not known: the next write is whole
+        except BaseException:  # what the rows hold is not known: the next writes are whole
+            w.dirty, w.saved_occ, w.saved_inst = True, None, None
             raise
         w.saved_occ = occ  # as the row has it now (a cancel read by the write included)
         # A cancel read by this write is kept unless the state moved on meanwhile (a transition
@@ -285,15 +286,17 @@ class JobStore:
             self.notes.wake()
 
     def _commit(self, occ: OpOcc, inst: VnfInstance | None, fence: tuple[str | None, int],
-                notify: bool, since: OpOcc | None = None) -> tuple[str | None] | None:
+                notify: bool, since: OpOcc | None = None,
+                inst_since: VnfInstance | None = None) -> tuple[str | None] | None:
         """The database work of one write (in a worker thread): a cancel recorded meanwhile is
         kept (and returned, as its mode), then the fenced write and the notification. With
         `since` (the occurrence as this runner last wrote it) only what changed is written, and
-        the cancel is learnt from that one statement."""
+        the cancel is learnt from that one statement; with `inst_since` (the instance as this
+        runner last read or wrote it) only what changed of the instance."""
         cancel = None
         with self.uow() as uow:
             if since is not None:
-                cancel = self._write(uow, occ, inst, fence, since)
+                cancel = self._write(uow, occ, inst, fence, since, inst_since)
                 if cancel is not None:  # the row's, as the whole write would have kept it
                     occ.is_cancel_pending, occ.cancel_mode = True, cancel[0]
             else:
@@ -301,7 +304,7 @@ class JobStore:
                     self._keep_cancel(uow, occ)
                     if occ.is_cancel_pending:
                         cancel = (occ.cancel_mode,)
-                self._write(uow, occ, inst, fence)
+                self._write(uow, occ, inst, fence, inst_since=inst_since)
             if notify:
                 self._stage_notification(uow, occ)
             uow.commit()
@@ -348,13 +351,14 @@ class JobStore:
 
     # ------------------------------------------------------------------ the one write
     @staticmethod
-    def _write(uow: AbstractUnitOfWork, occ: OpOcc, inst: VnfInstance | None,
-               fence: tuple[str | None, int], since: OpOcc | None = None) -> tuple[str | None] | None:
+    def _write(uow: AbstractUnitOfWork, occ: OpOcc, inst: VnfInstance | None, fence: tuple[str | None, int],
+               since: OpOcc | None = None, inst_since: VnfInstance | None = None) -> tuple[str | None] | None:
         """Every write of an occurrence (and its instance) by the engine, fenced: the occurrence is
         written first and only if it still has the owner and epoch in `fence`; otherwise nothing
         is written (the unit of work is not committed) and `OwnershipLost` is raised. With
         `since` (the occurrence as this runner last wrote it) only what changed is written, and a
-        cancel the row has that `occ` does not is returned (its mode)."""
+        cancel the row has that `occ` does not is returned (its mode); likewise the instance with
+        `inst_since`."""
         owner, epoch = fence
         cancel = None
         if since is None:
@@ -364,7 +368,9 @@ class JobStore:
             cancel = (mode,) if mode is not None and not occ.is_cancel_pending else None
         if not written:
             raise OwnershipLost(f"occurrence {occ.id} is no longer owned by {owner or 'nobody'} (epoch {epoch})")
-        if inst is not None:
+        if inst is not None and inst_since is not None:
+            uow.instances.save_changes(inst, inst_since)
+        elif inst is not None:
             uow.instances.save(inst)
         return cancel
 

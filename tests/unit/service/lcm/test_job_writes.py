@@ -41,11 +41,21 @@ class SlowDb:
         self.on_loop = False
 
 
+class FakeInstances:
+    def save(self, inst: VnfInstance) -> None:
+        pass
+
+    def save_changes(self, inst: VnfInstance, since: VnfInstance) -> None:
+        """As the repository: the changes of one instance since an earlier state of it."""
+        if inst.id != since.id:
+            raise ValueError(f"VNF instance {inst.id} saved as changes since instance {since.id}")
+
+
 class FakeUow:
     def __init__(self, db: SlowDb) -> None:
         self.db = db
         self.op_occs = self
-        self.instances = self
+        self.instances = FakeInstances()
         self.pending: OpOcc | None = None
 
     def __enter__(self) -> FakeUow:
@@ -83,9 +93,6 @@ class FakeUow:
         self.pending = row
         return True, row.cancel_mode if row.is_cancel_pending else None
 
-    # instances
-    def save(self, inst: VnfInstance) -> None:
-        pass
 
     def commit(self) -> None:
         db = self.db
