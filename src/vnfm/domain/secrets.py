@@ -70,12 +70,24 @@ def mask_url_credentials(text: str) -> str:
 def scrub(text: str, secrets: Iterable[str] = ()) -> str:
     """Error text fit to leave the VNFM: the credentials of URLs masked, then every known secret
     value (and the password of a secret URL, should it appear on its own) replaced by '***'."""
+    return scrub_known(text, known_values(secrets))
+
+
+def known_values(secrets: Iterable[str]) -> list[str]:
+    """What `scrub` replaces for `secrets`, longest first (computed once by a caller that scrubs
+    many texts with the same secrets, e.g. every log record)."""
     values: set[str] = set()
     for s in secrets:
         values.add(s)
         if "://" in s:  # (the pattern is quadratic on a long run of letters: a key, a certificate)
             values.update(m["pw"] for m in URL_USERINFO.finditer(s))
+    return sorted((v for v in values if v), key=len, reverse=True)
+
+
+def scrub_known(text: str, values: list[str]) -> str:
+    """`scrub` with `known_values` computed before."""
     text = mask_url_credentials(text)
-    for s in sorted((v for v in values if v), key=len, reverse=True):
-        text = text.replace(s, "***")
+    for s in values:
+        if s in text:
+            text = text.replace(s, "***")
     return text

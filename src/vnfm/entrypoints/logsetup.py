@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from vnfm.domain.secrets import SECRET_KEYS, is_secret_key, mask_secrets, scrub
+from vnfm.domain.secrets import SECRET_KEYS, is_secret_key, known_values, mask_secrets, scrub_known
 
 LOG_FORMATS = ("human", "json")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -37,11 +37,15 @@ _KEY_VALUE = re.compile(
 HANDLER_NAME = "vnfm"
 
 
-def scrub_text(text: str, known: Iterable[str] = ()) -> str:
-    """Known secret values, the credentials of URLs and the values of secret-looking keys masked."""
-    text = scrub(text, known)
-    folded = text.lower().replace("-", "_")
-    if not any(word in folded for word in SECRET_KEYS):  # no key the pattern below could mask
+# Any of SECRET_KEYS in a text lowered, '-' read as '_' (the words hold no '-' and only private_key a '_').
+_ANY_KEY_WORD = re.compile("|".join(re.escape(w).replace("_", "[-_]") for w in SECRET_KEYS))
+
+
+def scrub_text(text: str, known: Iterable[str] | list[str] = (), *, prepared: bool = False) -> str:
+    """Known secret values, the credentials of URLs and the values of secret-looking keys masked
+    (`prepared`: `known` is already `domain.secrets.known_values(...)`)."""
+    text = scrub_known(text, known if prepared and isinstance(known, list) else known_values(known))
+    if not _ANY_KEY_WORD.search(text.lower()):  # no key the pattern below could mask
         return text
 
     def mask(m: re.Match[str]) -> str:
@@ -59,22 +63,26 @@ class ScrubSecrets(logging.Filter):
     def __init__(self, known: Iterable[str] = ()) -> None:
         super().__init__()
         self.known = {k for k in known if k}
+        self._values = known_values(self.known)  # once, not per record
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = scrub_text(record.getMessage(), self.known)
+        values = self._values
+        record.msg = scrub_text(record.getMessage(), values, prepared=True)
         record.args = None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = scrub_text(record.exc_text, self.known)
-        for key in extra_fields(record):
+            record.exc_text = scrub_text(record.exc_text, values, prepared=True)
+        keys = extra_fields(record)
+        for key in keys:
             value = getattr(record, key)
             if is_secret_key(key):
                 setattr(record, key, "***")
             elif isinstance(value, str):
-                setattr(record, key, scrub_text(value, self.known))
+                setattr(record, key, scrub_text(value, values, prepared=True))
             elif not isinstance(value, int | float | bool | type(None)):  # a dict, a list, an object:
-                setattr(record, key, scrub_text(str(mask_secrets(value)), self.known))  # shown as text anyway
+                setattr(record, key, scrub_text(str(mask_secrets(value)), values, prepared=True))  # shown as text
+        record._vnfm_extras = keys  # the formatter's list (no attribute is added or removed after this)
         return True
 
 
@@ -121,6 +129,9 @@ class RateLimit(logging.Filter):
 
 
 def extra_fields(record: logging.LogRecord) -> list[str]:
+    known = getattr(record, "_vnfm_extras", None)  # ScrubSecrets listed them
+    if known is not None:
+        return list(known)
     return [k for k in vars(record) if k not in _STANDARD and not k.startswith("_")]
 
 

@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from vnfm.domain import lcm
+from vnfm.domain import lcm, model
 from vnfm.domain.access import caller_tenant
 from vnfm.domain.errors import BadRequest, Conflict, NotFound, UnprocessableEntity, VnfmError
 from vnfm.domain.model import InstantiationState, LcmOperation, OpOcc, OpState, VnfInstance, utcnow
@@ -24,6 +24,7 @@ from vnfm.service import params as engine_params
 from vnfm.service import requests as rq
 from vnfm.service.notifications import Notifications
 from vnfm.service.packages import PackageService
+from vnfm.service.ports import AbstractUnitOfWork as Uow
 from vnfm.service.ports import Condition, InfraContext, InfraDriver, MgmtDriver, Notifier, PackageFiles, UowFactory
 from vnfm.service.vims import VimService
 
@@ -59,27 +60,27 @@ class InstanceService:
     # =============================================================== resources
     def create(self, body: Any) -> VnfInstance:
         req = rq.parse(rq.CreateVnfRequest, body)
-        pkg = self.packages.find_enabled(req.vnfdId)
-        inst = VnfInstance(
-            tenant=caller_tenant(),
-            vnfd_id=req.vnfdId,
-            vnf_pkg_id=pkg.id,
-            vnf_provider=pkg.vnf_provider or "",
-            vnf_product_name=pkg.vnf_product_name or "",
-            vnf_software_version=pkg.vnf_software_version or "",
-            vnfd_version=pkg.vnfd_version or "",
-            vnf_instance_name=req.vnfInstanceName,
-            vnf_instance_description=req.vnfInstanceDescription,
-            metadata=req.metadata or {},
-        )
-        if inst.vnf_instance_name is None:
-            inst.vnf_instance_name = f"vnf-{inst.id}"
-        with self.uow() as uow:
+        with self.uow() as uow:  # one transaction: the package read, the instance, the package's usage
+            pkg = self.packages.find_enabled(req.vnfdId, uow)
+            inst = VnfInstance(
+                tenant=caller_tenant(),
+                vnfd_id=req.vnfdId,
+                vnf_pkg_id=pkg.id,
+                vnf_provider=pkg.vnf_provider or "",
+                vnf_product_name=pkg.vnf_product_name or "",
+                vnf_software_version=pkg.vnf_software_version or "",
+                vnfd_version=pkg.vnfd_version or "",
+                vnf_instance_name=req.vnfInstanceName,
+                vnf_instance_description=req.vnfInstanceDescription,
+                metadata=req.metadata or {},
+            )
+            if inst.vnf_instance_name is None:
+                inst.vnf_instance_name = f"vnf-{inst.id}"
             uow.instances.add(inst)
+            _set_usage(uow, pkg, model.UsageState.IN_USE)
             self.notes.stage(uow, views.identifier_notification("VnfIdentifierCreationNotification", inst.id),
                              tenant=inst.tenant)
             uow.commit()
-        self.packages.set_usage(pkg.id, True)
         self.notes.wake()
         return inst
 
@@ -108,11 +109,12 @@ class InstanceService:
             uow.instances.delete(inst_id)
             same_pkg = uow.instances.page([Condition("vnfPkgId", "eq", (inst.vnf_pkg_id,))], None, 2)
             others = [i for i in same_pkg if i.vnf_pkg_id == inst.vnf_pkg_id and i.id != inst_id]
+            pkg = None if others else uow.packages.get(inst.vnf_pkg_id)
+            if pkg is not None:
+                _set_usage(uow, pkg, model.UsageState.NOT_IN_USE)
             self.notes.stage(uow, views.identifier_notification("VnfIdentifierDeletionNotification", inst_id),
                              views.instance_info(inst), tenant=inst.tenant)  # the instance is gone: filters read this
             uow.commit()
-        if not others:
-            self.packages.set_usage(inst.vnf_pkg_id, False)
         self.notes.wake()
 
     def modify(self, inst_id: str, body: Any, expect: Callable[[VnfInstance], None] | None = None) -> OpOcc:
@@ -454,6 +456,13 @@ class InstanceService:
         if self.submit is not None:
             self.submit(occ.id, False)
         return occ
+
+
+def _set_usage(uow: Uow, pkg: model.VnfPackage, state: model.UsageState) -> None:
+    """The package's usage state, written in the instance's transaction (and only when it changes)."""
+    if pkg.usage_state != state:
+        pkg.usage_state = state
+        uow.packages.save(pkg)
 
 
 def _fingerprint(inst: VnfInstance) -> tuple[Any, ...]:

@@ -23,7 +23,7 @@ from vnfm.packaging.tosca import package_summary, parse_vnfd
 from vnfm.service import requests as rq
 from vnfm.service import views
 from vnfm.service.notifications import Notifications
-from vnfm.service.ports import Condition, Notifier, UowFactory
+from vnfm.service.ports import AbstractUnitOfWork, Condition, Notifier, UowFactory
 
 # (uri, userName, password, max_bytes) -> the content
 PackageFetcher = Callable[[str, str | None, str | None, int], Awaitable[bytes]]
@@ -268,10 +268,12 @@ class PackageService:
             raise NotFound(f"artifact {path!r} does not exist in VNF package {pkg_id}")
         return csar.files[path]
 
-    def find_enabled(self, vnfd_id: str) -> VnfPackage:
-        with self.uow() as uow:
-            candidates = uow.packages.by_vnfd_id(vnfd_id)
-        for pkg in candidates:
+    def find_enabled(self, vnfd_id: str, uow: AbstractUnitOfWork | None = None) -> VnfPackage:
+        """The ONBOARDED package of `vnfd_id` (409 DISABLED, 422 none); read in `uow` when given."""
+        if uow is None:
+            with self.uow() as own:
+                return self.find_enabled(vnfd_id, own)
+        for pkg in uow.packages.by_vnfd_id(vnfd_id):
             if pkg.onboarding_state == OnboardingState.ONBOARDED:
                 if pkg.operational_state != OperationalState.ENABLED:
                     raise Conflict(f"VNF package {pkg.id} for vnfdId {vnfd_id} is DISABLED")

@@ -27,6 +27,7 @@ from vnfm.domain.errors import OperationFailed
 from vnfm.domain.secrets import URL_USERINFO, is_secret_key
 
 PREFIX = "enc:v1:"
+_NESTED = (dict, list)
 
 
 def parse_keys(text: str) -> list[bytes]:
@@ -71,11 +72,14 @@ class SecretBox:
         """A copy of `value` whose secret-looking string values are encrypted: those under
         secret-looking keys, and URLs with credentials (`http://user:password@proxy:3128`).
         `scope` (an entity id): reuse the ciphertext this scope got for the same value before."""
+        # the walk descends only into containers and strings that can hold a URL (most values are neither)
         if isinstance(value, dict):
-            return {k: self._seal_one(v, scope) if is_secret_key(str(k)) else self.seal(v, scope)
+            return {k: self._seal_one(v, scope) if is_secret_key(k if isinstance(k, str) else str(k))
+                    else self.seal(v, scope) if isinstance(v, _NESTED) or (isinstance(v, str) and "@" in v) else v
                     for k, v in value.items()}
         if isinstance(value, list):
-            return [self.seal(v, scope) for v in value]
+            return [self.seal(v, scope) if isinstance(v, _NESTED) or (isinstance(v, str) and "@" in v) else v
+                    for v in value]
         if isinstance(value, str) and "@" in value and URL_USERINFO.search(value):
             return self._seal_one(value, scope)
         return value
@@ -121,10 +125,14 @@ class SecretBox:
         return sealed
 
     def unseal(self, value: Any) -> Any:
+        """A copy of `value` with its encrypted strings decrypted (only containers and encrypted
+        strings are visited: a body has hundreds of plain values)."""
         if isinstance(value, dict):
-            return {k: self.unseal(v) for k, v in value.items()}
+            return {k: self.unseal(v) if isinstance(v, _NESTED) or (isinstance(v, str) and v.startswith(PREFIX))
+                    else v for k, v in value.items()}
         if isinstance(value, list):
-            return [self.unseal(v) for v in value]
+            return [self.unseal(v) if isinstance(v, _NESTED) or (isinstance(v, str) and v.startswith(PREFIX))
+                    else v for v in value]
         if isinstance(value, str) and value.startswith(PREFIX):
             clear = self._clear.get(value)
             if clear is not None:

@@ -24,7 +24,7 @@ from vnfm.domain.model import (
 )
 from vnfm.domain.notifications import LCM, PKGM
 from vnfm.domain.resources import CpResource, Vnfc
-from vnfm.domain.secrets import mask_secrets, mask_url_credentials
+from vnfm.domain.secrets import is_secret_key, mask_url_credentials
 from vnfm.service.vims import reported_type
 
 
@@ -58,22 +58,40 @@ def prune(value: Any) -> Any:
 def masked(value: Any) -> Any:
     """A copy of `value` fit for API output: values of secret-looking keys masked, and the
     credentials of every URL in any string (`http://user:pw@proxy:3128` -> `http://***@proxy:3128`)."""
-    value = mask_secrets(value)
-    return _mask_urls(value)
+    return _clean(value, False)
 
 
-def _mask_urls(value: Any) -> Any:
+def _clean(value: Any, pruning: bool) -> Any:
+    """`masked(prune(value))` (`pruning`) or `masked(value)` in one walk that copies only the
+    containers: the API's lists build thousands of documents (issue 24 item 4)."""
     if isinstance(value, str):
         return mask_url_credentials(value) if "@" in value else value
-    if isinstance(value, dict):
-        return {k: _mask_urls(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_mask_urls(v) for v in value]
-    return value
+        return [_clean(v, pruning) if isinstance(v, _NESTED) or (isinstance(v, str) and "@" in v) else v
+                for v in value]
+    if not isinstance(value, dict):
+        return value
+    out: dict[Any, Any] = {}
+    for k, v in value.items():
+        if v is None:
+            if not pruning:
+                out[k] = v
+        elif v != "" and is_secret_key(k if isinstance(k, str) else str(k)):
+            out[k] = "***"
+        elif isinstance(v, _NESTED):
+            out[k] = _clean(v, pruning and k not in USER_DATA)
+        elif isinstance(v, str) and "@" in v:
+            out[k] = mask_url_credentials(v)
+        else:
+            out[k] = v
+    return out
+
+
+_NESTED = (dict, list)
 
 
 def _output(body: dict[str, Any]) -> dict[str, Any]:
-    return dict(masked(prune(body)))
+    return dict(_clean(body, True))
 
 
 # ----------------------------------------------------------------------------- SOL005
@@ -301,7 +319,9 @@ def instance_info(inst: VnfInstance, omit: Collection[str] = ()) -> dict[str, An
     return _output({k: v for k, v in body.items() if k not in omit} if omit else body)
 
 
-def op_occ_info(occ: OpOcc) -> dict[str, Any]:
+def op_occ_info(occ: OpOcc, omit: Collection[str] = ()) -> dict[str, Any]:
+    """VnfLcmOpOcc; `omit`: top-level attributes left out (a list that shows none of them: its
+    default leaves out operationParams, error and the changes, where the secrets and bulk are)."""
     base = f"{LCM}/vnf_lcm_op_occs/{occ.id}"
     links: dict[str, Any] = {
         "self": {"href": base},
@@ -329,7 +349,7 @@ def op_occ_info(occ: OpOcc) -> dict[str, Any]:
         "changedExtConnectivity": occ.changed_ext_connectivity,
         "_links": links,
     }
-    return _output(body)
+    return _output({k: v for k, v in body.items() if k not in omit} if omit else body)
 
 
 def subscription_info(sub: Subscription) -> dict[str, Any]:

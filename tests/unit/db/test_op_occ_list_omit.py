@@ -8,6 +8,7 @@ from collections.abc import Callable
 from tests.unit.db import factories as f
 from vnfm.adapters.db import SqlAlchemyUnitOfWork
 from vnfm.domain.model import OP_OCC_ENGINE_PRIVATE, OpState
+from vnfm.entrypoints.api import query
 from vnfm.service import views, views_v2
 
 Uow = Callable[[], SqlAlchemyUnitOfWork]
@@ -28,3 +29,22 @@ def test_lists_without_plan_and_log_render_the_same(uow: Uow) -> None:
     assert lean[0].events == [] and lean[0].plan == {}  # ... the lean one was read without
     assert views.op_occ_info(lean[0]) == views.op_occ_info(whole[0])
     assert views_v2.op_occ_info(lean[0]) == views_v2.op_occ_info(whole[0])
+
+
+def test_lists_without_default_excluded_attributes_render_the_same(uow: Uow) -> None:
+    """A list that shows none of operationParams, error and the changes reads the rows without them
+    (neither decoded nor unsealed); its items are what the whole row's document gives, selected."""
+    occ = f.op_occ(operation_params={"additionalParams": {"master_node": {"password": "pw-1"}}})
+    with uow() as u:
+        u.op_occs.add(occ)
+        u.commit()
+    omit = frozenset(query.VNF_LCM_OP_OCC_DEFAULT_EXCLUDED)
+    with uow() as u:
+        whole = u.op_occs.page([], None, 10)
+        lean = u.op_occs.page([], None, 10, omit | {OP_OCC_ENGINE_PRIVATE})
+    assert whole[0].operation_params and whole[0].error and whole[0].resource_changes
+    assert lean[0].operation_params == {} and lean[0].error is None and lean[0].resource_changes == {}
+    assert lean[0].changed_info is None and lean[0].changed_ext_connectivity is None
+    shown = query.ListParams().select(views.op_occ_info(whole[0]), query.VNF_LCM_OP_OCC_DEFAULT_EXCLUDED)
+    assert views.op_occ_info(lean[0], omit) == shown
+    assert list(views.op_occ_info(lean[0], omit)) == list(shown)  # the same attributes in the same order

@@ -4,9 +4,11 @@ exists; an unknown OpenStack VIM falls back to the default one (and says so) unt
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
 
 from vnfm.domain.errors import BadRequest, Conflict, UnprocessableEntity
-from vnfm.domain.model import OpState
+from vnfm.domain.model import OpState, UsageState
 
 from .conftest import SEED_PARAMS, Harness
 
@@ -53,3 +55,30 @@ async def test_unknown_openstack_vim_runs_on_the_default_and_says_so(h: Harness)
     with pytest.raises(UnprocessableEntity, match="VIM nope is not registered"):
         app.instances.instantiate(inst2.id, {"flavourId": "simple", "vimConnectionInfo": [
             {"id": "v2", "vimId": "nope", "vimType": "openstack"}]})
+
+
+def test_package_usage_follows_its_instances_in_their_own_transactions(h: Harness) -> None:
+    """Create and delete write the package's usageState in the instance's transaction, and only
+    when it changes (a create of a package already IN_USE writes no package row)."""
+    app = h.app
+    usage = lambda: app.packages.get(h.pkg_id).usage_state  # noqa: E731
+    writes: list[str] = []
+
+    def seen(conn: object, cursor: object, statement: str, *args: object) -> None:
+        if statement.lstrip().upper().startswith("UPDATE VNF_PACKAGES"):
+            writes.append(statement)
+
+    first = app.instances.create({"vnfdId": h.vnfd_id})
+    assert usage() == UsageState.IN_USE
+    event.listen(Engine, "before_cursor_execute", seen)
+    try:
+        second = app.instances.create({"vnfdId": h.vnfd_id})
+        assert writes == []  # already IN_USE: nothing written
+        app.instances.delete(first.id)
+        assert usage() == UsageState.IN_USE and writes == []  # the second still uses it
+        app.instances.delete(second.id)
+        assert usage() == UsageState.NOT_IN_USE and len(writes) == 1
+    finally:
+        event.remove(Engine, "before_cursor_execute", seen)
+    app.instances.create({"vnfdId": h.vnfd_id})
+    assert usage() == UsageState.IN_USE

@@ -26,7 +26,10 @@ class SqlOpOccRepository(TableRepository[OpOcc]):
     columns = {"id": Col("id", ordered=True), "vnfInstanceId": Col("vnf_instance_id", ordered=True),
                "operation": Col("operation", ordered=True), "operationState": Col("operation_state", ordered=True),
                "startTime": Col("start_time", "time"), "stateEnteredTime": Col("state_entered_time", "time")}
-    body_parts = {OP_OCC_ENGINE_PRIVATE: ("plan", "events")}  # not decoded for the API's lists
+    # not decoded (nor unsealed) for the API's lists that do not show them
+    body_parts = {OP_OCC_ENGINE_PRIVATE: ("plan", "events"), "operationParams": ("operation_params",),
+                  "error": ("error",), "resourceChanges": ("resource_changes",), "changedInfo": ("changed_info",),
+                  "changedExtConnectivity": ("changed_ext_connectivity",)}
 
     def __init__(self, tx: Tx, box: Sealer | None = None) -> None:
         super().__init__(tx, mappers.sealing(mappers.op_occ_to_row, box),

@@ -25,7 +25,6 @@ from vnfm.entrypoints.api import (
     vnfm_ext,
     vnfpkgm,
 )
-from vnfm.entrypoints.api.access import AccessLog
 from vnfm.entrypoints.api.auth import oauth2
 from vnfm.entrypoints.api.auth.authenticate import Authenticator
 from vnfm.entrypoints.api.auth.gate import AuthGate, authorize
@@ -33,9 +32,8 @@ from vnfm.entrypoints.api.console import assets as console_assets
 from vnfm.entrypoints.api.console import login as console_login
 from vnfm.entrypoints.api.console import pages as console_pages
 from vnfm.entrypoints.api.controlchars import ControlChars
+from vnfm.entrypoints.api.edge import Edge
 from vnfm.entrypoints.api.etag import ETags
-from vnfm.entrypoints.api.headers import CanonicalHeaders
-from vnfm.entrypoints.api.negotiation import Negotiation
 from vnfm.entrypoints.api.v2 import subscriptions as v2_subscriptions
 from vnfm.entrypoints.api.v2 import version as v2_version
 from vnfm.entrypoints.api.v2 import vnflcm as v2_vnflcm
@@ -49,10 +47,9 @@ class VnfmApi(FastAPI):
     def build_middleware_stack(self) -> ASGIApp:
         core = getattr(self.state, "vnfm", None)
         observe = core.metrics.http_request if core is not None else None
-        # Negotiation outside the error handlers: their ProblemDetails are labelled as the client accepts
-        stack = Negotiation(super().build_middleware_stack())
-        return CanonicalHeaders(AccessLog(stack, observe), API_VERSION,
-                                by_prefix={v2_version.PREFIX: v2_version.API_VERSION})
+        # outside the error handlers: their ProblemDetails are labelled as the client accepts, and logged
+        return Edge(super().build_middleware_stack(), API_VERSION, observe=observe,
+                    by_prefix={v2_version.PREFIX: v2_version.API_VERSION})
 
 
 def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None) -> FastAPI:

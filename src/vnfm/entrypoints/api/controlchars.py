@@ -15,6 +15,21 @@ from vnfm.entrypoints.api import problem
 from vnfm.entrypoints.api.headers import ASGIApp, Receive, Scope, Send
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# A query string without these bytes decodes to no control character (only %XX escapes make one).
+_MAYBE_IN_QUERY = re.compile(rb"[\x00-\x1f\x7f%]")
+_CONTROL_BYTE = re.compile(rb"[\x00-\x1f\x7f]")
+
+
+def may_hold_control(scope: Scope) -> bool:
+    """False when the URL certainly holds no control character (the common case: no request
+    object, no URL rebuilt, no query parsed); True: `control_in_url` decides. The URL a request
+    object builds is made of the root path, the path, the Host header and the query string."""
+    path, root, query = scope.get("path", ""), scope.get("root_path", ""), scope.get("query_string", b"")
+    if not isinstance(path, str) or not isinstance(root, str) or not isinstance(query, bytes):
+        return True
+    if _CONTROL.search(path) or (root and _CONTROL.search(root)) or (query and _MAYBE_IN_QUERY.search(query)):
+        return True
+    return any(k.lower() == b"host" and _CONTROL_BYTE.search(v) for k, v in scope.get("headers", []))
 
 
 def control_in_url(request: Request) -> str | None:
@@ -32,7 +47,7 @@ class ControlChars:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
+        if scope["type"] == "http" and may_hold_control(scope):
             bad = control_in_url(Request(scope))
             if bad is not None:
                 resp = problem.problem_response(400, "Bad Request", f"{bad} holds a control character")

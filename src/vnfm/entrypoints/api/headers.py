@@ -1,11 +1,11 @@
-"""Response headers as the specifications write them, on every response.
+"""Response headers as the specifications write them, on every response (applied by `edge.Edge`).
 
 Starlette stores header names in lower case and uvicorn sends them as they are. HTTP says names
 are case-insensitive, but the ETSI NFV-TST 010 suites (and some clients) read `Location`,
-`Content-Type`, `Link`, `Version` ... case-sensitively. This raw ASGI middleware wraps the whole
+`Content-Type`, `Link`, `Version` ... case-sensitively. The raw ASGI middleware `edge.Edge` wraps the whole
 application (outside Starlette's error handling, so 500s, 401s and streamed or file responses
-pass through it too): it writes every header name in its canonical spelling and adds the SOL013
-`Version` header (and `Date`, since uvicorn's own lower-case one is turned off) when missing.
+pass through it too): every header name in its canonical spelling, and the SOL013 `Version`
+header (and `Date`, since uvicorn's own lower-case one is turned off) added when missing.
 
 It also merges repeated slashes in the request path: the ETSI suites build URLs as
 `{apiRoot}/{apiName}/...` with apiRoot "/" and so ask for `//vnflcm/v1/...`.
@@ -14,8 +14,10 @@ It also merges repeated slashes in the request path: the ETSI suites build URLs 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from email.utils import formatdate
+from functools import lru_cache
 from typing import Any
 
 Scope = MutableMapping[str, Any]
@@ -45,45 +47,56 @@ def canonical(name: bytes) -> bytes:
     return b"-".join(part[:1].upper() + part[1:] for part in low.split(b"-"))
 
 
-class CanonicalHeaders:
-    def __init__(self, app: ASGIApp, version: str, *, add_date: bool = True,
-                 by_prefix: dict[str, str] | None = None) -> None:
-        """`version`: the `Version` of a response that has none; `by_prefix`: another one for the
-        paths under a prefix (another major version of an API, e.g. /vnflcm/v2 -> 2.0.0)."""
-        self.app = app
+@lru_cache(maxsize=512)  # response header names: a small set
+def canonical_cached(name: bytes) -> bytes:
+    return canonical(name)
+
+
+def merge_slashes(scope: Scope) -> Scope:
+    """`scope` with repeated slashes of its path merged (a copy; `scope` itself when there are none)."""
+    path = scope.get("path", "")
+    if "//" not in path:
+        return scope
+    scope = dict(scope)
+    scope["path"] = _SLASHES.sub("/", path)
+    raw = scope.get("raw_path")
+    if isinstance(raw, bytes):
+        scope["raw_path"] = re.sub(rb"/{2,}", b"/", raw)
+    return scope
+
+
+class Versions:
+    """The `Version` header of a response that has none: `version`, or another one for the paths
+    under a prefix (`by_prefix`: another major version of an API, e.g. /vnflcm/v2 -> 2.0.0)."""
+
+    def __init__(self, version: str, by_prefix: dict[str, str] | None = None) -> None:
         self.version = version.encode("latin-1")
-        self.add_date = add_date
         self.by_prefix = [(p.rstrip("/"), v.encode("latin-1")) for p, v in (by_prefix or {}).items()]
 
-    def version_of(self, path: str) -> bytes:
+    def of(self, path: str) -> bytes:
         for prefix, version in self.by_prefix:
             if path == prefix or path.startswith(prefix + "/"):
                 return version
         return self.version
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        path = scope.get("path", "")
-        if "//" in path:
-            scope = dict(scope)
-            scope["path"] = _SLASHES.sub("/", path)
-            raw = scope.get("raw_path")
-            if isinstance(raw, bytes):
-                scope["raw_path"] = re.sub(rb"/{2,}", b"/", raw)
 
-        version = self.version_of(scope.get("path", ""))
+_date: tuple[int, bytes] = (0, b"")  # (second, its Date value): one formatdate per second
 
-        async def send_canonical(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = [(canonical(bytes(k)), bytes(v)) for k, v in message.get("headers", [])]
-                names = {k for k, _ in headers}
-                if b"Version" not in names:
-                    headers.append((b"Version", version))
-                if self.add_date and b"Date" not in names:
-                    headers.append((b"Date", formatdate(usegmt=True).encode("latin-1")))
-                message = {**message, "headers": headers}
-            await send(message)
 
-        await self.app(scope, receive, send_canonical)
+def http_date() -> bytes:
+    global _date
+    now = int(time.time())
+    if _date[0] != now:
+        _date = (now, formatdate(now, usegmt=True).encode("latin-1"))
+    return _date[1]
+
+
+def finish_headers(headers: list[tuple[bytes, bytes]], version: bytes, add_date: bool) -> list[tuple[bytes, bytes]]:
+    """Every name in its canonical spelling; `Version` and `Date` added when missing."""
+    out = [(canonical_cached(bytes(k)), bytes(v)) for k, v in headers]
+    names = {k for k, _ in out}
+    if b"Version" not in names:
+        out.append((b"Version", version))
+    if add_date and b"Date" not in names:
+        out.append((b"Date", http_date()))
+    return out

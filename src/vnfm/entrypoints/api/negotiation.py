@@ -1,4 +1,4 @@
-"""Content negotiation (RFC 9110 12.5.1, SOL013 4.7, 6.4): one raw ASGI middleware.
+"""Content negotiation (RFC 9110 12.5.1, SOL013 4.7, 6.4), applied by the raw ASGI middleware `edge.Edge`.
 
 - A request whose `Accept` admits none of the media types its route produces is answered 406
   before the route runs (nothing is created).
@@ -13,8 +13,9 @@ other than q are ignored): no library of the dependency set parses it.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-from vnfm.entrypoints.api.headers import ASGIApp, Message, Receive, Scope, Send
+from vnfm.entrypoints.api.headers import Scope
 from vnfm.entrypoints.api.problem import PROBLEM_JSON, problem_bytes
 
 JSON = "application/json"
@@ -66,7 +67,16 @@ def produced(method: str, path: str) -> tuple[str, ...]:
 
 
 def problem_type(accept: str) -> str:
-    """The media type of a ProblemDetails for a client that sent `accept`."""
+    """The media type of a ProblemDetails for a client that sent `accept` (remembered for the
+    few short values clients send; a long one is worked out each time: the cache stays small)."""
+    return _problem_type(accept) if len(accept) <= _CACHED_LEN else _problem_type.__wrapped__(accept)
+
+
+_CACHED_LEN = 256
+
+
+@lru_cache(maxsize=256)
+def _problem_type(accept: str) -> str:
     if not accept.strip():
         return PROBLEM_JSON
     ranges = accepted_ranges(accept)
@@ -77,37 +87,34 @@ def problem_type(accept: str) -> str:
     return PROBLEM_JSON  # accepts neither: RFC 9110 lets an error be sent in a type not asked for
 
 
-class Negotiation:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+def accept_of(scope: Scope) -> str:
+    return ", ".join(v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == b"accept")
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        accept = ", ".join(v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == b"accept")
-        problem_as = problem_type(accept)
-        if accept.strip():
-            types = produced(scope.get("method", "GET"), scope.get("path", ""))
-            ranges = accepted_ranges(accept)
-            if not any(quality(t, ranges) > 0 or (t == "*/*" and q > 0) for t in types for _, q in ranges):
-                body = problem_bytes(406, "Not Acceptable", f"Accept {accept[:200]!r}: {scope.get('path', '')} is "
-                                     f"served as {' or '.join(types)}")
-                await send({"type": "http.response.start", "status": 406,
-                            "headers": [(b"content-type", problem_as.encode()),
-                                        (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
-                return
-        if problem_as == PROBLEM_JSON:
-            await self.app(scope, receive, send)
-            return
 
-        async def send_negotiated(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = [(k, problem_as.encode()) if k.lower() == b"content-type"
-                           and v.split(b";")[0].strip().lower() == PROBLEM_JSON.encode() else (k, v)
-                           for k, v in message.get("headers", [])]
-                message = {**message, "headers": headers}
-            await send(message)
+def _acceptable(accept: str, types: tuple[str, ...]) -> bool:
+    ranges = accepted_ranges(accept)
+    return any(quality(t, ranges) > 0 or (t == "*/*" and q > 0) for t in types for _, q in ranges)
 
-        await self.app(scope, receive, send_negotiated)
+
+_acceptable_cached = lru_cache(maxsize=256)(_acceptable)  # clients send a few distinct Accept values
+
+
+def refusal(scope: Scope, accept: str, problem_as: str) -> tuple[list[tuple[bytes, bytes]], bytes] | None:
+    """The 406's headers and body when `accept` admits none of the types the route produces."""
+    if not accept.strip():
+        return None
+    types = produced(scope.get("method", "GET"), scope.get("path", ""))
+    if (_acceptable_cached if len(accept) <= _CACHED_LEN else _acceptable)(accept, types):
+        return None
+    body = problem_bytes(406, "Not Acceptable", f"Accept {accept[:200]!r}: {scope.get('path', '')} is "
+                         f"served as {' or '.join(types)}")
+    return [(b"content-type", problem_as.encode()), (b"content-length", str(len(body)).encode())], body
+
+
+def relabel(headers: list[tuple[bytes, bytes]], problem_as: str) -> list[tuple[bytes, bytes]]:
+    """A ProblemDetails labelled `problem_as` (the same body)."""
+    return [(k, problem_as.encode()) if k.lower() == b"content-type"
+            and v.split(b";")[0].strip().lower() == _PROBLEM else (k, v) for k, v in headers]
+
+
+_PROBLEM = PROBLEM_JSON.encode()

@@ -34,6 +34,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from vnfm.domain.errors import BadRequest
@@ -258,6 +259,7 @@ def parse_filter(expr: str) -> Filter:
 
 
 # ============================================================================= selectors
+@lru_cache(maxsize=512)  # a list applies the same few selectors to each of its items
 def _split_path(path: str, param: str) -> tuple[str, ...]:
     segs = tuple(path.split("/"))
     if not path or any(not s for s in segs):
@@ -445,9 +447,7 @@ def parse_list_params(
     all_fields = "all_fields" in query and _flag("all_fields", query["all_fields"])
     exclude_default = "exclude_default" in query and _flag("exclude_default", query["exclude_default"])
     fields = tuple(parse_field_list(query["fields"], "fields")) if "fields" in query else None
-    exclude = (
-        tuple(parse_field_list(query["exclude_fields"], "exclude_fields")) if "exclude_fields" in query else None
-    )
+    exclude = tuple(parse_field_list(query["exclude_fields"], "exclude_fields")) if "exclude_fields" in query else None
     marker = query.get("nextpage_opaque_marker")
     if marker is not None and not marker:
         raise BadRequest("query parameter 'nextpage_opaque_marker' is empty")

@@ -17,6 +17,7 @@ from vnfm.entrypoints.api.locations import location
 from vnfm.service import views
 
 router = APIRouter(prefix="/vnflcm")
+PRIVATE = frozenset({OP_OCC_ENGINE_PRIVATE})
 # Every route does its database work in a worker thread (`off_loop`, or a plain `def` route): the
 # event loop only parses requests, runs the LCM engine and heart-beats.
 
@@ -110,8 +111,10 @@ async def terminate(request: Request, inst_id: str) -> Response:
 @router.get("/v1/vnf_lcm_op_occs")
 async def list_op_occs(request: Request) -> Response:
     app = app_of(request)
-    pages = partial(app.instances.op_page, omit=frozenset({OP_OCC_ENGINE_PRIVATE}))  # plan, log: never shown
-    source = ListSource(pages, views.op_occ_info, lambda o: o.id)
+    pages = partial(app.instances.op_page, omit=PRIVATE)  # plan, log: never shown
+    # what a list does not show (by default operationParams, error, the changes) is not built
+    source = ListSource(pages, views.op_occ_info, lambda o: o.id, lean=views.op_occ_info,
+                        fetch_lean=lambda c, a, n, omit: app.instances.op_page(c, a, n, omit | PRIVATE))
     return await listing(request, source, query.VNF_LCM_OP_OCC_DEFAULT_EXCLUDED,
                          attributes=query.VNF_LCM_OP_OCC_ATTRIBUTES, resource="VnfLcmOpOcc",
                          page_size=app.settings.page_size)
