@@ -143,3 +143,13 @@ def test_past_the_connection_cap_the_answer_says_when_to_come_back(tmp_path: Pat
             time.sleep(0.05)
     finally:
         handle.stop()
+
+
+def test_listen_backlog_as_deep_as_the_connection_cap(tmp_path: Path) -> None:
+    """uvicorn's default backlog (2048) overflowed in a burst of 5,000 connects: a handshake the
+    kernel drops on overflow is reset after the client sent its request (ReadError(''))."""
+    from vnfm.entrypoints.api.server import http_options
+
+    options = http_options(settings_for(tmp_path, http_max_connections=4096))
+    assert options["backlog"] == 4096 and options["limit_concurrency"] == 4096
+    assert http_options(settings_for(tmp_path, http_max_connections=100))["backlog"] == 2048

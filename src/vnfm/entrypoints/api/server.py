@@ -30,8 +30,12 @@ def http_options(settings: Settings) -> dict[str, Any]:
     check whose protocol builds on the guarded one (auth/mtls)."""
     guarded = GuardedH11Protocol.with_timeouts(settings.http_head_timeout, settings.http_body_timeout)
     install_busy_answer()
+    # The listen backlog as deep as the connection cap (the kernel caps it at net.core.somaxconn):
+    # uvicorn's 2048 overflowed in a burst of 5,000 connections, and a connection whose handshake
+    # the kernel dropped on overflow is reset later, after its request was sent (ReadError('')).
     return {"http": guarded, "timeout_keep_alive": settings.http_keep_alive,
-            "limit_concurrency": settings.http_max_connections, "h11_max_incomplete_event_size": 16 * 1024,
+            "limit_concurrency": settings.http_max_connections, "backlog": max(2048, settings.http_max_connections),
+            "h11_max_incomplete_event_size": 16 * 1024,
             **uvicorn_tls_options(settings, guarded)}
 
 
