@@ -3,7 +3,7 @@
 Every request to /vnflcm/v2 except its api_versions names the API version it was written for.
 As Tacker's v2 API: none is a 400 ("'Version' HTTP header missing"), one that is not
 Major.Minor.Patch (optionally `-impl:...`, SOL013 table 4.2.2-1) a 400, a version this API does
-not serve a 406. Responses carry `Version: 2.0.0` (written by headers.CanonicalHeaders).
+not serve a 406. Responses carry `Version: 2.0.0` (written by `edge.Edge`).
 """
 
 from __future__ import annotations
