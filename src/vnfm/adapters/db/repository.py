@@ -47,18 +47,17 @@ class Tx:
         return conn
 
     def commit(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            try:
-                conn.commit()
-            finally:
-                conn.close()
+        self._end(Connection.commit)
 
     def rollback(self) -> None:
+        self._end(Connection.rollback)
+
+    def _end(self, how: Callable[[Connection], None]) -> None:
+        """Commit or roll back, and give the connection back to the pool even when that fails."""
         conn, self._conn = self._conn, None
         if conn is not None:
             try:
-                conn.rollback()
+                how(conn)
             finally:
                 conn.close()
 

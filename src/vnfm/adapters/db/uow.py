@@ -277,8 +277,8 @@ def _claim_statement(dialect: str) -> Any:
 
 
 class SqlOutbox:
-    """The notification outbox (vnfm.service.ports.Outbox). `claim` takes rows with a conditional
-    UPDATE per row (plus `FOR UPDATE SKIP LOCKED` on PostgreSQL), so each is taken once."""
+    """The notification outbox (vnfm.service.ports.Outbox). `claim` takes rows with one conditional
+    UPDATE ... RETURNING (candidates `FOR UPDATE SKIP LOCKED` on PostgreSQL), so each is taken once."""
 
     table = tables.notification_outbox
 
