@@ -31,6 +31,10 @@ log = logging.getLogger(__name__)
 START_STATES = {OpState.STARTING: "START", OpState.PROCESSING: "START", OpState.ROLLING_BACK: "START"}
 FINAL_STATES = (OpState.COMPLETED, OpState.FAILED, OpState.ROLLED_BACK)
 KEPT_EVENTS = 200  # the progress log keeps this many newest lines
+# Live progress is written within this many seconds of its line: a line waits this long for a
+# checkpoint to carry it, then one flush writes every line still waiting (issue 24 item 4: with
+# a fast cloud nearly every line was a write of its own).
+PROGRESS_FLUSH_S = 0.25
 _T = TypeVar("_T")
 _IMMUTABLE = (str, int, float, enum.Enum, datetime.datetime, datetime.date, type(None))
 
@@ -54,10 +58,12 @@ def snapshot(value: _T) -> _T:
 class JobWriter:
     """The write state of one job: its writes run one at a time (`lock`, FIFO) in worker threads,
     each from a snapshot taken when it starts, so a later write always carries everything an
-    earlier one did. `dirty`: progress lines not yet written; `flush`: the task writing them."""
+    earlier one did. `dirty`: progress lines not yet written; `timer`: the flush due for them
+    (cancelled by a write that carried them); `flush`: the task writing them."""
 
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     dirty: bool = False
+    timer: asyncio.TimerHandle | None = None
     flush: asyncio.Task[None] | None = None
     lost: OwnershipLost | None = None
     loop: asyncio.AbstractEventLoop | None = None
@@ -201,8 +207,8 @@ class JobStore:
 
     def progress(self, job: Job, message: str) -> None:
         """Append a line (secrets scrubbed) to the occurrence's progress log. The line is written
-        by a background flush (lines arriving while a write is in flight go together into the
-        next one) or by the next checkpoint, whichever comes first."""
+        by the next checkpoint or, when none came within `PROGRESS_FLUSH_S`, by a flush then
+        (every line waiting goes together)."""
         message = scrub(message, job.secrets)
         job.occ.events.append({"time": views.ts(utcnow()), "stage": job.current_stage, "message": message})
         del job.occ.events[:-KEPT_EVENTS]
@@ -213,41 +219,58 @@ class JobStore:
         except RuntimeError:  # called from a worker thread (or with no loop at all)
             loop = job.writer.loop
             if loop is not None and loop.is_running():
-                loop.call_soon_threadsafe(self._start_flush, job)
+                loop.call_soon_threadsafe(self._flush_later, job)
             else:
                 self._commit(job.occ, None, job.fence, notify=False)
                 job.writer.dirty, job.writer.saved_occ = False, None
             return
-        self._start_flush(job)
+        self._flush_later(job)
 
     async def flushed(self, job: Job) -> None:
         """Wait until every progress line so far is written (or its write failed)."""
         w = job.writer
-        if w.dirty and w.lost is None:
+        for _ in range(2):  # a flush already in flight may have been too early for the last lines
+            if not w.dirty or w.lost is not None:
+                return
             self._start_flush(job)
             assert w.flush is not None
-            await asyncio.wait([w.flush])  # it writes until nothing is dirty, or fails
+            await asyncio.wait([w.flush])
+
+    def _flush_later(self, job: Job) -> None:
+        w = job.writer
+        if w.timer is None and w.lost is None:
+            w.timer = asyncio.get_running_loop().call_later(PROGRESS_FLUSH_S, self._start_flush, job)
+
+    @staticmethod
+    def _no_timer(w: JobWriter) -> None:
+        if w.timer is not None:
+            w.timer.cancel()
+            w.timer = None
 
     def _start_flush(self, job: Job) -> None:
+        """Write the lines waiting now (a flush in flight: when it ended, what came meanwhile)."""
         w = job.writer
+        self._no_timer(w)
         if w.flush is None or w.flush.done():
             w.flush = asyncio.get_running_loop().create_task(self._flush(job))
 
     async def _flush(self, job: Job) -> None:
-        """Write the progress lines not yet written (none left: nothing to do)."""
+        """Write the progress lines not yet written (none left: nothing to do); lines that arrive
+        while it writes are due `PROGRESS_FLUSH_S` later, unless a checkpoint carries them first."""
         w = job.writer
-        while w.dirty and w.lost is None:
-            async with w.lock:
-                if not w.dirty or w.lost is not None:
-                    return
-                try:
-                    await self._write_job(job, instance=False, notify=False)
-                except OwnershipLost as exc:  # kept in w.lost: the next checkpoint raises it
-                    log.warning("op %s: progress not written: %s", job.occ.id[:8], exc)
-                    return
-                except Exception:  # the lines stay dirty: the next checkpoint writes them
-                    log.exception("op %s: writing progress failed", job.occ.id[:8])
-                    return
+        async with w.lock:
+            if not w.dirty or w.lost is not None:
+                return
+            try:
+                await self._write_job(job, instance=False, notify=False)
+            except OwnershipLost as exc:  # kept in w.lost: the next checkpoint raises it
+                log.warning("op %s: progress not written: %s", job.occ.id[:8], exc)
+                return
+            except Exception:  # the lines stay dirty: the next checkpoint writes them
+                log.exception("op %s: writing progress failed", job.occ.id[:8])
+                return
+        if w.dirty:
+            self._flush_later(job)
 
     async def _write_job(self, job: Job, *, instance: bool, notify: bool) -> None:
         """One write of the job (the caller holds its lock): a snapshot, written in a thread. The
@@ -258,6 +281,7 @@ class JobStore:
         occ = snapshot(job.occ)
         inst = snapshot(job.inst) if instance and job.inst != w.saved_inst else None
         w.dirty = False
+        self._no_timer(w)  # every line so far goes with this write
         write = asyncio.ensure_future(self.patience.run(self._commit, occ, inst, job.fence, notify, w.saved_occ,
                                                         w.saved_inst))
         try:

@@ -1,0 +1,187 @@
+"""How many writes a stage costs (issue 24 item 4), and what each carries: a hook stage writes
+twice (its start with the hook's progress line, before the driver runs; its end with the driver's
+state), a failed or cancelled driver's state is still written, a hook with no driver bound writes
+nothing of its own, and progress lines wait at most `PROGRESS_FLUSH_S` for a checkpoint to carry
+them before a flush of their own writes them together."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, cast
+
+import pytest
+
+from vnfm.domain.model import VnfInstance
+from vnfm.service.lcm import job as jobmod
+from vnfm.service.lcm.job import PROGRESS_FLUSH_S, Job, JobStore
+from vnfm.service.lcm.stages import Stages
+from vnfm.service.notifications import Notifications
+from vnfm.service.ports import LcmContext, UowFactory
+
+from .test_job_writes import FakeInstances, FakeUow, SlowDb, _job
+
+
+class Db(SlowDb):
+    """The stand-in database, also keeping every instance written."""
+
+    def __init__(self) -> None:
+        super().__init__("me", 3)
+        self.instances: list[VnfInstance] = []
+
+
+class RecordingInstances(FakeInstances):
+    def __init__(self, db: Db) -> None:
+        self.db = db
+
+    def save(self, inst: VnfInstance) -> None:
+        self.db.instances.append(jobmod.snapshot(inst))
+
+    def save_changes(self, inst: VnfInstance, since: VnfInstance) -> None:
+        super().save_changes(inst, since)
+        self.db.instances.append(jobmod.snapshot(inst))
+
+
+class Driver:
+    """A management driver that records what the database held when it was called."""
+
+    name = "rec"
+    declared = None
+
+    def __init__(self, db: Db, fail: BaseException | None = None, block: asyncio.Event | None = None) -> None:
+        self.db, self.fail, self.block = db, fail, block
+        self.seen_events: list[str] = []
+        self.started = asyncio.Event()
+
+    async def handle(self, hook: str, ctx: LcmContext) -> None:
+        self.seen_events = [e["message"] for e in self.db.committed[-1].events]
+        ctx.state["touched"] = hook
+        self.started.set()
+        if self.block is not None:
+            await self.block.wait()
+        if self.fail is not None:
+            raise self.fail
+
+
+class Mgmt:
+    def __init__(self, driver: Driver | None) -> None:
+        self.driver = driver
+
+    def for_hook(self, flavour: Any, hook: str) -> Driver | None:
+        return self.driver
+
+
+def _setup(driver_of: Any = None) -> tuple[Db, JobStore, Stages, Job]:
+    db = Db()
+
+    def uow() -> FakeUow:
+        u = FakeUow(db)
+        u.instances = RecordingInstances(db)
+        return u
+
+    store = JobStore(cast(UowFactory, uow), Notifications(None, None))
+    driver = driver_of(db) if driver_of is not None else None
+    stages = Stages(store, mgmt=Mgmt(driver))
+    job = _job()
+    job.flavour = cast(Any, object())
+    job.plan["done"], job.plan["rb_done"] = [], []
+    return db, store, stages, job
+
+
+async def _first_write(store: JobStore, job: Job) -> int:
+    await store.persist(job)  # the runner's first (whole) write, as `set_state(PROCESSING)` makes it
+    return 1
+
+
+async def test_a_hook_stage_writes_twice_the_line_before_the_driver_the_state_after() -> None:
+    db, store, stages, job = _setup(Driver)
+    before = await _first_write(store, job)
+    driver = cast(Driver, stages.mgmt.driver)
+    await stages.stage(job, "instantiate_end", lambda: stages.hook(job, "instantiate_end"))
+    assert len(db.committed) - before == 2
+    assert driver.seen_events == ["instantiate_end: management driver 'rec'"]  # in the database first
+    start, done = db.committed[-2:]
+    assert start.plan["current"] == "instantiate_end" and "instantiate_end" not in start.plan["done"]
+    assert done.plan["done"] == ["instantiate_end"]
+    assert db.instances[-1].driver_state["rec"] == {"touched": "instantiate_end"}
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("boom"), asyncio.CancelledError()])
+async def test_a_failed_or_cancelled_hook_still_writes_the_drivers_state(failure: BaseException) -> None:
+    db, store, stages, job = _setup(lambda d: Driver(d, fail=failure))
+    await _first_write(store, job)
+    with pytest.raises(type(failure)):
+        await stages.stage(job, "scale_end", lambda: stages.hook(job, "scale_end"))
+    assert db.instances[-1].driver_state["rec"] == {"touched": "scale_end"}
+    assert "scale_end" not in db.committed[-1].plan["done"]
+
+
+async def test_a_hook_awaited_on_its_own_writes_its_line_first_and_its_state_after() -> None:
+    db, store, stages, job = _setup(Driver)
+    before = await _first_write(store, job)
+    await stages.hook(job, "heal_end")
+    assert cast(Driver, stages.mgmt.driver).seen_events == ["heal_end: management driver 'rec'"]
+    assert len(db.committed) - before == 2
+    assert db.instances[-1].driver_state["rec"] == {"touched": "heal_end"}
+
+
+async def test_a_hook_stage_with_no_driver_writes_nothing_and_is_recorded_by_the_next_write() -> None:
+    db, store, stages, job = _setup()
+    before = await _first_write(store, job)
+    await stages.stage(job, "instantiate_start", lambda: stages.hook(job, "instantiate_start"))
+    await stages.rollback_stage(job, "terminate_end", lambda: stages.hook(job, "terminate_end"))
+    assert len(db.committed) == before
+    ran = asyncio.Event()
+
+    async def deploy() -> None:
+        ran.set()
+
+    await stages.stage(job, "infra_deploy", deploy)
+    assert ran.is_set() and len(db.committed) - before == 2
+    start = db.committed[before]
+    assert start.plan["current"] == "infra_deploy" and start.plan["done"] == ["instantiate_start"]
+    assert start.plan["rb_done"] == ["terminate_end"]
+
+
+async def test_a_cancel_already_known_stops_a_hook_stage_before_its_line() -> None:
+    db, store, stages, job = _setup(Driver)
+    await _first_write(store, job)
+    job.occ.is_cancel_pending, job.occ.cancel_mode = True, "GRACEFUL"
+    with pytest.raises(Exception, match="cancelled"):
+        await stages.stage(job, "scale_end", lambda: stages.hook(job, "scale_end"))
+    assert job.occ.events == [] and not cast(Driver, stages.mgmt.driver).started.is_set()
+
+
+async def test_a_progress_line_reaches_the_database_within_the_interval_without_a_checkpoint() -> None:
+    db, store, stages, job = _setup()
+    before = await _first_write(store, job)
+    t0 = time.monotonic()
+    for n in range(5):
+        store.progress(job, f"line {n}")
+    assert len(db.committed) == before  # not at once: a checkpoint may carry them
+    while len(db.committed) == before:
+        assert time.monotonic() - t0 < PROGRESS_FLUSH_S + 2, "never written"
+        await asyncio.sleep(0.01)
+    assert time.monotonic() - t0 >= PROGRESS_FLUSH_S * 0.9
+    assert len(db.committed) - before == 1  # the five together
+    assert [e["message"] for e in db.committed[-1].events] == [f"line {n}" for n in range(5)]
+
+
+async def test_a_checkpoint_carries_the_waiting_lines_and_no_flush_follows() -> None:
+    db, store, stages, job = _setup()
+    before = await _first_write(store, job)
+    store.progress(job, "deploying")
+    await store.persist(job)
+    assert [e["message"] for e in db.committed[-1].events] == ["deploying"]
+    await asyncio.sleep(PROGRESS_FLUSH_S * 2)
+    assert len(db.committed) - before == 1 and job.writer.timer is None
+
+
+async def test_flushed_writes_at_once() -> None:
+    db, store, stages, job = _setup()
+    before = await _first_write(store, job)
+    store.progress(job, "now")
+    t0 = time.monotonic()
+    await store.flushed(job)
+    assert time.monotonic() - t0 < PROGRESS_FLUSH_S
+    assert len(db.committed) - before == 1 and job.writer.timer is None
