@@ -66,9 +66,9 @@ def _count_engine() -> None:
         COUNTS["engine job writes (_commit)"] += 1
         return commit(self, *a, **kw)
 
-    def counted_snapshot(value: Any) -> Any:
+    def counted_snapshot(*a: Any) -> Any:
         COUNTS["engine snapshots"] += 1
-        return snap(value)
+        return snap(*a)
 
     def counted_owned(self: fence.Fence) -> bool:
         COUNTS["engine fencing reads"] += 1

@@ -39,18 +39,46 @@ _T = TypeVar("_T")
 _IMMUTABLE = (str, int, float, enum.Enum, datetime.datetime, datetime.date, type(None))
 
 
-def snapshot(value: _T) -> _T:
-    """A deep copy of an occurrence or instance (a dataclass of plain data), as `copy.deepcopy`
-    makes it but cheaper (each write of a job copies its occurrence; issue 24 item 4): immutable
-    field values (strings, numbers, enum members, datetimes) are shared, the containers are
-    copied together in one pickle round trip (C code; shared references among them stay shared).
-    Only this process's own objects go through it."""
+# Lists whose items are never changed once appended (the progress log: `JobStore.progress` and
+# the API's warnings append new dicts; readers copy): a snapshot copies the list, not its items.
+_APPEND_ONLY = frozenset({"events"})
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+def snapshot(value: _T, since: _T | None = None) -> _T:
+    """A copy of an occurrence or instance (a dataclass of plain data) that changes to `value`
+    never reach, as `copy.deepcopy` makes it but cheaper (each write of a job copies its
+    occurrence; issue 24 item 4): immutable field values (strings, numbers, enum members,
+    datetimes) are shared; an append-only list (`_APPEND_ONLY`) is copied, its items shared; a
+    container equal to the one in `since` (an earlier snapshot of it: snapshots are never
+    changed) is shared with it; the other containers are copied together in one pickle round
+    trip (C code; shared references among them stay shared). Only this process's own objects go
+    through it."""
     clone = copy.copy(value)
-    nested = {f.name: v for f in dataclasses.fields(value)  # type: ignore[arg-type]
-              if not isinstance(v := getattr(value, f.name), _IMMUTABLE)}
-    copied = pickle.loads(pickle.dumps(nested, pickle.HIGHEST_PROTOCOL))  # noqa: S301 (our own bytes)
-    for name, v in copied.items():
-        setattr(clone, name, v)
+    nested: dict[str, Any] = {}
+    for name in _fields(type(value)):
+        v = getattr(value, name)
+        if isinstance(v, _IMMUTABLE):
+            continue
+        if name in _APPEND_ONLY and type(v) is list:
+            setattr(clone, name, list(v))
+        elif since is not None and (old := getattr(since, name)) == v:
+            setattr(clone, name, old)
+        else:
+            nested[name] = v
+    if nested:
+        copied = pickle.loads(pickle.dumps(nested, pickle.HIGHEST_PROTOCOL))  # noqa: S301 (our own bytes)
+        for name, v in copied.items():
+            setattr(clone, name, v)
     return clone
 
 
@@ -278,8 +306,8 @@ class JobStore:
         w = job.writer
         w.loop = asyncio.get_running_loop()
         job.occ.heartbeat = utcnow()
-        occ = snapshot(job.occ)
-        inst = snapshot(job.inst) if instance and job.inst != w.saved_inst else None
+        occ = snapshot(job.occ, w.saved_occ)
+        inst = snapshot(job.inst, w.saved_inst) if instance and job.inst != w.saved_inst else None
         w.dirty = False
         self._no_timer(w)  # every line so far goes with this write
         write = asyncio.ensure_future(self.patience.run(self._commit, occ, inst, job.fence, notify, w.saved_occ,
