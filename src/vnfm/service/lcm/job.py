@@ -87,10 +87,14 @@ class JobWriter:
     """The write state of one job: its writes run one at a time (`lock`, FIFO) in worker threads,
     each from a snapshot taken when it starts, so a later write always carries everything an
     earlier one did. `dirty`: progress lines not yet written; `timer`: the flush due for them
-    (cancelled by a write that carried them); `flush`: the task writing them."""
+    (cancelled by a write that carried them); `flush`: the task writing them. `owed`: a checkpoint
+    recorded in memory only (`JobStore.owe`): the next write, of whatever kind, carries it, the
+    instance included; `notices`: notifications of state moves not yet written (with it too)."""
 
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     dirty: bool = False
+    owed: bool = False
+    notices: list[tuple[dict[str, Any], str]] = field(default_factory=list)
     timer: asyncio.TimerHandle | None = None
     flush: asyncio.Task[None] | None = None
     lost: OwnershipLost | None = None
@@ -224,14 +228,28 @@ class JobStore:
                 raise w.lost
             await self._write_job(job, instance=instance, notify=notify)
 
-    async def set_state(self, job: Job, new: OpState, error: dict[str, Any] | None = None) -> None:
-        """Move the occurrence to `new`; a final state releases the occurrence and the instance."""
+    async def set_state(self, job: Job, new: OpState, error: dict[str, Any] | None = None, *,
+                        owe: bool = False) -> None:
+        """Move the occurrence to `new`; a final state releases the occurrence and the instance.
+        With `owe`, the move and its notification are written by the job's next write (`owe`)."""
         lcm.transition(job.occ, new, error=error)
         if new in FINAL_STATES:
             job.occ.owner = None
             if job.inst.lock_op_id == job.occ.id:
                 job.inst.lock_op_id = None
-        await self.persist(job, notify=True)
+        if owe:
+            job.writer.notices.append(self._notice(job.occ))
+            self.owe(job)
+        else:
+            await self.persist(job, notify=True)
+
+    @staticmethod
+    def owe(job: Job) -> None:
+        """Record a checkpoint in memory only: the job's next write (a checkpoint, a progress flush
+        or a state's) carries it, the instance included. Only for a point after which nothing
+        with a side effect happens before that write (a stage's end, then the next stage's start
+        or the operation's end): one write instead of two, the same durability."""
+        job.writer.owed = True
 
     def progress(self, job: Job, message: str) -> None:
         """Append a line (secrets scrubbed) to the occurrence's progress log. The line is written
@@ -246,11 +264,12 @@ class JobStore:
             asyncio.get_running_loop()
         except RuntimeError:  # called from a worker thread (or with no loop at all)
             loop = job.writer.loop
+            w = job.writer
             if loop is not None and loop.is_running():
                 loop.call_soon_threadsafe(self._flush_later, job)
             else:
-                self._commit(job.occ, None, job.fence, notify=False)
-                job.writer.dirty, job.writer.saved_occ = False, None
+                self._commit(job.occ, job.inst if w.owed else None, job.fence, w.notices)
+                w.dirty, w.owed, w.notices, w.saved_occ, w.saved_inst = False, False, [], None, None
             return
         self._flush_later(job)
 
@@ -258,7 +277,7 @@ class JobStore:
         """Wait until every progress line so far is written (or its write failed)."""
         w = job.writer
         for _ in range(2):  # a flush already in flight may have been too early for the last lines
-            if not w.dirty or w.lost is not None:
+            if not (w.dirty or w.owed) or w.lost is not None:
                 return
             self._start_flush(job)
             assert w.flush is not None
@@ -287,7 +306,7 @@ class JobStore:
         while it writes are due `PROGRESS_FLUSH_S` later, unless a checkpoint carries them first."""
         w = job.writer
         async with w.lock:
-            if not w.dirty or w.lost is not None:
+            if not (w.dirty or w.owed) or w.lost is not None:
                 return
             try:
                 await self._write_job(job, instance=False, notify=False)
@@ -307,24 +326,26 @@ class JobStore:
         w.loop = asyncio.get_running_loop()
         job.occ.heartbeat = utcnow()
         occ = snapshot(job.occ, w.saved_occ)
+        instance = instance or w.owed
         inst = snapshot(job.inst, w.saved_inst) if instance and job.inst != w.saved_inst else None
-        w.dirty = False
+        notices, owed = w.notices + ([self._notice(occ)] if notify else []), w.owed
+        w.dirty, w.owed, w.notices = False, False, []
         self._no_timer(w)  # every line so far goes with this write
-        write = asyncio.ensure_future(self.patience.run(self._commit, occ, inst, job.fence, notify, w.saved_occ,
+        write = asyncio.ensure_future(self.patience.run(self._commit, occ, inst, job.fence, notices, w.saved_occ,
                                                         w.saved_inst))
         try:
             cancel = await asyncio.shield(write)
-        except asyncio.CancelledError:
-            # The thread goes on: its write ends before the lock is released (no overlap).
-            await asyncio.wait([write])
-            w.dirty, w.saved_occ, w.saved_inst = True, None, None
-            if not write.cancelled() and isinstance(write.exception(), OwnershipLost):
-                w.lost = write.exception()  # type: ignore[assignment]
-            raise
-        except OwnershipLost as exc:
-            w.lost = exc
-            raise
-        except BaseException:  # what the rows hold is not known: the next writes are whole
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError):
+                # The thread goes on: its write ends before the lock is released (no overlap).
+                await asyncio.wait([write])
+            failure = None if write.cancelled() else write.exception()
+            if isinstance(failure, OwnershipLost):
+                w.lost = failure
+            elif write.cancelled() or failure is not None:  # not written: the next write carries these
+                w.owed = w.owed or owed
+                w.notices[:0] = notices[:len(notices) - notify]  # not the caller's own: it sees the failure
+            # what the rows hold is not known: the next writes are whole
             w.dirty, w.saved_occ, w.saved_inst = True, None, None
             raise
         w.saved_occ = occ  # as the row has it now (a cancel read by the write included)
@@ -334,14 +355,18 @@ class JobStore:
             job.occ.is_cancel_pending, job.occ.cancel_mode = True, cancel[0]
         if inst is not None:
             w.saved_inst = inst
-        if notify:
+        if notices:
             self.notes.wake()
 
+    def _notice(self, occ: OpOcc) -> tuple[dict[str, Any], str]:
+        """The notification of the occurrence's state as it is now (and whose it is)."""
+        return views.lcm_notification(occ, START_STATES.get(occ.operation_state, "RESULT")), occ.tenant
+
     def _commit(self, occ: OpOcc, inst: VnfInstance | None, fence: tuple[str | None, int],
-                notify: bool, since: OpOcc | None = None,
+                notices: Iterable[tuple[dict[str, Any], str]] = (), since: OpOcc | None = None,
                 inst_since: VnfInstance | None = None) -> tuple[str | None] | None:
         """The database work of one write (in a worker thread): a cancel recorded meanwhile is
-        kept (and returned, as its mode), then the fenced write and the notification. With
+        kept (and returned, as its mode), then the fenced write and the notifications. With
         `since` (the occurrence as this runner last wrote it) only what changed is written, and
         the cancel is learnt from that one statement; with `inst_since` (the instance as this
         runner last read or wrote it) only what changed of the instance."""
@@ -357,8 +382,8 @@ class JobStore:
                     if occ.is_cancel_pending:
                         cancel = (occ.cancel_mode,)
                 self._write(uow, occ, inst, fence, inst_since=inst_since)
-            if notify:
-                self._stage_notification(uow, occ)
+            for notice, tenant in notices:
+                self.notes.stage(uow, notice, tenant=tenant)
             uow.commit()
         return cancel
 

@@ -3,12 +3,16 @@
 A stage runs once: it is checkpointed in the occurrence before it starts (`plan["current"]`) and
 after it ends (`plan["done"]`), so a retry skips the stages already done and resumes at the one
 that failed. Between stages sits a cancel point (SOL003 GRACEFUL cancel). A hook stage calls the
-management driver bound to the hook with an `LcmContext` built here; it costs two writes: its
-start checkpoint carries the hook's progress line (so the line is in the database before the
-driver's long work), its done checkpoint the driver's state (`instance.driver_state`); a driver
-that fails or is cancelled has its state written before the failure goes on. A hook stage with no
-driver bound does nothing, so it writes nothing of its own: it is recorded done in memory and
-written by the next checkpoint (nothing with a side effect happens in between: issue 24 item 4).
+management driver bound to the hook with an `LcmContext` built here.
+
+Writes (issue 24 item 4): a checkpoint with nothing that has a side effect between it and the
+next write is merged into that write. So a stage's end (`plan["done"]`, the instance, the
+driver's state) is written with the next stage's start checkpoint, or with the operation's final
+state (`JobStore.owe`): durable before anything else happens, as before. A stage's start is a
+write of its own (a hook stage's carries the hook's progress line, so the line is in the database
+before the driver's long work). A driver that fails or is cancelled has its state written before
+the failure goes on. A hook stage with no driver bound writes nothing of its own. With the move
+to PROCESSING written by the first stage's start, an instantiate of three stages is three writes.
 """
 
 from __future__ import annotations
@@ -68,24 +72,22 @@ class Stages:
         if job.done(name):
             return
         started = time.monotonic()
-        wrote = await self._run(job, name, fn, started)
+        await self._run(job, name, fn, started)
         job.plan["done"].append(name)
         job.plan.setdefault("timings", {})[name] = round(time.monotonic() - started, 4)
-        if wrote:
-            await self.store.persist(job)
+        self.store.owe(job)  # written with the next stage's start or the operation's end
 
     async def rollback_stage(self, job: Job, name: str, fn: StageFn) -> None:
         """Run `fn` as the rollback stage `name` unless an earlier rollback attempt completed it."""
         if job.rb_done(name):
             return
-        wrote = await self._run(job, f"rollback:{name}", fn, time.monotonic())
+        await self._run(job, f"rollback:{name}", fn, time.monotonic())
         job.plan["rb_done"].append(name)
-        if wrote:
-            await self.store.persist(job)
+        self.store.owe(job)
 
-    async def _run(self, job: Job, label: str, fn: StageFn, started: float) -> bool:
-        """A stage's start checkpoint (`plan["current"]`), its cancel point and `fn`. False: `fn`
-        was a hook with no driver bound, nothing was written and nothing needs to be."""
+    async def _run(self, job: Job, label: str, fn: StageFn, started: float) -> None:
+        """A stage's start checkpoint (`plan["current"]`; none for a hook with no driver bound),
+        its cancel point and `fn`."""
         job.current_stage = label
         job.plan["current"] = label
         cancel_point(job)  # a cancel already known: a hook's line is not logged
@@ -102,7 +104,6 @@ class Stages:
                 body.close()  # never started
             raise
         await self._timed(job, label, body, started)
-        return not idle
 
     async def _timed(self, job: Job, name: str, body: Awaitable[None], started: float) -> None:
         """Await a stage's body between its start and end log lines (and metrics)."""

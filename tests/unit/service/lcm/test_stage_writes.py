@@ -1,8 +1,9 @@
-"""How many writes a stage costs (issue 24 item 4), and what each carries: a hook stage writes
-twice (its start with the hook's progress line, before the driver runs; its end with the driver's
-state), a failed or cancelled driver's state is still written, a hook with no driver bound writes
-nothing of its own, and progress lines wait at most `PROGRESS_FLUSH_S` for a checkpoint to carry
-them before a flush of their own writes them together."""
+"""How many writes a stage costs (issue 24 item 4), and what each carries: a stage writes its start
+(a hook stage's with the hook's progress line, before the driver runs); its end (the driver's
+state, the instance) rides on the next write, whatever it is; a failed or cancelled driver's
+state is still written; a hook with no driver bound writes nothing of its own; the move to
+PROCESSING and its notification ride on the next write; progress lines wait at most
+`PROGRESS_FLUSH_S` for a checkpoint to carry them before a flush of their own writes them."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any, cast
 
 import pytest
 
-from vnfm.domain.model import VnfInstance
+from vnfm.domain.model import OpState, VnfInstance
 from vnfm.service.lcm import job as jobmod
 from vnfm.service.lcm.job import PROGRESS_FLUSH_S, Job, JobStore
 from vnfm.service.lcm.stages import Stages
@@ -28,6 +29,11 @@ class Db(SlowDb):
     def __init__(self) -> None:
         super().__init__("me", 3)
         self.instances: list[VnfInstance] = []
+        self.fail_next = False  # the next write fails before anything is staged
+
+
+def _broken(*args: Any) -> bool:
+    raise RuntimeError("the disk is full")
 
 
 class RecordingInstances(FakeInstances):
@@ -63,6 +69,19 @@ class Driver:
             raise self.fail
 
 
+class Outbox:
+    def __init__(self) -> None:
+        self.staged: list[dict[str, Any]] = []
+
+    def add(self, notification: dict[str, Any], info: Any, *, owner: Any, tenant: str) -> None:
+        self.staged.append(notification)
+
+
+class Notifier:
+    def wake(self) -> None:
+        pass
+
+
 class Mgmt:
     def __init__(self, driver: Driver | None) -> None:
         self.driver = driver
@@ -71,15 +90,19 @@ class Mgmt:
         return self.driver
 
 
-def _setup(driver_of: Any = None) -> tuple[Db, JobStore, Stages, Job]:
+def _setup(driver_of: Any = None, outbox: Outbox | None = None) -> tuple[Db, JobStore, Stages, Job]:
     db = Db()
 
     def uow() -> FakeUow:
         u = FakeUow(db)
         u.instances = RecordingInstances(db)
+        u.outbox = outbox  # type: ignore[attr-defined]
+        if db.fail_next:
+            db.fail_next = False
+            u.save_owned = _broken  # type: ignore[method-assign]
         return u
 
-    store = JobStore(cast(UowFactory, uow), Notifications(None, None))
+    store = JobStore(cast(UowFactory, uow), Notifications(Notifier() if outbox is not None else None, "me"))
     driver = driver_of(db) if driver_of is not None else None
     stages = Stages(store, mgmt=Mgmt(driver))
     job = _job()
@@ -93,17 +116,51 @@ async def _first_write(store: JobStore, job: Job) -> int:
     return 1
 
 
-async def test_a_hook_stage_writes_twice_the_line_before_the_driver_the_state_after() -> None:
+async def test_a_hook_stage_writes_its_start_with_the_line_and_its_end_with_the_next_write() -> None:
     db, store, stages, job = _setup(Driver)
     before = await _first_write(store, job)
     driver = cast(Driver, stages.mgmt.driver)
     await stages.stage(job, "instantiate_end", lambda: stages.hook(job, "instantiate_end"))
-    assert len(db.committed) - before == 2
+    assert len(db.committed) - before == 1 and job.writer.owed
     assert driver.seen_events == ["instantiate_end: management driver 'rec'"]  # in the database first
-    start, done = db.committed[-2:]
+    start = db.committed[-1]
     assert start.plan["current"] == "instantiate_end" and "instantiate_end" not in start.plan["done"]
-    assert done.plan["done"] == ["instantiate_end"]
+    assert not any("rec" in i.driver_state for i in db.instances)
+    await store.persist(job, instance=False)  # any next write (here: one without the instance) carries it
+    assert db.committed[-1].plan["done"] == ["instantiate_end"] and not job.writer.owed
     assert db.instances[-1].driver_state["rec"] == {"touched": "instantiate_end"}
+
+
+async def test_an_end_owed_rides_on_a_progress_flush_too() -> None:
+    db, store, stages, job = _setup()
+    before = await _first_write(store, job)
+
+    async def deploy() -> None:
+        job.inst.resources = job.inst.resources.__class__()
+        job.inst.vnf_instance_name = "deployed"
+
+    await stages.stage(job, "infra_deploy", deploy)
+    assert len(db.committed) - before == 1
+    store.progress(job, "after the stage")
+    await store.flushed(job)
+    assert db.committed[-1].plan["done"] == ["infra_deploy"]
+    assert db.instances[-1].vnf_instance_name == "deployed"
+
+
+async def test_the_move_to_processing_and_its_notification_ride_on_the_next_write() -> None:
+    outbox = Outbox()
+    db, store, stages, job = _setup(outbox=outbox)
+    job.occ.operation_state = OpState.STARTING
+    await store.set_state(job, OpState.PROCESSING, owe=True)
+    assert db.committed == [] and outbox.staged == []
+    db.fail_next = True  # the next write fails: what it carried is carried by the one after it
+    with pytest.raises(RuntimeError):
+        await store.persist(job, instance=False)
+    assert db.committed == [] and outbox.staged == [] and job.writer.owed
+    await store.set_state(job, OpState.COMPLETED)
+    assert db.committed[-1].operation_state == OpState.COMPLETED
+    states = [(n["operationState"], n["notificationStatus"]) for n in outbox.staged]
+    assert states == [("PROCESSING", "START"), ("COMPLETED", "RESULT")]
 
 
 @pytest.mark.parametrize("failure", [RuntimeError("boom"), asyncio.CancelledError()])
@@ -137,7 +194,7 @@ async def test_a_hook_stage_with_no_driver_writes_nothing_and_is_recorded_by_the
         ran.set()
 
     await stages.stage(job, "infra_deploy", deploy)
-    assert ran.is_set() and len(db.committed) - before == 2
+    assert ran.is_set() and len(db.committed) - before == 1
     start = db.committed[before]
     assert start.plan["current"] == "infra_deploy" and start.plan["done"] == ["instantiate_start"]
     assert start.plan["rb_done"] == ["terminate_end"]
