@@ -100,8 +100,8 @@ class JobWriter:
     lost: OwnershipLost | None = None
     loop: asyncio.AbstractEventLoop | None = None
     saved_inst: VnfInstance | None = None  # as last read or written: an unchanged one is not written
-    # The occurrence as this runner last wrote it (None: not yet): the next write sends only what
-    # differs from it (`save_changes`).
+    # The occurrence as this runner last read or wrote it (None: unknown): the next write sends
+    # only what differs from it (`save_changes`).
     saved_occ: OpOcc | None = None
 
 
@@ -200,7 +200,8 @@ def load_job(
     secrets = secret_values(inst.additional_params) | secret_values(occ.operation_params)
     job = Job(occ=occ, inst=inst, vnfd=vnfd, flavour=flavour, package=files_of(inst.vnf_pkg_id),
               vim=vim, infra=infra, secrets=secrets, fence=(occ.owner, occ.epoch))
-    job.writer.saved_inst = snapshot(inst)
+    # as read: the first write too sends only what changed (and learns a cancel from its UPDATE)
+    job.writer.saved_occ, job.writer.saved_inst = snapshot(occ), snapshot(inst)
     return job
 
 
@@ -367,8 +368,8 @@ class JobStore:
                 inst_since: VnfInstance | None = None) -> tuple[str | None] | None:
         """The database work of one write (in a worker thread): a cancel recorded meanwhile is
         kept (and returned, as its mode), then the fenced write and the notifications. With
-        `since` (the occurrence as this runner last wrote it) only what changed is written, and
-        the cancel is learnt from that one statement; with `inst_since` (the instance as this
+        `since` (the occurrence as this runner last read or wrote it) only what changed is written,
+        and the cancel is learnt from that one statement; with `inst_since` (the instance as this
         runner last read or wrote it) only what changed of the instance."""
         cancel = None
         with self.uow() as uow:

@@ -8,6 +8,7 @@ PROCESSING and its notification ride on the next write; progress lines wait at m
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 from typing import Any, cast
 
@@ -15,7 +16,7 @@ import pytest
 
 from vnfm.domain.model import OpState, VnfInstance
 from vnfm.service.lcm import job as jobmod
-from vnfm.service.lcm.job import PROGRESS_FLUSH_S, Job, JobStore
+from vnfm.service.lcm.job import PROGRESS_FLUSH_S, Job, JobStore, load_job
 from vnfm.service.lcm.stages import Stages
 from vnfm.service.notifications import Notifications
 from vnfm.service.ports import LcmContext, UowFactory
@@ -242,3 +243,42 @@ async def test_flushed_writes_at_once() -> None:
     await store.flushed(job)
     assert time.monotonic() - t0 < PROGRESS_FLUSH_S
     assert len(db.committed) - before == 1 and job.writer.timer is None
+
+
+class _NoFlavours:
+    def flavour(self, flavour_id: str) -> None:
+        return None
+
+
+async def test_the_first_write_after_the_load_sends_only_changes_and_keeps_a_cancel_recorded_since() -> None:
+    db = Db()
+    row = _job()
+    db.committed.append(copy.deepcopy(row.occ))  # the stored occurrence, as the API left it
+    reads: list[str] = []
+
+    class LoadingUow(FakeUow):
+        def get(self, op_id: str) -> Any:
+            return copy.deepcopy(row.occ)
+
+        def pending_cancel(self, op_id: str) -> str | None:
+            reads.append(op_id)
+            return super().pending_cancel(op_id)
+
+    class LoadingInstances(RecordingInstances):
+        def get(self, inst_id: str) -> Any:
+            return copy.deepcopy(row.inst)
+
+    def uow() -> FakeUow:
+        u = LoadingUow(db)
+        u.instances = LoadingInstances(db)
+        return u
+
+    store = JobStore(cast(UowFactory, uow), Notifications(None, None))
+    job = load_job(cast(UowFactory, uow), row.occ.id, vnfd_of=lambda _: cast(Any, _NoFlavours()),
+                   files_of=lambda _: None, vim_of=lambda _: None, infra_drivers={})
+    db.cancel = "GRACEFUL"  # recorded by the API after the load
+    job.plan["current"] = "infra_deploy"
+    await store.persist(job, instance=False)
+    assert reads == []  # no read before the write: the UPDATE returned the cancel
+    assert job.occ.is_cancel_pending and job.occ.cancel_mode == "GRACEFUL"
+    assert db.committed[-1].plan["current"] == "infra_deploy" and db.committed[-1].is_cancel_pending
