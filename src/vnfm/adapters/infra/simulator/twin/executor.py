@@ -56,28 +56,29 @@ class TwinExecutor(StepExecutor):
 
         return self.sim.update_extras(self.instance_id, wrap)
 
-    def _server(self, host: str, step: NodeStep) -> dict[str, Any]:
-        server = self.sim.server_by_address(host)
+    def _server(self, host: str, step: NodeStep) -> str:
+        """The id of the server at `host`, which must answer on SSH."""
+        server = self.sim.host_brief(host)
         if server is None:
             raise StepFailed(host, step, "no server has this address (unreachable)")
-        if server.get("status") != "ACTIVE" or not server.get("ssh_reachable", True):
-            raise StepFailed(host, step, f"host unreachable: server {server['name']} does not answer on SSH")
-        return dict(server)
+        if server.status != "ACTIVE" or not server.ssh_reachable:
+            raise StepFailed(host, step, f"host unreachable: server {server.name} does not answer on SSH")
+        return str(server.server_id)
 
     # ------------------------------------------------------------------ the executor contract
     def _operator(self, host: str) -> bool:
-        return host in self.operators and self.sim.server_by_address(host) is None
+        return host in self.operators and self.sim.host_brief(host) is None
 
     def _host_key(self, host: str) -> tuple[str, str]:
         """(the SSH host key the host presents, its name): one look-up of the host."""
-        server = self.sim.server_by_address(host)
+        server = self.sim.host_brief(host)
         if server is None and host in self.operators:
             if not operator.reachable(self.sim, host):
                 raise StepFailed(host, NodeStep(), "host unreachable: the operator host does not answer on SSH")
             return operator.host_key(self.sim, host), host
-        if server is None or not server.get("ssh_reachable", True) or server.get("status") != "ACTIVE":
+        if server is None or not server.ssh_reachable or server.status != "ACTIVE":
             raise StepFailed(host, NodeStep(), "host unreachable: cannot read its SSH host key")
-        return str(server["host_key"]["public_key"]), str(server["name"])
+        return server.host_key, server.name
 
     async def verify_host_keys(self, hosts: Sequence[str]) -> None:
         for host in dict.fromkeys(hosts):
@@ -116,10 +117,10 @@ class TwinExecutor(StepExecutor):
             if joining:
                 self.config.observed["joins_in_flight"] -= 1
         if inspect.iscoroutinefunction(handler):  # it awaits: its transactions are its own
-            result = handler(self, host, self._server(host, step)["id"], step)
+            result = handler(self, host, self._server(host, step), step)
         else:  # the host check and the step's state change: one transaction
             with self.sim.atomic():
-                result = handler(self, host, self._server(host, step)["id"], step)
+                result = handler(self, host, self._server(host, step), step)
         if asyncio.iscoroutine(result):
             result = await result
         assert isinstance(result, StepResult)
