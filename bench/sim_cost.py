@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import gc
 import logging
 import sys
 import tempfile
@@ -42,8 +43,11 @@ from vnfm.examples import example_csar  # noqa: E402
 
 COUNTS: collections.Counter[str] = collections.Counter()
 CALLERS: collections.Counter[str] = collections.Counter()
+CPU_BY_CALLER: collections.Counter[str] = collections.Counter()
+CURRENT = ""  # who began the transaction under way
+DETAIL = False
 ON = False
-_SKIP = ("/simulator/store.py", "/simulator/base.py", "/simulator/lookups.py", "contextlib.py",
+_SKIP = ("/simulator/store.py", "/simulator/base.py", "/simulator/lookups.py", "contextlib.py", "/sim_cost.py",
          "/simulator/tx.py", "/simulator/twin/executor.py", "/service/lcm/fence.py")
 
 
@@ -68,18 +72,23 @@ def _instrument() -> None:
     @contextlib.contextmanager
     def counted_begin(self: store_mod.StateStore, *, write: bool = True) -> Iterator[Any]:
         joined = getattr(self._local, "tx", None) is not None
+        caller = ("joined " if joined else ("write " if write else "read  ")) + _caller()
         if ON:
             _count("begin calls")
             _count("begin calls joining an open transaction" if joined else
                    f"transactions ({'write' if write else 'read'})")
-            if CALLERS is not None:
-                CALLERS[("joined " if joined else ("write " if write else "read  ")) + _caller()] += 1
+            CALLERS[caller] += 1
+        global CURRENT
+        if not joined:
+            CURRENT = caller
         t0 = time.thread_time()
         try:
             yield from begin(self, write=write)
         finally:
-            if not joined:
-                _count("thread CPU in transactions (us)", int((time.thread_time() - t0) * 1e6))
+            if not joined and ON:
+                spent = int((time.thread_time() - t0) * 1e6)
+                _count("thread CPU in transactions (us)", spent)
+                CPU_BY_CALLER[caller] += spent
 
     store_mod.StateStore.begin = counted_begin  # type: ignore[method-assign]
 
@@ -109,7 +118,10 @@ def _instrument() -> None:
             try:
                 return fn(*a, **kw)
             finally:
-                _count(f"thread CPU in {name} (us)", int((time.thread_time() - t0) * 1e6))
+                spent = int((time.thread_time() - t0) * 1e6)
+                _count(f"thread CPU in {name} (us)", spent)
+                if DETAIL and ON:
+                    CPU_BY_CALLER[f"{CURRENT} / {name}"] += spent
         return wrapper
 
     from vnfm.adapters.infra.simulator import deployments, lookups
@@ -132,7 +144,10 @@ class _Conn:
         try:
             return self._conn.execute(sql, *args)
         finally:
-            _count(f"thread CPU in SQL {sql.split(None, 1)[0].upper()} (us)", int((time.thread_time() - t0) * 1e6))
+            spent = int((time.thread_time() - t0) * 1e6)
+            _count(f"thread CPU in SQL {sql.split(None, 1)[0].upper()} (us)", spent)
+            if DETAIL and ON:
+                CPU_BY_CALLER[f"{CURRENT} / SQL {sql.split(None, 1)[0].upper()}"] += spent
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._conn, name)
@@ -193,12 +208,19 @@ async def run(runs: int, step_runs: int = 0) -> float:
             pkg = app.packages.upload(app.packages.create({}).id, example_csar())
             vnfd = str(pkg.vnfd_id)
             await sim_fleet.instantiate(app, vnfd)  # warm-up
+            # pages the simulated cloud's commits append to its write-ahead log: checkpoint, then no
+            # automatic checkpoint (which would empty the log) until they are counted
+            cloud.store.checkpoint()
+            cloud.store._conn.execute("PRAGMA wal_autocheckpoint = 0")
             ON = True
             c0 = time.process_time()
             for _ in range(runs):
                 iid, _, _ = await sim_fleet.instantiate(app, vnfd)
             cpu = time.process_time() - c0
             ON = False
+            frames = cloud.store._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+            COUNTS["pages written to the write-ahead log"] = frames
+            cloud.store._conn.execute("PRAGMA wal_autocheckpoint = 1000")
             if step_runs:
                 await steps(cloud, iid, step_runs)
         finally:
@@ -211,9 +233,15 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--callers", type=int, default=0, help="print the N callers that begin most")
     ap.add_argument("--steps", type=int, default=0, help="then time N twin node steps of each kind")
+    ap.add_argument("--detail", action="store_true", help="split the CPU by caller into SQL, flush, copies")
+    ap.add_argument("--no-gc", action="store_true", help="garbage collection off (its pauses land anywhere)")
     ap.add_argument("--plain", action="store_true", help="count nothing (CPU figures without the counters' cost)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
+    global DETAIL
+    DETAIL = args.detail
+    if args.no_gc:
+        gc.disable()
     if not args.plain:
         _instrument()
     cpu = asyncio.run(run(args.runs, args.steps))
@@ -224,6 +252,9 @@ def main() -> None:
         print("callers (per instantiate):")
         for what, n in CALLERS.most_common(args.callers):
             print(f"  {n / args.runs:6.1f}  {what}")
+        print("thread CPU inside transactions by who began them (us per instantiate):")
+        for what, n in CPU_BY_CALLER.most_common(args.callers):
+            print(f"  {n / args.runs:8.1f}  {what}")
 
 
 if __name__ == "__main__":
