@@ -194,7 +194,7 @@ async def steps(cloud: Any, instance_id: str, n: int) -> None:
         print(f"  {what:<44} {min(best):10.1f} us CPU per step (least of 5 batches)")
 
 
-async def run(runs: int, step_runs: int = 0) -> float:
+async def run(runs: int, step_runs: int = 0, fleet: int = 0) -> float:
     global ON
     with tempfile.TemporaryDirectory(prefix="vnfm-simcost-") as tmp:
         data = Path(tmp)
@@ -207,7 +207,9 @@ async def run(runs: int, step_runs: int = 0) -> float:
         try:
             pkg = app.packages.upload(app.packages.create({}).id, example_csar())
             vnfd = str(pkg.vnfd_id)
-            await sim_fleet.instantiate(app, vnfd)  # warm-up
+            seed, _, _ = await sim_fleet.instantiate(app, vnfd)  # warm-up
+            if fleet:  # copies of the warm-up's part of the simulated cloud (its records only)
+                sim_fleet.clone_fleet(cloud, seed, fleet)
             # pages the simulated cloud's commits append to its write-ahead log: checkpoint, then no
             # automatic checkpoint (which would empty the log) until they are counted
             cloud.store.checkpoint()
@@ -234,6 +236,7 @@ def main() -> None:
     ap.add_argument("--callers", type=int, default=0, help="print the N callers that begin most")
     ap.add_argument("--steps", type=int, default=0, help="then time N twin node steps of each kind")
     ap.add_argument("--detail", action="store_true", help="split the CPU by caller into SQL, flush, copies")
+    ap.add_argument("--fleet", type=int, default=0, help="clone the warm-up's cloud records N times first")
     ap.add_argument("--no-gc", action="store_true", help="garbage collection off (its pauses land anywhere)")
     ap.add_argument("--plain", action="store_true", help="count nothing (CPU figures without the counters' cost)")
     args = ap.parse_args()
@@ -244,7 +247,7 @@ def main() -> None:
         gc.disable()
     if not args.plain:
         _instrument()
-    cpu = asyncio.run(run(args.runs, args.steps))
+    cpu = asyncio.run(run(args.runs, args.steps, args.fleet))
     print(f"{args.runs} instantiates: process CPU {cpu * 1000 / args.runs:.1f} ms per instantiate")
     for what, n in sorted(COUNTS.items()):
         print(f"  {what:<44} {n / args.runs:10.1f} per instantiate")

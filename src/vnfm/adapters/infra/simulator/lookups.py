@@ -63,12 +63,18 @@ class LookupOps(CloudBase):
 
     def host_brief(self, address: str) -> HostBrief | None:
         """`server_by_address` reduced to what a host check reads: no copy of the record."""
+        return self.host_briefs([address])[address]
+
+    def host_briefs(self, addresses: list[str]) -> dict[str, HostBrief | None]:
+        """`host_brief` of several addresses, in one read."""
+        out: dict[str, HostBrief | None] = {}
         with self._read() as tx:
-            s = _server_at(tx, address)
-            if s is None:
-                return None
-            return HostBrief(s["id"], s["name"], s.get("status") or "", bool(s.get("ssh_reachable", True)),
-                             str(s["host_key"]["public_key"]))
+            for address in addresses:
+                s = _server_at(tx, address)
+                out[address] = None if s is None else HostBrief(
+                    s["id"], s["name"], s.get("status") or "", bool(s.get("ssh_reachable", True)),
+                    str(s["host_key"]["public_key"]))
+        return out
 
     # ------------------------------------------------------------------ extras (twins' state)
     def extras(self, instance_id: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import inspect
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from vnfm.adapters.infra.simulator.lookups import HostBrief
 from vnfm.adapters.infra.simulator.twin import operator
 from vnfm.adapters.infra.simulator.twin.base import KEY, TwinConfig, empty
 from vnfm.adapters.infra.simulator.twin.handlers import ALL_HANDLERS, OPERATOR_HANDLERS
@@ -69,9 +70,8 @@ class TwinExecutor(StepExecutor):
     def _operator(self, host: str) -> bool:
         return host in self.operators and self.sim.host_brief(host) is None
 
-    def _host_key(self, host: str) -> tuple[str, str]:
-        """(the SSH host key the host presents, its name): one look-up of the host."""
-        server = self.sim.host_brief(host)
+    def _host_key(self, host: str, server: HostBrief | None) -> tuple[str, str]:
+        """(the SSH host key the host presents, its name), from the look-up of the host."""
         if server is None and host in self.operators:
             if not operator.reachable(self.sim, host):
                 raise StepFailed(host, NodeStep(), "host unreachable: the operator host does not answer on SSH")
@@ -81,8 +81,9 @@ class TwinExecutor(StepExecutor):
         return server.host_key, server.name
 
     async def verify_host_keys(self, hosts: Sequence[str]) -> None:
-        for host in dict.fromkeys(hosts):
-            key, name = self._host_key(host)
+        briefs = self.sim.host_briefs(list(dict.fromkeys(hosts)))  # one read for them all
+        for host, brief in briefs.items():
+            key, name = self._host_key(host, brief)
             pin = self.pin_keys.get(host, f"host:{host}")
             if pin not in self.pins:
                 self.pins[pin] = key
@@ -132,7 +133,7 @@ class TwinExecutor(StepExecutor):
             raise StepFailed(host, step, "this step runs on an operator host (outside the VNF), not on a VNFC")
         if handler is None:
             raise StepFailed(host, step, f"step {type(step).__name__} does not run on an operator host")
-        self._host_key(host)  # reachable (an operator host: no server has its address, checked above)
+        self._host_key(host, None)  # reachable (an operator host: no server has its address, checked above)
         delay = self.config.step_latency.get(step.kind, self.config.default_latency)
         if delay > 0:
             await asyncio.sleep(delay)
