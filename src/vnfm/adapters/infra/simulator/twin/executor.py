@@ -14,6 +14,7 @@ disruption budget that blocks a drain (`add_pdb`), and an unreachable host (the 
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
@@ -26,6 +27,12 @@ from vnfm.nodesteps.base import HostKeyChanged, NodeStep, StepExecutor, StepFail
 from vnfm.nodesteps.kubeadm import KubeadmJoin
 
 TwinHandler = Callable[..., Any]
+_KEYS = frozenset(empty())
+
+
+@functools.cache
+def _awaits(handler: TwinHandler) -> bool:
+    return inspect.iscoroutinefunction(handler)
 
 
 class TwinExecutor(StepExecutor):
@@ -50,9 +57,12 @@ class TwinExecutor(StepExecutor):
 
     def tx(self, fn: Callable[[dict[str, Any]], Any]) -> Any:
         def wrap(extras: dict[str, Any]) -> Any:
-            st = extras.setdefault(KEY, empty())
-            for k, v in empty().items():
-                st.setdefault(k, v)
+            st = extras.get(KEY)
+            if st is None:
+                st = extras[KEY] = empty()
+            elif not st.keys() >= _KEYS:
+                for k, v in empty().items():
+                    st.setdefault(k, v)
             return fn(st)
 
         return self.sim.update_extras(self.instance_id, wrap)
@@ -117,7 +127,7 @@ class TwinExecutor(StepExecutor):
         finally:
             if joining:
                 self.config.observed["joins_in_flight"] -= 1
-        if inspect.iscoroutinefunction(handler):  # it awaits: its transactions are its own
+        if _awaits(handler):  # it awaits: its transactions are its own
             result = handler(self, host, self._server(host, step), step)
         else:  # the host check and the step's state change: one transaction
             with self.sim.atomic():
