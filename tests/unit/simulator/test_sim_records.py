@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from vnfm.adapters.infra.simulator import SimulatorInfraDriver
+from vnfm.adapters.infra.simulator import SimCloud, SimConfig, SimulatorInfraDriver
 from vnfm.adapters.infra.simulator.model import now_iso
+from vnfm.adapters.infra.simulator.store import StateStore
 
 SMALL = {"masterNode": 1, "workerNode": 2, "storage_server": 0}
 
@@ -56,3 +58,23 @@ async def test_what_an_operation_returns_is_the_callers_own(cloud, make_ctx):
     assert state["servers"][server["id"]]["name"] != "CHANGED"
     assert state["deployments"][ctx.instance_id]["status"] != "CHANGED"
     assert cloud.ensure_mgmt_network()["cidr"] == cloud.config.mgmt_cidr
+
+
+def test_the_management_network_is_read_when_it_is_there_and_widened_when_the_setting_grows(tmp_path, monkeypatch):
+    path = tmp_path / "s.db"
+    narrow = SimCloud.at(path, SimConfig(boot_time=0, api_latency=0, delete_time=0, mgmt_cidr="10.10.0.0/24"))
+    assert narrow.ensure_mgmt_network()["cidr"] == "10.10.0.0/24"  # created
+    writes: list[bool] = []
+    begin = StateStore.begin
+
+    def counted(self: StateStore, *, write: bool = True) -> Any:
+        writes.append(write)
+        return begin(self, write=write)
+
+    monkeypatch.setattr(StateStore, "begin", counted)
+    assert narrow.ensure_mgmt_network()["cidr"] == "10.10.0.0/24"
+    assert writes == [False]  # there as configured: no write lock taken
+    wide = SimCloud.at(path, SimConfig(boot_time=0, api_latency=0, delete_time=0, mgmt_cidr="10.10.0.0/16"))
+    assert wide.ensure_mgmt_network()["cidr"] == "10.10.0.0/16"  # widened: a write
+    assert writes == [False, False, True]
+    assert wide.state()["networks"]["sim-mgmt"]["cidr"] == "10.10.0.0/16"

@@ -35,6 +35,12 @@ class NetworkOps(CloudBase):
             return tx.hand_out(_add_network(tx, nid, name, cidr, kind, None))
 
     def ensure_mgmt_network(self) -> dict[str, Any]:
+        """The management network, created (or widened to the configured CIDR) on first use. When
+        it is there as configured, a read: no write lock (every VDU's ports ask for it)."""
+        with self._read() as tx:
+            net = tx.network(MGMT_NETWORK_ID)
+            if net is not None and net["cidr"] == self.config.mgmt_cidr:
+                return tx.hand_out(net)
         with self._tx() as tx:
             return tx.hand_out(self._shared(tx, MGMT_NETWORK_ID, MGMT_NETWORK_ID, self.config.mgmt_cidr, "mgmt"))
 
