@@ -46,6 +46,7 @@ COUNTS: collections.Counter[str] = collections.Counter()
 CALLERS: collections.Counter[str] = collections.Counter()
 CPU_BY_CALLER: collections.Counter[str] = collections.Counter()
 CURRENT = ""  # who began the transaction under way
+WRITES = 0  # statements that wrote, in the transaction under way
 DETAIL = False
 ON = False
 _SKIP = ("/simulator/store.py", "/simulator/base.py", "/simulator/lookups.py", "contextlib.py", "/sim_cost.py",
@@ -79,14 +80,17 @@ def _instrument() -> None:
             _count("begin calls joining an open transaction" if joined else
                    f"transactions ({'write' if write else 'read'})")
             CALLERS[caller] += 1
-        global CURRENT
+        global CURRENT, WRITES
         if not joined:
-            CURRENT = caller
+            CURRENT, WRITES = caller, 0
         t0 = time.thread_time()
         try:
             yield from begin(self, write=write)
         finally:
             if not joined and ON:
+                if write and WRITES == 0:
+                    _count("write transactions that wrote nothing")
+                    CALLERS["nothing written by " + caller] += 1
                 spent = int((time.thread_time() - t0) * 1e6)
                 _count("thread CPU in transactions (us)", spent)
                 CPU_BY_CALLER[caller] += spent
@@ -163,6 +167,8 @@ class _Conn:
         verb = words[0].upper()
         _count(f"sql {verb}")
         if verb in ("INSERT", "UPDATE", "DELETE"):
+            global WRITES
+            WRITES += 1
             table = words[2] if verb in ("INSERT", "DELETE") else words[1]
             _count(f"  write {verb} {table}")
             size = sum(len(v) for v in (args[0] if args else ()) if isinstance(v, str))
