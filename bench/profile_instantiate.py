@@ -4,7 +4,9 @@ In one process, as `bench/sim_fleet.py` sets it up (SQLite, the simulated cloud 
 the kubeadm driver on the twin, no HTTP): one warm-up instantiate, then `--runs` instantiates of
 1 master + 2 workers, `--concurrency` at a time. Prints per instantiate: CPU milliseconds of the
 process, SQL statements sent (by their first word), database transactions, simulated-cloud
-transactions. Counts do not drift with the machine's load as CPU seconds do: compare them first.
+transactions, and the engine's own work: job writes (`JobStore._commit`), occurrence/instance
+snapshots, fencing reads (`Liveness.owns` behind `Fence`) and log records. Counts do not drift
+with the machine's load as CPU seconds do: compare them first.
 
     .venv/bin/python bench/profile_instantiate.py [--runs 20] [--concurrency 1] [--yappi FILE]
 
@@ -37,6 +39,7 @@ from vnfm.adapters.infra.simulator.store import StateStore  # noqa: E402
 from vnfm.bootstrap import build  # noqa: E402
 from vnfm.config import Settings  # noqa: E402
 from vnfm.examples import example_csar  # noqa: E402
+from vnfm.service.lcm import fence, job  # noqa: E402
 
 COUNTS: collections.Counter[str] = collections.Counter()
 
@@ -55,6 +58,32 @@ def _count_sim() -> None:
     StateStore._acquire = counted  # type: ignore[method-assign]
 
 
+def _count_engine() -> None:
+    """Count the engine's job writes, snapshots and fencing reads (wrapping them in place)."""
+    commit, snap, owned = job.JobStore._commit, job.snapshot, fence.Fence._owned
+
+    def counted_commit(self: job.JobStore, *a: Any, **kw: Any) -> Any:
+        COUNTS["engine job writes (_commit)"] += 1
+        return commit(self, *a, **kw)
+
+    def counted_snapshot(*a: Any) -> Any:
+        COUNTS["engine snapshots"] += 1
+        return snap(*a)
+
+    def counted_owned(self: fence.Fence) -> bool:
+        COUNTS["engine fencing reads"] += 1
+        return owned(self)
+
+    job.JobStore._commit = counted_commit  # type: ignore[method-assign]
+    job.snapshot = counted_snapshot  # type: ignore[assignment]
+    fence.Fence._owned = counted_owned  # type: ignore[method-assign]
+
+
+class _CountRecords(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        COUNTS["log records"] += 1
+
+
 async def run(runs: int, concurrency: int, yappi_out: str) -> None:
     with tempfile.TemporaryDirectory(prefix="vnfm-prof-") as tmp:
         data = Path(tmp)
@@ -71,6 +100,9 @@ async def run(runs: int, concurrency: int, yappi_out: str) -> None:
             # transactions begun (SQLite's BEGIN IMMEDIATE is sent by the driver, unseen above)
             event.listen(Engine, "begin", lambda conn: COUNTS.update(["database transactions (begin)"]))
             _count_sim()
+            _count_engine()
+            counter = _CountRecords(logging.DEBUG)
+            logging.getLogger().addHandler(counter)
             if yappi_out:
                 import yappi
                 yappi.set_clock_type("cpu")
@@ -84,6 +116,7 @@ async def run(runs: int, concurrency: int, yappi_out: str) -> None:
             c0, w0 = time.process_time(), time.perf_counter()
             await asyncio.gather(*(one() for _ in range(runs)))
             cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+            logging.getLogger().removeHandler(counter)
             if yappi_out:
                 yappi.stop()
                 yappi.get_func_stats().save(yappi_out, "pstat")
@@ -100,9 +133,14 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--concurrency", type=int, default=1)
     ap.add_argument("--yappi", default="", help="write a CPU-clock profile of every thread here (pstats)")
+    ap.add_argument("--info", action="store_true",
+                    help="make INFO records as a server does (printed: WARNING and above only)")
     ap.add_argument("--top", type=int, default=0, help="print the profile's N largest cumulative vnfm entries")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
+    if args.info:  # records are made (and counted) as at a server's default level; the console stays quiet
+        logging.getLogger().handlers[0].setLevel(logging.WARNING)
+        logging.getLogger().setLevel(logging.INFO)
     asyncio.run(run(args.runs, args.concurrency, args.yappi))
     if args.yappi and args.top:
         pstats.Stats(args.yappi).sort_stats("cumulative").print_stats("vnfm", args.top)

@@ -1,7 +1,8 @@
 """The LCM engine: runs operation occurrences durably, one at a time per VNF instance.
 
 Every operation is a fixed sequence of stages (`<op>_start` hook, infrastructure steps,
-`<op>_end` hook). After each stage the occurrence is checkpointed in the database, so:
+`<op>_end` hook). Each stage is checkpointed in the database before it starts and after it
+ends (that one written with the next write, before anything else happens: `stages`), so:
 - a failure leaves FAILED_TEMP with a ProblemDetails; *retry* resumes at the failed stage,
   *rollback* undoes instantiate and scale-out, *fail* ends it (FAILED);
 - a process that dies mid-operation leaves an occurrence whose heartbeat goes stale; any engine

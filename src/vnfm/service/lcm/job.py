@@ -31,22 +31,54 @@ log = logging.getLogger(__name__)
 START_STATES = {OpState.STARTING: "START", OpState.PROCESSING: "START", OpState.ROLLING_BACK: "START"}
 FINAL_STATES = (OpState.COMPLETED, OpState.FAILED, OpState.ROLLED_BACK)
 KEPT_EVENTS = 200  # the progress log keeps this many newest lines
+# Live progress is written within this many seconds of its line: a line waits this long for a
+# checkpoint to carry it, then one flush writes every line still waiting (issue 24 item 4: with
+# a fast cloud nearly every line was a write of its own).
+PROGRESS_FLUSH_S = 0.25
 _T = TypeVar("_T")
 _IMMUTABLE = (str, int, float, enum.Enum, datetime.datetime, datetime.date, type(None))
 
 
-def snapshot(value: _T) -> _T:
-    """A deep copy of an occurrence or instance (a dataclass of plain data), as `copy.deepcopy`
-    makes it but cheaper (each write of a job copies its occurrence; issue 24 item 4): immutable
-    field values (strings, numbers, enum members, datetimes) are shared, the containers are
-    copied together in one pickle round trip (C code; shared references among them stay shared).
-    Only this process's own objects go through it."""
+# Lists whose items are never changed once appended (the progress log: `JobStore.progress` and
+# the API's warnings append new dicts; readers copy): a snapshot copies the list, not its items.
+_APPEND_ONLY = frozenset({"events"})
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+def snapshot(value: _T, since: _T | None = None) -> _T:
+    """A copy of an occurrence or instance (a dataclass of plain data) that changes to `value`
+    never reach, as `copy.deepcopy` makes it but cheaper (each write of a job copies its
+    occurrence; issue 24 item 4): immutable field values (strings, numbers, enum members,
+    datetimes) are shared; an append-only list (`_APPEND_ONLY`) is copied, its items shared; a
+    container equal to the one in `since` (an earlier snapshot of it: snapshots are never
+    changed) is shared with it; the other containers are copied together in one pickle round
+    trip (C code; shared references among them stay shared). Only this process's own objects go
+    through it."""
     clone = copy.copy(value)
-    nested = {f.name: v for f in dataclasses.fields(value)  # type: ignore[arg-type]
-              if not isinstance(v := getattr(value, f.name), _IMMUTABLE)}
-    copied = pickle.loads(pickle.dumps(nested, pickle.HIGHEST_PROTOCOL))  # noqa: S301 (our own bytes)
-    for name, v in copied.items():
-        setattr(clone, name, v)
+    nested: dict[str, Any] = {}
+    for name in _fields(type(value)):
+        v = getattr(value, name)
+        if isinstance(v, _IMMUTABLE):
+            continue
+        if name in _APPEND_ONLY and type(v) is list:
+            setattr(clone, name, list(v))
+        elif since is not None and (old := getattr(since, name)) == v:
+            setattr(clone, name, old)
+        else:
+            nested[name] = v
+    if nested:
+        copied = pickle.loads(pickle.dumps(nested, pickle.HIGHEST_PROTOCOL))  # noqa: S301 (our own bytes)
+        for name, v in copied.items():
+            setattr(clone, name, v)
     return clone
 
 
@@ -54,16 +86,22 @@ def snapshot(value: _T) -> _T:
 class JobWriter:
     """The write state of one job: its writes run one at a time (`lock`, FIFO) in worker threads,
     each from a snapshot taken when it starts, so a later write always carries everything an
-    earlier one did. `dirty`: progress lines not yet written; `flush`: the task writing them."""
+    earlier one did. `dirty`: progress lines not yet written; `timer`: the flush due for them
+    (cancelled by a write that carried them); `flush`: the task writing them. `owed`: a checkpoint
+    recorded in memory only (`JobStore.owe`): the next write, of whatever kind, carries it, the
+    instance included; `notices`: notifications of state moves not yet written (with it too)."""
 
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     dirty: bool = False
+    owed: bool = False
+    notices: list[tuple[dict[str, Any], str]] = field(default_factory=list)
+    timer: asyncio.TimerHandle | None = None
     flush: asyncio.Task[None] | None = None
     lost: OwnershipLost | None = None
     loop: asyncio.AbstractEventLoop | None = None
     saved_inst: VnfInstance | None = None  # as last read or written: an unchanged one is not written
-    # The occurrence as this runner last wrote it (None: not yet): the next write sends only what
-    # differs from it (`save_changes`).
+    # The occurrence as this runner last read or wrote it (None: unknown): the next write sends
+    # only what differs from it (`save_changes`).
     saved_occ: OpOcc | None = None
 
 
@@ -162,7 +200,8 @@ def load_job(
     secrets = secret_values(inst.additional_params) | secret_values(occ.operation_params)
     job = Job(occ=occ, inst=inst, vnfd=vnfd, flavour=flavour, package=files_of(inst.vnf_pkg_id),
               vim=vim, infra=infra, secrets=secrets, fence=(occ.owner, occ.epoch))
-    job.writer.saved_inst = snapshot(inst)
+    # as read: the first write too sends only what changed (and learns a cancel from its UPDATE)
+    job.writer.saved_occ, job.writer.saved_inst = snapshot(occ), snapshot(inst)
     return job
 
 
@@ -190,19 +229,33 @@ class JobStore:
                 raise w.lost
             await self._write_job(job, instance=instance, notify=notify)
 
-    async def set_state(self, job: Job, new: OpState, error: dict[str, Any] | None = None) -> None:
-        """Move the occurrence to `new`; a final state releases the occurrence and the instance."""
+    async def set_state(self, job: Job, new: OpState, error: dict[str, Any] | None = None, *,
+                        owe: bool = False) -> None:
+        """Move the occurrence to `new`; a final state releases the occurrence and the instance.
+        With `owe`, the move and its notification are written by the job's next write (`owe`)."""
         lcm.transition(job.occ, new, error=error)
         if new in FINAL_STATES:
             job.occ.owner = None
             if job.inst.lock_op_id == job.occ.id:
                 job.inst.lock_op_id = None
-        await self.persist(job, notify=True)
+        if owe:
+            job.writer.notices.append(self._notice(job.occ))
+            self.owe(job)
+        else:
+            await self.persist(job, notify=True)
+
+    @staticmethod
+    def owe(job: Job) -> None:
+        """Record a checkpoint in memory only: the job's next write (a checkpoint, a progress flush
+        or a state's) carries it, the instance included. Only for a point after which nothing
+        with a side effect happens before that write (a stage's end, then the next stage's start
+        or the operation's end): one write instead of two, the same durability."""
+        job.writer.owed = True
 
     def progress(self, job: Job, message: str) -> None:
         """Append a line (secrets scrubbed) to the occurrence's progress log. The line is written
-        by a background flush (lines arriving while a write is in flight go together into the
-        next one) or by the next checkpoint, whichever comes first."""
+        by the next checkpoint or, when none came within `PROGRESS_FLUSH_S`, by a flush then
+        (every line waiting goes together)."""
         message = scrub(message, job.secrets)
         job.occ.events.append({"time": views.ts(utcnow()), "stage": job.current_stage, "message": message})
         del job.occ.events[:-KEPT_EVENTS]
@@ -212,42 +265,60 @@ class JobStore:
             asyncio.get_running_loop()
         except RuntimeError:  # called from a worker thread (or with no loop at all)
             loop = job.writer.loop
+            w = job.writer
             if loop is not None and loop.is_running():
-                loop.call_soon_threadsafe(self._start_flush, job)
+                loop.call_soon_threadsafe(self._flush_later, job)
             else:
-                self._commit(job.occ, None, job.fence, notify=False)
-                job.writer.dirty, job.writer.saved_occ = False, None
+                self._commit(job.occ, job.inst if w.owed else None, job.fence, w.notices)
+                w.dirty, w.owed, w.notices, w.saved_occ, w.saved_inst = False, False, [], None, None
             return
-        self._start_flush(job)
+        self._flush_later(job)
 
     async def flushed(self, job: Job) -> None:
         """Wait until every progress line so far is written (or its write failed)."""
         w = job.writer
-        if w.dirty and w.lost is None:
+        for _ in range(2):  # a flush already in flight may have been too early for the last lines
+            if not (w.dirty or w.owed) or w.lost is not None:
+                return
             self._start_flush(job)
             assert w.flush is not None
-            await asyncio.wait([w.flush])  # it writes until nothing is dirty, or fails
+            await asyncio.wait([w.flush])
+
+    def _flush_later(self, job: Job) -> None:
+        w = job.writer
+        if w.timer is None and w.lost is None:
+            w.timer = asyncio.get_running_loop().call_later(PROGRESS_FLUSH_S, self._start_flush, job)
+
+    @staticmethod
+    def _no_timer(w: JobWriter) -> None:
+        if w.timer is not None:
+            w.timer.cancel()
+            w.timer = None
 
     def _start_flush(self, job: Job) -> None:
+        """Write the lines waiting now (a flush in flight: when it ended, what came meanwhile)."""
         w = job.writer
+        self._no_timer(w)
         if w.flush is None or w.flush.done():
             w.flush = asyncio.get_running_loop().create_task(self._flush(job))
 
     async def _flush(self, job: Job) -> None:
-        """Write the progress lines not yet written (none left: nothing to do)."""
+        """Write the progress lines not yet written (none left: nothing to do); lines that arrive
+        while it writes are due `PROGRESS_FLUSH_S` later, unless a checkpoint carries them first."""
         w = job.writer
-        while w.dirty and w.lost is None:
-            async with w.lock:
-                if not w.dirty or w.lost is not None:
-                    return
-                try:
-                    await self._write_job(job, instance=False, notify=False)
-                except OwnershipLost as exc:  # kept in w.lost: the next checkpoint raises it
-                    log.warning("op %s: progress not written: %s", job.occ.id[:8], exc)
-                    return
-                except Exception:  # the lines stay dirty: the next checkpoint writes them
-                    log.exception("op %s: writing progress failed", job.occ.id[:8])
-                    return
+        async with w.lock:
+            if not (w.dirty or w.owed) or w.lost is not None:
+                return
+            try:
+                await self._write_job(job, instance=False, notify=False)
+            except OwnershipLost as exc:  # kept in w.lost: the next checkpoint raises it
+                log.warning("op %s: progress not written: %s", job.occ.id[:8], exc)
+                return
+            except Exception:  # the lines stay dirty: the next checkpoint writes them
+                log.exception("op %s: writing progress failed", job.occ.id[:8])
+                return
+        if w.dirty:
+            self._flush_later(job)
 
     async def _write_job(self, job: Job, *, instance: bool, notify: bool) -> None:
         """One write of the job (the caller holds its lock): a snapshot, written in a thread. The
@@ -255,24 +326,27 @@ class JobStore:
         w = job.writer
         w.loop = asyncio.get_running_loop()
         job.occ.heartbeat = utcnow()
-        occ = snapshot(job.occ)
-        inst = snapshot(job.inst) if instance and job.inst != w.saved_inst else None
-        w.dirty = False
-        write = asyncio.ensure_future(self.patience.run(self._commit, occ, inst, job.fence, notify, w.saved_occ,
+        occ = snapshot(job.occ, w.saved_occ)
+        instance = instance or w.owed
+        inst = snapshot(job.inst, w.saved_inst) if instance and job.inst != w.saved_inst else None
+        notices, owed = w.notices + ([self._notice(occ)] if notify else []), w.owed
+        w.dirty, w.owed, w.notices = False, False, []
+        self._no_timer(w)  # every line so far goes with this write
+        write = asyncio.ensure_future(self.patience.run(self._commit, occ, inst, job.fence, notices, w.saved_occ,
                                                         w.saved_inst))
         try:
             cancel = await asyncio.shield(write)
-        except asyncio.CancelledError:
-            # The thread goes on: its write ends before the lock is released (no overlap).
-            await asyncio.wait([write])
-            w.dirty, w.saved_occ, w.saved_inst = True, None, None
-            if not write.cancelled() and isinstance(write.exception(), OwnershipLost):
-                w.lost = write.exception()  # type: ignore[assignment]
-            raise
-        except OwnershipLost as exc:
-            w.lost = exc
-            raise
-        except BaseException:  # what the rows hold is not known: the next writes are whole
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError):
+                # The thread goes on: its write ends before the lock is released (no overlap).
+                await asyncio.wait([write])
+            failure = None if write.cancelled() else write.exception()
+            if isinstance(failure, OwnershipLost):
+                w.lost = failure
+            elif write.cancelled() or failure is not None:  # not written: the next write carries these
+                w.owed = w.owed or owed
+                w.notices[:0] = notices[:len(notices) - notify]  # not the caller's own: it sees the failure
+            # what the rows hold is not known: the next writes are whole
             w.dirty, w.saved_occ, w.saved_inst = True, None, None
             raise
         w.saved_occ = occ  # as the row has it now (a cancel read by the write included)
@@ -282,16 +356,20 @@ class JobStore:
             job.occ.is_cancel_pending, job.occ.cancel_mode = True, cancel[0]
         if inst is not None:
             w.saved_inst = inst
-        if notify:
+        if notices:
             self.notes.wake()
 
+    def _notice(self, occ: OpOcc) -> tuple[dict[str, Any], str]:
+        """The notification of the occurrence's state as it is now (and whose it is)."""
+        return views.lcm_notification(occ, START_STATES.get(occ.operation_state, "RESULT")), occ.tenant
+
     def _commit(self, occ: OpOcc, inst: VnfInstance | None, fence: tuple[str | None, int],
-                notify: bool, since: OpOcc | None = None,
+                notices: Iterable[tuple[dict[str, Any], str]] = (), since: OpOcc | None = None,
                 inst_since: VnfInstance | None = None) -> tuple[str | None] | None:
         """The database work of one write (in a worker thread): a cancel recorded meanwhile is
-        kept (and returned, as its mode), then the fenced write and the notification. With
-        `since` (the occurrence as this runner last wrote it) only what changed is written, and
-        the cancel is learnt from that one statement; with `inst_since` (the instance as this
+        kept (and returned, as its mode), then the fenced write and the notifications. With
+        `since` (the occurrence as this runner last read or wrote it) only what changed is written,
+        and the cancel is learnt from that one statement; with `inst_since` (the instance as this
         runner last read or wrote it) only what changed of the instance."""
         cancel = None
         with self.uow() as uow:
@@ -305,8 +383,8 @@ class JobStore:
                     if occ.is_cancel_pending:
                         cancel = (occ.cancel_mode,)
                 self._write(uow, occ, inst, fence, inst_since=inst_since)
-            if notify:
-                self._stage_notification(uow, occ)
+            for notice, tenant in notices:
+                self.notes.stage(uow, notice, tenant=tenant)
             uow.commit()
         return cancel
 

@@ -324,7 +324,8 @@ class LcmEngine:
 
     async def _forward(self, job: Job) -> None:
         if job.occ.operation_state == OpState.STARTING:
-            await self.store.set_state(job, OpState.PROCESSING)
+            # written (with its notification) by the first stage's start: nothing happens before it
+            await self.store.set_state(job, OpState.PROCESSING, owe=True)
         elif job.occ.operation_state != OpState.PROCESSING:
             return
         operation = OPERATIONS.get(job.occ.operation)

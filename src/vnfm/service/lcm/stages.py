@@ -4,13 +4,23 @@ A stage runs once: it is checkpointed in the occurrence before it starts (`plan[
 after it ends (`plan["done"]`), so a retry skips the stages already done and resumes at the one
 that failed. Between stages sits a cancel point (SOL003 GRACEFUL cancel). A hook stage calls the
 management driver bound to the hook with an `LcmContext` built here.
+
+Writes (issue 24 item 4): a checkpoint with nothing that has a side effect between it and the
+next write is merged into that write. So a stage's end (`plan["done"]`, the instance, the
+driver's state) is written with the next stage's start checkpoint, or with the operation's final
+state (`JobStore.owe`): durable before anything else happens, as before. A stage's start is a
+write of its own (a hook stage's carries the hook's progress line, so the line is in the database
+before the driver's long work). A driver that fails or is cancelled has its state written before
+the failure goes on. A hook stage with no driver bound writes nothing of its own. With the move
+to PROCESSING written by the first stage's start, an instantiate of three stages is three writes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
 from vnfm.domain.errors import BadRequest, OperationFailed, VnfmError
@@ -61,23 +71,47 @@ class Stages:
         """Run `fn` as the stage `name` unless an earlier attempt completed it."""
         if job.done(name):
             return
-        job.current_stage = name
-        job.plan["current"] = name
-        await self.store.persist(job, instance=False)
-        cancel_point(job)
         started = time.monotonic()
-        await self._timed(job, name, fn, started)
+        await self._run(job, name, fn, started)
         job.plan["done"].append(name)
         job.plan.setdefault("timings", {})[name] = round(time.monotonic() - started, 4)
-        await self.store.persist(job)
+        self.store.owe(job)  # written with the next stage's start or the operation's end
 
-    async def _timed(self, job: Job, name: str, fn: StageFn, started: float) -> None:
-        """Run a stage's function between its start and end log lines (and metrics)."""
+    async def rollback_stage(self, job: Job, name: str, fn: StageFn) -> None:
+        """Run `fn` as the rollback stage `name` unless an earlier rollback attempt completed it."""
+        if job.rb_done(name):
+            return
+        await self._run(job, f"rollback:{name}", fn, time.monotonic())
+        job.plan["rb_done"].append(name)
+        self.store.owe(job)
+
+    async def _run(self, job: Job, label: str, fn: StageFn, started: float) -> None:
+        """A stage's start checkpoint (`plan["current"]`; none for a hook with no driver bound),
+        its cancel point and `fn`."""
+        job.current_stage = label
+        job.plan["current"] = label
+        cancel_point(job)  # a cancel already known: a hook's line is not logged
+        body = fn()
+        idle = isinstance(body, HookCall) and body.driver is None
+        if isinstance(body, HookCall):
+            body.prepare(in_stage=True)  # its context and log line: the line rides on the start checkpoint
+        try:
+            if not idle:
+                await self.store.persist(job, instance=False)
+            cancel_point(job)
+        except BaseException:
+            if inspect.iscoroutine(body):
+                body.close()  # never started
+            raise
+        await self._timed(job, label, body, started)
+
+    async def _timed(self, job: Job, name: str, body: Awaitable[None], started: float) -> None:
+        """Await a stage's body between its start and end log lines (and metrics)."""
         ids = (job.inst.id, job.occ.id, job.occ.operation.value, name)
         telemetry.stage_started(*ids)
         outcome = "failed"
         try:
-            await fn()
+            await body
             outcome = "ok"
         except asyncio.CancelledError:
             outcome = "cancelled"
@@ -85,32 +119,11 @@ class Stages:
         finally:
             telemetry.stage_ended(self.telemetry, *ids, time.monotonic() - started, outcome)
 
-    async def rollback_stage(self, job: Job, name: str, fn: StageFn) -> None:
-        """Run `fn` as the rollback stage `name` unless an earlier rollback attempt completed it."""
-        if job.rb_done(name):
-            return
-        job.current_stage = f"rollback:{name}"
-        job.plan["current"] = job.current_stage
-        await self.store.persist(job, instance=False)
-        cancel_point(job)
-        await self._timed(job, job.current_stage, fn, time.monotonic())
-        job.plan["rb_done"].append(name)
-        await self.store.persist(job)
-
-    async def hook(self, job: Job, hook: str, **kw: Any) -> None:
-        """Call the management driver bound to `hook` (none bound: nothing to do)."""
-        if job.flavour is None:
-            return
-        driver = self.mgmt.for_hook(job.flavour, hook)
-        if driver is None:
-            return
-        ctx = self.context(job, hook, driver, **kw)
-        self.progress(job, f"{hook}: management driver '{driver.name}'")
-        await self.store.flushed(job)  # the log is in the database before a driver's long work
-        try:
-            await driver.handle(hook, ctx)
-        finally:
-            await self.store.persist(job)
+    def hook(self, job: Job, hook: str, **kw: Any) -> HookCall:
+        """The call of the management driver bound to `hook` (none bound: nothing to do), to be
+        awaited; as a stage's body (`stage(job, name, lambda: st.hook(...))`) it costs no write of
+        its own (see the module's docstring)."""
+        return HookCall(self, job, hook, kw)
 
     def context(self, job: Job, hook: str, driver: Any, **kw: Any) -> LcmContext:
         """The `LcmContext` of `hook` for `driver` (its private state lives in the instance)."""
@@ -150,6 +163,46 @@ class Stages:
             snapshots=self.snapshots,
             **kw,
         )
+
+
+class HookCall:
+    """The call of the management driver bound to a hook (`Stages.hook`), to be awaited. Awaited on
+    its own, its log line is written (`flushed`) before the driver runs and the driver's state
+    after it, however it ended. As a stage's body (`prepare(in_stage=True)` first), the stage's
+    checkpoints write both: the line with its start, the state with its done checkpoint; the
+    state of a driver that failed or was cancelled is written here before the failure goes on."""
+
+    def __init__(self, stages: Stages, job: Job, hook: str, kw: dict[str, Any]) -> None:
+        self.stages, self.job, self.hook, self.kw = stages, job, hook, kw
+        self.driver: Any = stages.mgmt.for_hook(job.flavour, hook) if job.flavour is not None else None
+        self.ctx: LcmContext | None = None
+        self.in_stage = False
+
+    def prepare(self, *, in_stage: bool = False) -> None:
+        """Build the driver's context and add its progress line (written by the next write)."""
+        self.in_stage = in_stage
+        if self.driver is not None and self.ctx is None:
+            self.ctx = self.stages.context(self.job, self.hook, self.driver, **self.kw)
+            self.stages.progress(self.job, f"{self.hook}: management driver '{self.driver.name}'")
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return self._call().__await__()
+
+    async def _call(self) -> None:
+        if self.driver is None:
+            return
+        job, store = self.job, self.stages.store
+        if self.ctx is None:  # awaited on its own: the line is in the database before the driver's work
+            self.prepare()
+            await store.flushed(job)
+        assert self.ctx is not None
+        try:
+            await self.driver.handle(self.hook, self.ctx)
+        except BaseException:
+            await store.persist(job)  # the driver's state, however the call ended
+            raise
+        if not self.in_stage:  # in a stage, its done checkpoint writes it
+            await store.persist(job)
 
 
 def cancel_point(job: Job) -> None:

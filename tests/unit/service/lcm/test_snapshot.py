@@ -1,4 +1,6 @@
-"""`job.snapshot`: the copy each write of a job is made from is as deep as `copy.deepcopy`'s."""
+"""`job.snapshot`: the copy each write of a job is made from is as deep as `copy.deepcopy`'s, but
+for the progress log's lines (appended, never changed: shared) and the containers equal to those
+of an earlier snapshot (shared with it: snapshots are never changed)."""
 
 from __future__ import annotations
 
@@ -40,8 +42,8 @@ def test_changes_to_either_side_stay_there() -> None:
     assert len(copied.events) == 3 and copied.plan["done"] == ["a"]
     assert copied.operation_params["additionalParams"]["k"][1]["a"] == "b"
     assert copied.operation_state == OpState.PROCESSING
-    copied.events[0]["message"] = "mine"
-    assert occ.events[0]["message"] == "m0"
+    del occ.events[:2]  # as the log is trimmed to its newest lines
+    assert [e["message"] for e in copied.events] == ["m0", "m1", "m2"]
 
 
 def test_shared_references_stay_shared_as_deepcopy_keeps_them() -> None:
@@ -51,3 +53,22 @@ def test_shared_references_stay_shared_as_deepcopy_keeps_them() -> None:
     occ.plan["b"] = shared
     copied = snapshot(occ)
     assert copied.plan["a"] is copied.plan["b"] and copied.plan["a"] is not shared
+
+
+def test_the_progress_lines_are_shared_the_list_is_not() -> None:
+    occ = _occ()
+    copied = snapshot(occ)
+    assert copied.events is not occ.events and all(a is b for a, b in zip(copied.events, occ.events, strict=True))
+
+
+def test_containers_equal_to_an_earlier_snapshots_are_shared_with_it_changed_ones_copied() -> None:
+    occ = _occ()
+    first = snapshot(occ)
+    occ.plan["done"].append("b")
+    second = snapshot(occ, first)
+    assert second.operation_params is first.operation_params and second.error is first.error
+    assert second.plan is not first.plan and second.plan is not occ.plan and second.plan["done"] == ["a", "b"]
+    assert first.plan["done"] == ["a"]
+    occ.operation_params["additionalParams"]["k"].append(2)  # the live object changes on
+    assert second.operation_params == first.operation_params == _occ().operation_params
+    assert snapshot(occ, second) == copy.deepcopy(occ)
