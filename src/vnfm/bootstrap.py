@@ -188,8 +188,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     probe = functools.partial(probe_callback, policy=egress, verify=tls) if settings.probe_callbacks else None
     subscriptions = SubscriptionService(uow, probe=probe, box=box, tls_cert=settings.notify_client_cert is not None)
     if notifier is None:
-        notifier = _default_notifier(uow, subscriptions, settings, metrics, egress,
-                                     outbox_commits(session_factory.kw["bind"]))
+        notifier = _default_notifier(uow, subscriptions, settings, metrics, egress, session_factory.kw["bind"])
     packages = PackageService(uow, settings.package_cache, notifier=notifier, worker_id=settings.worker_id,
                               fetch=functools.partial(fetch_package, policy=egress))
     vims = VimService(uow, box, simulator=settings.simulator,
@@ -384,7 +383,7 @@ def _rotate_secrets(uow: Callable[[], SqlAlchemyUnitOfWork], box: SecretBox) -> 
 
 
 def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Settings,
-                      metrics: Metrics, egress: EgressPolicy, commits: OutboxCommits) -> Notifier:
+                      metrics: Metrics, egress: EgressPolicy, engine: Any) -> Notifier:
     def instance_info(instance_id: str) -> dict[str, Any] | None:
         with uow() as u:
             inst = u.instances.get(instance_id)
@@ -395,7 +394,8 @@ def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Se
             pkg = u.packages.get(pkg_id)
         return views.package_info(pkg) if pkg is not None else None
 
-    source = _OutboxSource(uow, settings.worker_id, settings.notify_reclaim_after, subscriptions, commits)
+    source = _OutboxSource(uow, settings.worker_id, settings.notify_reclaim_after, subscriptions,
+                           outbox_commits(engine))  # told of this process's commits that stored rows
     return HttpNotifier(source.subscriptions, source, quiet=source.quiet,
                         instance_info=instance_info, package_info=package_info,
                         on_delivery=metrics.notification_delivered, egress=egress, reshape_v2=views_v2.notification,
