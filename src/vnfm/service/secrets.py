@@ -21,6 +21,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+import orjson
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from vnfm.domain.errors import OperationFailed
@@ -126,13 +127,20 @@ class SecretBox:
 
     def unseal(self, value: Any) -> Any:
         """A copy of `value` with its encrypted strings decrypted (only containers and encrypted
-        strings are visited: a body has hundreds of plain values)."""
+        strings are visited: a body has hundreds of plain values). In the first two levels a
+        container whose serialised form holds no encrypted string is kept as it is, not walked
+        (most of a stored body: the resources, the plan, the progress lines; it is then shared
+        with `value`)."""
+        return self._unseal(value, 2)
+
+    def _unseal(self, value: Any, checks: int = 0) -> Any:
+        """`unseal`; `checks`: levels left in which a container is first checked for the prefix."""
         if isinstance(value, dict):
-            return {k: self.unseal(v) if isinstance(v, _NESTED) or (isinstance(v, str) and v.startswith(PREFIX))
-                    else v for k, v in value.items()}
+            return {k: self._unseal(v, checks - 1) if isinstance(v, _NESTED) and (checks <= 0 or _mentions_sealed(v))
+                    or (isinstance(v, str) and v.startswith(PREFIX)) else v for k, v in value.items()}
         if isinstance(value, list):
-            return [self.unseal(v) if isinstance(v, _NESTED) or (isinstance(v, str) and v.startswith(PREFIX))
-                    else v for v in value]
+            return [self._unseal(v, checks - 1) if isinstance(v, _NESTED) and (checks <= 0 or _mentions_sealed(v))
+                    or (isinstance(v, str) and v.startswith(PREFIX)) else v for v in value]
         if isinstance(value, str) and value.startswith(PREFIX):
             clear = self._clear.get(value)
             if clear is not None:
@@ -146,6 +154,18 @@ class SecretBox:
             _remember(self._clear, value, clear, self.CACHED)
             return clear
         return value
+
+
+_SEALED_MARK = PREFIX.encode()
+
+
+def _mentions_sealed(value: Any) -> bool:
+    """Whether `value` (a JSON document) may hold an encrypted string: its serialised form has the
+    prefix (one C call instead of a walk); a value orjson cannot serialise is walked."""
+    try:
+        return _SEALED_MARK in orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return True
 
 
 def _remember(cache: OrderedDict[Any, str], key: Any, value: str, most: int) -> None:
