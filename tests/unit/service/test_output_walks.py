@@ -112,3 +112,18 @@ def test_unseal_leaves_the_parts_without_a_secret_unwalked() -> None:
     assert opened["resources"] is stored["resources"]
     assert opened["driver_state"]["nodes"] is stored["driver_state"]["nodes"]
     assert opened["driver_state"] is not stored["driver_state"]
+
+
+def test_seal_leaves_the_parts_without_a_secret_word_unwalked() -> None:
+    box = SecretBox(Fernet.generate_key())
+    plain = {"vnfcs": [{"id": "v1", "addresses": ["10.0.0.1"]}], "flavour": "simple"}
+    body = {"resources": plain, "state": {"nodes": plain, "join": {"Kubeadm-TOKEN": "t0ken"}},
+            "params": {"proxy": ["http://u:pw@proxy:3128"]}, "other": {"Private-Key": {"x": "pem"}},
+            "odd": {"K\u212aey": "plain words", "TO\u212aEN": "with a kelvin sign k"}}
+    stored = box.seal(body, "inst-1")
+    assert stored["resources"] is plain and stored["state"]["nodes"] is plain  # nothing to seal: not walked
+    assert stored["state"]["join"]["Kubeadm-TOKEN"].startswith(PREFIX)
+    assert stored["params"]["proxy"][0].startswith(PREFIX)  # a URL with credentials
+    assert stored["other"]["Private-Key"] == {"x": "pem"}  # under a secret key, only secret strings are sealed
+    assert stored["odd"]["TO\u212aEN"].startswith(PREFIX) and stored["odd"]["K\u212aey"] == "plain words"
+    assert box.unseal(stored) == body
