@@ -18,6 +18,7 @@ from vnfm.adapters.db.backups import SqlBackupSchedule
 from vnfm.adapters.db.certificates import SqlCertificateWatch
 from vnfm.adapters.db.engine import DbLimits, is_memory_url
 from vnfm.adapters.db.liveness import SqlLiveness, liveness_engine
+from vnfm.adapters.db.outbox import OutboxCommits, outbox_commits
 from vnfm.adapters.db.reseal import check_stored, rotate_stored, seal_stored
 from vnfm.adapters.infra.bindings import InfraDrivers
 from vnfm.adapters.infra.kubernetes import KubernetesInfraDriver
@@ -187,7 +188,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
     probe = functools.partial(probe_callback, policy=egress, verify=tls) if settings.probe_callbacks else None
     subscriptions = SubscriptionService(uow, probe=probe, box=box, tls_cert=settings.notify_client_cert is not None)
     if notifier is None:
-        notifier = _default_notifier(uow, subscriptions, settings, metrics, egress)
+        notifier = _default_notifier(uow, subscriptions, settings, metrics, egress, session_factory.kw["bind"])
     packages = PackageService(uow, settings.package_cache, notifier=notifier, worker_id=settings.worker_id,
                               fetch=functools.partial(fetch_package, policy=egress))
     vims = VimService(uow, box, simulator=settings.simulator,
@@ -324,19 +325,29 @@ def _liveness(url: str, session_factory: Any) -> SqlLiveness:
 class _OutboxSource:
     """The notifier's side of the outbox: one process (worker id) claiming and removing rows. The
     subscriptions are read in the unit of work that claimed rows (one read per batch, not one per
-    notification): `subscriptions()` routes the batch with them."""
+    notification): `subscriptions()` routes the batch with them. `quiet()`: no unit of work of this
+    process stored a row since a claim found none left (`commits`: this process's count of commits
+    that stored rows), so a wake has nothing to read; rows of other processes are found by the
+    notifier's poll, which claims regardless."""
 
     def __init__(self, uow: UowFactory, owner: str, reclaim_after: float,
-                 subscriptions: SubscriptionService) -> None:
+                 subscriptions: SubscriptionService, commits: OutboxCommits | None = None) -> None:
         self.uow = uow
         self.owner = owner
         self.reclaim_after = reclaim_after
         self._service = subscriptions
         self._subs: list[Subscription] | None = None  # as the latest batch was claimed
+        self._commits = commits
+        self._drained_at: int | None = None  # `commits.count` read before the latest claim that left none
+
+    def quiet(self) -> bool:
+        return self._commits is not None and self._drained_at == self._commits.count
 
     def claim(self, limit: int) -> list[OutboxEntry]:
         """Rows to deliver. While no subscription exists at all, the rows claimed are removed in the
         same unit of work (nobody can be sent them; routing would remove each in one more)."""
+        mark = None if self._commits is None else self._commits.count  # before the claim's read
+        self._drained_at = None
         while True:
             with self.uow() as u:
                 entries = u.outbox.claim(self.owner, utcnow() - timedelta(seconds=self.reclaim_after), limit)
@@ -347,6 +358,8 @@ class _OutboxSource:
                             u.outbox.remove(e.id)
                 u.commit()
             if self._subs or len(entries) < limit:  # (a full batch removed: there may be more)
+                if len(entries) < limit:
+                    self._drained_at = mark
                 return entries if self._subs else []
 
     def subscriptions(self) -> list[Subscription]:
@@ -370,7 +383,7 @@ def _rotate_secrets(uow: Callable[[], SqlAlchemyUnitOfWork], box: SecretBox) -> 
 
 
 def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Settings,
-                      metrics: Metrics, egress: EgressPolicy) -> Notifier:
+                      metrics: Metrics, egress: EgressPolicy, engine: Any) -> Notifier:
     def instance_info(instance_id: str) -> dict[str, Any] | None:
         with uow() as u:
             inst = u.instances.get(instance_id)
@@ -381,8 +394,9 @@ def _default_notifier(uow: Any, subscriptions: SubscriptionService, settings: Se
             pkg = u.packages.get(pkg_id)
         return views.package_info(pkg) if pkg is not None else None
 
-    source = _OutboxSource(uow, settings.worker_id, settings.notify_reclaim_after, subscriptions)
-    return HttpNotifier(source.subscriptions, source,
+    source = _OutboxSource(uow, settings.worker_id, settings.notify_reclaim_after, subscriptions,
+                           outbox_commits(engine))  # told of this process's commits that stored rows
+    return HttpNotifier(source.subscriptions, source, quiet=source.quiet,
                         instance_info=instance_info, package_info=package_info,
                         on_delivery=metrics.notification_delivered, egress=egress, reshape_v2=views_v2.notification,
                         verify=notify_tls(settings.notify_client_cert, settings.notify_client_key))

@@ -10,6 +10,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from vnfm.bootstrap import App, build
+from vnfm.domain.model import utcnow
 
 from .conftest import csar_bytes, settings_for
 from .test_subscriptions import Receiver, receiver  # noqa: F401 (fixture)
@@ -90,10 +91,12 @@ async def test_a_batch_of_notifications_is_routed_with_one_read_of_the_subscript
 
 async def test_with_no_subscription_a_claimed_batch_is_removed_in_the_claim(tmp_path: Path) -> None:
     first = build(settings_for(tmp_path, worker_id="first"), notifier=DeadNotifier())
+    sub, _ = await first.subscriptions.create({"callbackUri": "http://127.0.0.1:9/gone"}, kind="vnfpkgm")
     pkg = first.packages.create()
     first.packages.upload(pkg.id, csar_bytes())
     first.packages.modify(pkg.id, {"operationalState": "DISABLED"})
-    assert _outbox_rows(first) == 2
+    assert _outbox_rows(first) == 2  # stored while the subscription existed; it is gone when they are claimed
+    first.subscriptions.delete(sub.id, kind="vnfpkgm")
 
     open_tx: dict[int, list[str]] = {}
     committed: list[list[str]] = []
@@ -124,3 +127,51 @@ async def test_with_no_subscription_a_claimed_batch_is_removed_in_the_claim(tmp_
     removals = [tx for tx in committed if "DELETE FROM NOTIFICATION_OUTBOX" in tx]
     assert removals and all("UPDATE NOTIFICATION_OUTBOX SET" in tx for tx in removals)
     assert sum(tx.count("DELETE FROM NOTIFICATION_OUTBOX") for tx in removals) == 2
+
+
+async def test_without_a_subscriber_nothing_is_stored_and_the_outbox_is_not_read(
+        tmp_path: Path, receiver: Receiver) -> None:  # noqa: F811
+    app = build(settings_for(tmp_path, worker_id="only"))
+    await app.start()
+    outbox: list[str] = []
+
+    def sent(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        words = statement.split()
+        if "notification_outbox" in words[:3]:
+            outbox.append(" ".join(words[:2]).upper())
+
+    try:
+        assert await app.notifier.drain_async(10)  # type: ignore[union-attr]  (the start's claim)
+        event.listen(Engine, "before_cursor_execute", sent)
+        pkg = app.packages.create()
+        app.packages.upload(pkg.id, csar_bytes())
+        app.instances.create({"vnfdId": app.packages.get(pkg.id).vnfd_id})
+        assert await app.notifier.drain_async(10)  # type: ignore[union-attr]
+        assert _outbox_rows(app) == 0
+        assert outbox == ["INSERT INTO"] * 2  # onboarded, instance created: tried once each, nothing read
+        source = app.notifier._outbox  # type: ignore[union-attr]
+        assert source.quiet()
+        with app.uow() as u:  # a row stored (and not woken for): the next wake reads the outbox
+            u.outbox.add({"notificationType": "VnfPackageChangeNotification"}, owner="nobody")
+            u.commit()
+        assert not source.quiet()
+        with app.uow() as u:
+            [entry] = u.outbox.claim("nobody", utcnow())
+            u.outbox.remove(entry.id)
+            u.commit()
+
+        # With a package subscriber: its notifications are stored and delivered as before, the
+        # instance's (LCM) one has no subscriber of its kind and is not stored.
+        outbox.clear()
+        sub, _ = await app.subscriptions.create({"callbackUri": receiver.url}, kind="vnfpkgm")
+        app.instances.create({"vnfdId": app.packages.get(pkg.id).vnfd_id})
+        app.packages.modify(pkg.id, {"operationalState": "DISABLED"})
+        got = await receiver.wait_for(lambda n: n["notificationType"] == "VnfPackageChangeNotification")
+        assert await app.notifier.drain_async(10)  # type: ignore[union-attr]
+    finally:
+        event.remove(Engine, "before_cursor_execute", sent)
+        await app.stop()
+    assert [(n["vnfPkgId"], n["subscriptionId"], n["operationalState"]) for n in got] == [
+        (pkg.id, sub.id, "DISABLED")]
+    assert len(receiver.received) == 1 and _outbox_rows(app) == 0
+    assert outbox.count("UPDATE NOTIFICATION_OUTBOX") >= 1 and outbox.count("DELETE FROM") == 1

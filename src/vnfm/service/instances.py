@@ -445,11 +445,13 @@ class InstanceService:
                 lcm.check_can_start(current, operation)
             if _fingerprint(current) != seen:
                 raise Conflict(f"VNF instance {inst_id} changed while the request was checked; send it again")
-            if not uow.instances.try_lock(inst_id, occ.id):
+            if current.lock_op_id is not None:
                 raise Conflict(f"VNF instance {inst_id} has another operation in progress")
             uow.op_occs.add(occ)
             inst.lock_op_id = occ.id
-            uow.instances.save(inst)
+            # One UPDATE takes the lock (only while the row still has none: Conflict otherwise) and
+            # writes what the plan changed (the keys that differ from the row as read here).
+            uow.instances.save_changes(inst, current)
             self.notes.stage(uow, views.lcm_notification(occ, "START"), tenant=occ.tenant)
             uow.commit()
         self.notes.wake()

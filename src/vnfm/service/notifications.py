@@ -1,6 +1,11 @@
 """How the services send notifications: each is stored in the outbox inside the transaction of the
 change it reports (`stage`), and the notifier is woken once that transaction has committed
-(`wake`). A crash between the two loses nothing: the row stays and is delivered later."""
+(`wake`). A crash between the two loses nothing: the row stays and is delivered later.
+
+A notification is stored only while a subscription of its kind exists for the resource's tenant
+(checked by the statement that stores it: SOL003's subscriber gets the events that happen while
+it is subscribed; adapters/db/outbox.py states the rule for a subscription created concurrently).
+Without one nothing is written, and the notifier, told of no new row, does not read the outbox."""
 
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ class Notifications:
               *, tenant: str) -> None:
         """`tenant`: whose resource changed; only that tenant's subscriptions are notified."""
         if self.notifier is not None:
-            uow.outbox.add(notification, info, owner=self.owner, tenant=tenant)
+            uow.outbox.add(notification, info, owner=self.owner, tenant=tenant, if_subscribed=True)
 
     def wake(self) -> None:
         if self.notifier is not None:

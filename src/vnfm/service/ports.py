@@ -149,8 +149,8 @@ class Outbox(Protocol):
     """Notifications stored in the transaction of the change they report (transactional outbox)."""
 
     def add(self, notification: dict[str, Any], info: dict[str, Any] | None = None, *, owner: str = "",
-            tenant: str = DEFAULT_TENANT) -> None:
-        """Store one, to be delivered by `owner`'s notifier (or any, once it is overdue)."""
+            tenant: str = DEFAULT_TENANT, if_subscribed: bool = False) -> bool:
+        """Store one for `owner`'s notifier (any, once overdue); `if_subscribed`: only if it has a subscriber."""
 
     def claim(self, owner: str, reclaim_before: Any, limit: int = 100) -> list[OutboxEntry]:
         """Take the oldest entries written by `owner` and not yet taken, plus those taken or written

@@ -21,10 +21,11 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+import orjson
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from vnfm.domain.errors import OperationFailed
-from vnfm.domain.secrets import URL_USERINFO, is_secret_key
+from vnfm.domain.secrets import SECRET_KEYS, URL_USERINFO, is_secret_key
 
 PREFIX = "enc:v1:"
 _NESTED = (dict, list)
@@ -71,14 +72,22 @@ class SecretBox:
     def seal(self, value: Any, scope: str = "") -> Any:
         """A copy of `value` whose secret-looking string values are encrypted: those under
         secret-looking keys, and URLs with credentials (`http://user:password@proxy:3128`).
-        `scope` (an entity id): reuse the ciphertext this scope got for the same value before."""
+        `scope` (an entity id): reuse the ciphertext this scope got for the same value before.
+        In the first two levels a container whose serialised form has neither a secret word nor
+        an '@' is kept as it is, not walked (it is then shared with `value`)."""
+        return self._seal(value, scope, 2)
+
+    def _seal(self, value: Any, scope: str, checks: int = 0) -> Any:
+        """`seal`; `checks`: levels left in which a container is first checked for secret words."""
         # the walk descends only into containers and strings that can hold a URL (most values are neither)
         if isinstance(value, dict):
             return {k: self._seal_one(v, scope) if is_secret_key(k if isinstance(k, str) else str(k))
-                    else self.seal(v, scope) if isinstance(v, _NESTED) or (isinstance(v, str) and "@" in v) else v
+                    else (self._seal(v, scope, checks - 1) if checks <= 0 or _may_hold_secret(v) else v)
+                    if isinstance(v, _NESTED) else self._seal(v, scope) if isinstance(v, str) and "@" in v else v
                     for k, v in value.items()}
         if isinstance(value, list):
-            return [self.seal(v, scope) if isinstance(v, _NESTED) or (isinstance(v, str) and "@" in v) else v
+            return [(self._seal(v, scope, checks - 1) if checks <= 0 or _may_hold_secret(v) else v)
+                    if isinstance(v, _NESTED) else self._seal(v, scope) if isinstance(v, str) and "@" in v else v
                     for v in value]
         if isinstance(value, str) and "@" in value and URL_USERINFO.search(value):
             return self._seal_one(value, scope)
@@ -88,7 +97,7 @@ class SecretBox:
         if isinstance(v, str) and v and not v.startswith(PREFIX):
             return self._encrypt(v, scope)
         if isinstance(v, dict | list):
-            return self.seal(v, scope)
+            return self._seal(v, scope)
         return v
 
     def rotate(self, value: Any) -> Any:
@@ -126,13 +135,20 @@ class SecretBox:
 
     def unseal(self, value: Any) -> Any:
         """A copy of `value` with its encrypted strings decrypted (only containers and encrypted
-        strings are visited: a body has hundreds of plain values)."""
+        strings are visited: a body has hundreds of plain values). In the first two levels a
+        container whose serialised form holds no encrypted string is kept as it is, not walked
+        (most of a stored body: the resources, the plan, the progress lines; it is then shared
+        with `value`)."""
+        return self._unseal(value, 2)
+
+    def _unseal(self, value: Any, checks: int = 0) -> Any:
+        """`unseal`; `checks`: levels left in which a container is first checked for the prefix."""
         if isinstance(value, dict):
-            return {k: self.unseal(v) if isinstance(v, _NESTED) or (isinstance(v, str) and v.startswith(PREFIX))
-                    else v for k, v in value.items()}
+            return {k: self._unseal(v, checks - 1) if isinstance(v, _NESTED) and (checks <= 0 or _mentions_sealed(v))
+                    or (isinstance(v, str) and v.startswith(PREFIX)) else v for k, v in value.items()}
         if isinstance(value, list):
-            return [self.unseal(v) if isinstance(v, _NESTED) or (isinstance(v, str) and v.startswith(PREFIX))
-                    else v for v in value]
+            return [self._unseal(v, checks - 1) if isinstance(v, _NESTED) and (checks <= 0 or _mentions_sealed(v))
+                    or (isinstance(v, str) and v.startswith(PREFIX)) else v for v in value]
         if isinstance(value, str) and value.startswith(PREFIX):
             clear = self._clear.get(value)
             if clear is not None:
@@ -146,6 +162,36 @@ class SecretBox:
             _remember(self._clear, value, clear, self.CACHED)
             return clear
         return value
+
+
+_SEALED_MARK = PREFIX.encode()
+# What a serialised document has when `seal` may change something in it: an '@' (a URL with
+# credentials), or the first part of a secret word (the key `Private-Key` is `private_key` once
+# normalised: its lowered text has `private`)
+_SECRET_MARKS = (b"@", *sorted({w.split("_")[0].encode() for w in SECRET_KEYS}))
+
+
+def _may_hold_secret(value: Any) -> bool:
+    """Whether sealing `value` (a JSON document) may change it (one C call and a few searches of
+    its serialised form instead of a walk); anything else is walked: a value orjson cannot
+    serialise (non-string keys), non-ASCII text (`str.lower` may turn it into a secret word)."""
+    try:
+        text = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return True
+    if not text.isascii():
+        return True
+    text = text.lower()
+    return any(mark in text for mark in _SECRET_MARKS)
+
+
+def _mentions_sealed(value: Any) -> bool:
+    """Whether `value` (a JSON document) may hold an encrypted string: its serialised form has the
+    prefix (one C call instead of a walk); a value orjson cannot serialise is walked."""
+    try:
+        return _SEALED_MARK in orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return True
 
 
 def _remember(cache: OrderedDict[Any, str], key: Any, value: str, most: int) -> None:

@@ -9,7 +9,9 @@ from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 
+from tests.unit.db import factories as f
 from vnfm.adapters.db import SqlAlchemyUnitOfWork, tables
+from vnfm.adapters.db.outbox import outbox_commits
 from vnfm.domain.model import utcnow
 
 Uow = Callable[[], SqlAlchemyUnitOfWork]
@@ -86,3 +88,64 @@ def test_concurrent_claims_take_each_overdue_row_once(uow: Uow) -> None:
         results = list(pool.map(claim, range(4)))
     taken = [n for r in results for n in r]
     assert sorted(taken) == sorted(f"inst-{i}" for i in range(30))  # each exactly once
+
+
+def _subscribe(uow: Uow, kind: str, tenant: str = "default") -> None:
+    with uow() as u:
+        sub = f.subscription(kind=kind)
+        sub.tenant = tenant
+        u.subscriptions.add(sub)
+        u.commit()
+
+
+def _stage(uow: Uow, notification: dict[str, object], tenant: str = "default") -> bool:
+    with uow() as u:
+        stored = u.outbox.add(notification, owner="a", tenant=tenant, if_subscribed=True)
+        u.commit()
+    return stored
+
+
+def test_a_notification_nobody_can_receive_is_not_stored(uow: Uow) -> None:
+    lcm = {"notificationType": "VnfLcmOperationOccurrenceNotification", "vnfInstanceId": "inst-1"}
+    pkgm = {"notificationType": "VnfPackageChangeNotification", "vnfPkgId": "pkg-1"}
+    alarm = {"notificationType": "AlarmNotification", "alarm": {"managedObjectId": "inst-1"}}
+    assert not _stage(uow, lcm) and _count(uow) == 0  # no subscription at all
+    _subscribe(uow, "vnfpkgm")
+    _subscribe(uow, "vnflcm", tenant="other")
+    assert not _stage(uow, lcm)  # a package subscription, and another tenant's, do not receive it
+    assert not _stage(uow, alarm) and _count(uow) == 0
+    assert _stage(uow, pkgm) and _count(uow) == 1
+    assert _stage(uow, lcm, tenant="other") and _count(uow) == 2
+    _subscribe(uow, "vnflcm2")  # a /vnflcm/v2 subscription receives the LCM notifications
+    assert _stage(uow, lcm) and _count(uow) == 3
+    _subscribe(uow, "vnffm")
+    assert _stage(uow, alarm) and _count(uow) == 4
+    with uow() as u:  # the row stored is the one add() writes without the condition
+        got = u.outbox.claim("a", utcnow() - timedelta(minutes=1))
+        u.commit()
+    assert [(e.notification, e.tenant) for e in got] == [(pkgm, "default"), (lcm, "other"), (lcm, "default"),
+                                                         (alarm, "default")]
+
+
+def test_only_a_commit_that_stored_rows_tells_the_notifier(uow: Uow) -> None:
+    with uow() as u:
+        commits = outbox_commits(u.tx.engine)
+    before = commits.count
+    _stage(uow, _note(1))  # no subscription: nothing stored, nothing to tell
+    assert commits.count == before
+    with uow() as u:
+        u.outbox.add(_note(2), owner="a")  # rolled back
+    assert commits.count == before
+    _add(uow, 3, "a")
+    assert commits.count == before + 1
+    _subscribe(uow, "vnflcm")
+    with uow() as u:  # one commit, however many rows
+        assert u.outbox.add(_note(4), owner="a", if_subscribed=True)
+        assert u.outbox.add(_note(5), owner="a", if_subscribed=True)
+        u.commit()
+    assert commits.count == before + 2
+    with uow() as u:
+        u.outbox.add(_note(6), owner="a")
+        u.rollback()
+        u.commit()  # nothing left of the rolled-back row to tell
+    assert commits.count == before + 2 and _count(uow) == 3

@@ -67,6 +67,7 @@ class FakeOutbox:
         self.taken: set[str] = set()
         self.removed: list[str] = []
         self.fail_claims = 0
+        self.claims = 0
         self.lock = threading.Lock()
 
     def put(self, notification: dict[str, Any], info: dict[str, Any] | None = None) -> str:
@@ -77,6 +78,7 @@ class FakeOutbox:
 
     def claim(self, limit: int) -> list[OutboxEntry]:
         with self.lock:
+            self.claims += 1
             if self.fail_claims:
                 self.fail_claims -= 1
                 raise RuntimeError("database is down")
@@ -441,3 +443,16 @@ def test_a_row_still_in_delivery_at_close_is_kept(receiver: Receiver, notifiers:
     notifiers.remove(n)
     receiver.gate.set()
     assert box.removed == []  # delivered again later (at least once), not lost
+
+
+def test_a_wake_while_the_outbox_is_quiet_reads_nothing(receiver: Receiver, notifiers: list[HttpNotifier]) -> None:
+    quiet = [True]
+    box = FakeOutbox()
+    sub = Subscription(callback_uri=f"{receiver.base}/notify")
+    n = make(notifiers, [sub], box, quiet=lambda: quiet[0], poll_interval=3600)
+    n.wake()  # nothing stored since the outbox was found drained: no claim, no thread
+    assert n.pending == 0 and n.drain(5) and box.claims == 0
+    quiet[0] = False
+    send(n, occ_notification())
+    assert n.drain(10)
+    assert box.claims >= 1 and n.delivered == 1 and len(receiver.posts()) == 1

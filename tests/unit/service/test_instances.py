@@ -82,3 +82,30 @@ def test_package_usage_follows_its_instances_in_their_own_transactions(h: Harnes
         event.remove(Engine, "before_cursor_execute", seen)
     app.instances.create({"vnfdId": h.vnfd_id})
     assert usage() == UsageState.IN_USE
+
+
+def test_an_instance_another_operation_holds_or_takes_meanwhile_is_not_taken(h: Harness) -> None:
+    """The locking transaction takes the instance only while no operation holds it: held already
+    (a PATCH checks no state), or taken while the request was planned, it answers 409, stores no
+    occurrence and leaves the holder its lock."""
+    app = h.app
+    inst = app.instances.create({"vnfdId": h.vnfd_id})
+
+    def lock(op_id: str | None) -> None:
+        with app.uow() as u:
+            current = u.instances.get(inst.id)
+            assert current is not None
+            current.lock_op_id = op_id
+            u.instances.save(current)
+            u.commit()
+
+    lock("op-other")
+    with pytest.raises(Conflict, match="operation in progress"):
+        app.instances.modify(inst.id, {"vnfInstanceName": "renamed"})
+    assert app.instances.get(inst.id).lock_op_id == "op-other"
+    lock(None)
+    with pytest.raises(Conflict, match="changed while the request was checked"):
+        app.instances.modify(inst.id, {"vnfInstanceName": "renamed"}, expect=lambda _inst: lock("op-late"))
+    stored = app.instances.get(inst.id)
+    assert stored.lock_op_id == "op-late" and stored.vnf_instance_name != "renamed"
+    assert app.instances.op_list() == []

@@ -97,3 +97,33 @@ def test_seal_and_unseal_are_the_plain_walks() -> None:
         assert box.unseal(sealed) == doc
         sealed_some = sealed_some or PREFIX in repr(sealed)
     assert sealed_some  # the documents did hold secrets
+
+
+def test_unseal_leaves_the_parts_without_a_secret_unwalked() -> None:
+    box = SecretBox(Fernet.generate_key())
+    plain = {"vnfcs": [{"id": "v1", "addresses": ["10.0.0.1"]}], "note": "enc:v1 is not a prefix"}
+    stored = box.seal({"resources": plain, "driver_state": {"nodes": plain, "kubeadm": {"token": "t0ken"}},
+                       "additional_params": {"a": {"b": {"password": "pw"}}}}, "inst-1")
+    assert stored["resources"] == plain and stored["additional_params"]["a"]["b"]["password"].startswith(PREFIX)
+    opened = box.unseal(stored)
+    assert opened == {"resources": plain, "driver_state": {"nodes": plain, "kubeadm": {"token": "t0ken"}},
+                      "additional_params": {"a": {"b": {"password": "pw"}}}}
+    assert opened is not stored  # a new document, sharing the parts that hold no ciphertext
+    assert opened["resources"] is stored["resources"]
+    assert opened["driver_state"]["nodes"] is stored["driver_state"]["nodes"]
+    assert opened["driver_state"] is not stored["driver_state"]
+
+
+def test_seal_leaves_the_parts_without_a_secret_word_unwalked() -> None:
+    box = SecretBox(Fernet.generate_key())
+    plain = {"vnfcs": [{"id": "v1", "addresses": ["10.0.0.1"]}], "flavour": "simple"}
+    body = {"resources": plain, "state": {"nodes": plain, "join": {"Kubeadm-TOKEN": "t0ken"}},
+            "params": {"proxy": ["http://u:pw@proxy:3128"]}, "other": {"Private-Key": {"x": "pem"}},
+            "odd": {"K\u212aey": "plain words", "TO\u212aEN": "with a kelvin sign k"}}
+    stored = box.seal(body, "inst-1")
+    assert stored["resources"] is plain and stored["state"]["nodes"] is plain  # nothing to seal: not walked
+    assert stored["state"]["join"]["Kubeadm-TOKEN"].startswith(PREFIX)
+    assert stored["params"]["proxy"][0].startswith(PREFIX)  # a URL with credentials
+    assert stored["other"]["Private-Key"] == {"x": "pem"}  # under a secret key, only secret strings are sealed
+    assert stored["odd"]["TO\u212aEN"].startswith(PREFIX) and stored["odd"]["K\u212aey"] == "plain words"
+    assert box.unseal(stored) == body

@@ -19,15 +19,11 @@ from __future__ import annotations
 import builtins
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    CursorResult,
-    and_,
     bindparam,
     delete,
-    func,
     insert,
     or_,
     select,
@@ -40,12 +36,12 @@ from vnfm.adapters.db import bodypatch, mappers, tables
 from vnfm.adapters.db.alarms import SqlAlarmRepository, SqlWatchLeases
 from vnfm.adapters.db.kv import SqlKvStore
 from vnfm.adapters.db.op_occs import SqlOpOccRepository
+from vnfm.adapters.db.outbox import SqlOutbox, outbox_commits
 from vnfm.adapters.db.paging import Col
 from vnfm.adapters.db.repository import TableRepository, Tx
-from vnfm.domain.access import DEFAULT_TENANT
 from vnfm.domain.errors import Conflict, NotFound
-from vnfm.domain.model import Subscription, Vim, VnfInstance, VnfPackage, new_id, utcnow
-from vnfm.service.ports import AbstractUnitOfWork, Condition, OutboxEntry, Sealer
+from vnfm.domain.model import Subscription, Vim, VnfInstance, VnfPackage, utcnow
+from vnfm.service.ports import AbstractUnitOfWork, Condition, Sealer
 
 
 class SqlPackageRepository(TableRepository[VnfPackage]):
@@ -253,68 +249,6 @@ class SqlVimRepository(TableRepository[Vim]):
         return None if row is None else self._from_row(dict(row))
 
 
-_REMOVE = delete(tables.notification_outbox).where(tables.notification_outbox.c.id == bindparam("_id"))
-
-
-@functools.lru_cache(maxsize=4)
-def _claim_statement(dialect: str) -> Any:
-    """The outbox claim (built once per dialect): rows of the owner not yet taken, and rows written
-    or taken before `_old` (their process died), at most `_limit`, oldest first; taken by one
-    UPDATE that returns them (PostgreSQL: candidates locked by others are skipped)."""
-    t = tables.notification_outbox
-    old = bindparam("_old", type_=t.c.created_at.type)
-    cond = or_(
-        and_(t.c.owner == bindparam("_owner", type_=t.c.owner.type), t.c.claimed_at.is_(None)),
-        and_(t.c.claimed_at.is_(None), t.c.created_at < old),
-        t.c.claimed_at < old,
-    )
-    candidates = select(t.c.id).where(cond).order_by(t.c.created_at, t.c.id).limit(bindparam("_limit"))
-    if dialect == "postgresql":
-        candidates = candidates.with_for_update(skip_locked=True)
-    return (update(t).where(t.c.id.in_(candidates.scalar_subquery()), cond)
-            .values(owner=bindparam("_owner"), claimed_at=bindparam("_now", type_=t.c.claimed_at.type))
-            .returning(t.c.id, t.c.created_at, t.c.body))
-
-
-class SqlOutbox:
-    """The notification outbox (vnfm.service.ports.Outbox). `claim` takes rows with one conditional
-    UPDATE ... RETURNING (candidates `FOR UPDATE SKIP LOCKED` on PostgreSQL), so each is taken once."""
-
-    table = tables.notification_outbox
-
-    def __init__(self, tx: Tx) -> None:
-        self.tx = tx
-
-    def _exec(self, stmt: Any, params: Any = None) -> CursorResult:
-        return self.tx.conn().execute(stmt, params)
-
-    def add(self, notification: dict[str, Any], info: dict[str, Any] | None = None, *, owner: str = "",
-            tenant: str = DEFAULT_TENANT) -> None:
-        now = utcnow()
-        body = {"notification": notification, "info": info, "published_at": mappers.iso(now), "tenant": tenant}
-        self._exec(insert(self.table), {"id": new_id(), "created_at": now, "owner": owner or None,
-                                        "claimed_at": None, "body": body})
-
-    def claim(self, owner: str, reclaim_before: Any, limit: int = 100) -> builtins.list[OutboxEntry]:
-        """One statement: the rows taken, oldest first (an UPDATE of the candidates, returning them)."""
-        if not isinstance(reclaim_before, datetime):
-            raise TypeError("reclaim_before must be a datetime")
-        params = {"_owner": owner, "_old": mappers.as_utc(reclaim_before), "_now": mappers.as_utc(utcnow()),
-                  "_limit": limit}
-        taken = self._exec(_claim_statement(self.tx.dialect), params).all()
-        out: builtins.list[OutboxEntry] = []
-        for entry_id, _created, body in sorted(taken, key=lambda r: (mappers.as_utc(r[1]), r[0])):
-            out.append(OutboxEntry(entry_id, body["notification"], body.get("info"), body["published_at"],
-                                   str(body.get("tenant") or DEFAULT_TENANT)))
-        return out
-
-    def remove(self, entry_id: str) -> None:
-        self._exec(_REMOVE, {"_id": entry_id})
-
-    def count(self) -> int:
-        return int(self._exec(select(func.count()).select_from(self.table)).scalar_one())
-
-
 # attribute of the unit of work -> how its repository is made (over the transaction, with the box)
 _REPOSITORIES: dict[str, Callable[[Tx, Sealer | None], Any]] = {
     "packages": lambda tx, _box: SqlPackageRepository(tx),
@@ -374,11 +308,18 @@ class SqlAlchemyUnitOfWork(AbstractUnitOfWork):
 
     def commit(self) -> None:
         self.tx.commit()
+        outbox = self.__dict__.get("outbox")
+        if outbox is not None and outbox.added:  # the notifier has something new to read
+            outbox.added = 0
+            outbox_commits(self.tx.engine).committed()
 
     def rollback(self) -> None:
         try:
             self.tx.rollback()
         finally:
+            outbox = self.__dict__.get("outbox")
+            if outbox is not None:
+                outbox.added = 0
             instances = self.__dict__.get("instances")
             if instances is not None:
                 instances._seen_lock.clear()  # what it recorded may have been rolled back

@@ -87,6 +87,9 @@ class HttpNotifier:
     api_base: scheme://host:port prefixed to the notification's _links.subscription href.
     reshape_v2: how a subscription made through /vnflcm/v2 gets a notification (v3.3.1 shapes);
         without it such subscriptions get none (never a v2.6.1 body).
+    quiet: True when the outbox holds nothing new for this process (nothing stored since a claim
+        found it drained): `wake()` then does nothing (no claim, no thread hop). The poll claims
+        regardless.
     """
 
     def __init__(
@@ -108,6 +111,7 @@ class HttpNotifier:
         on_delivery: Callable[[bool], None] | None = None,
         egress: EgressPolicy | None = None,
         reshape_v2: Reshape | None = None,
+        quiet: Callable[[], bool] | None = None,
     ) -> None:
         if attempts < 1:
             raise ValueError("attempts must be at least 1")
@@ -126,6 +130,7 @@ class HttpNotifier:
         self.tokens = tokens or TokenCache()
         self._sleep = sleep
         self._outbox = outbox
+        self._quiet = quiet
         self.poll_interval = poll_interval
         self._wake_tokens = 0  # wake() calls the feeder has not served yet (each holds one pending)
         self._wake_event: asyncio.Event | None = None
@@ -141,6 +146,8 @@ class HttpNotifier:
     # ------------------------------------------------------------------ public API
     def wake(self) -> None:
         """Deliver what the outbox holds for this process (called after a commit that stored some)."""
+        if self._quiet is not None and self._quiet():
+            return
         with self._cond:
             if self._closed:
                 return
