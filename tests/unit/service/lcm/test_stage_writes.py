@@ -74,8 +74,10 @@ class Outbox:
     def __init__(self) -> None:
         self.staged: list[dict[str, Any]] = []
 
-    def add(self, notification: dict[str, Any], info: Any, *, owner: Any, tenant: str) -> None:
+    def add(self, notification: dict[str, Any], info: Any, *, owner: Any, tenant: str,
+            if_subscribed: bool = False) -> bool:
         self.staged.append(notification)
+        return True
 
 
 class Notifier:
