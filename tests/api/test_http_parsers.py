@@ -109,3 +109,21 @@ def test_a_large_body_is_not_counted_as_a_head(tmp_path: Path, parser: str) -> N
         assert b"Invalid HTTP request received." not in answer and answer.count(b"HTTP/1.1 ") == 1
     finally:
         handle.stop()
+
+
+def test_header_names_keep_their_spelling_on_the_wire(server: ServerHandle) -> None:
+    """httptools writes names in lower case: the guarded protocol spells them as h11 sends them."""
+    s = _connect(server.url)
+    s.sendall(b"GET /vnflcm/v1/api_versions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    head = _read_all(s).split(b"\r\n\r\n", 1)[0]
+    s.close()
+    names = [line.split(b":", 1)[0] for line in head.split(b"\r\n")[1:]]
+    assert {b"Content-Type", b"Content-Length", b"Version", b"Date", b"X-Request-Id"} <= set(names)
+    assert not [n for n in names if n.islower()], head
+
+
+def test_a_head_is_spelled_name_by_name() -> None:
+    head = b"HTTP/1.1 201 Created\r\ncontent-type: application/json\r\nwww-authenticate: Bearer a:b\r\n" \
+           b"etag: \"x\"\r\nx-request-id: 1\r\n\r\n"
+    assert httpguard.spelled(head) == b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\n" \
+                                      b"WWW-Authenticate: Bearer a:b\r\nETag: \"x\"\r\nX-Request-Id: 1\r\n\r\n"

@@ -37,6 +37,8 @@ except ImportError:  # pragma: no cover - httptools is a dependency; h11 stays t
     httptools_impl = None  # type: ignore[assignment]
     HttpToolsProtocol = None  # type: ignore[assignment,misc]
 
+from vnfm.entrypoints.api.headers import canonical_cached
+
 log = logging.getLogger("vnfm.http")
 
 MAX_HEAD = 16 * 1024  # bytes of a request head (request line and headers)
@@ -131,10 +133,42 @@ class GuardedH11Protocol(_Guard, H11Protocol):
     """h11 (pure Python): the fallback when httptools is not installed."""
 
 
+class _SpelledHead:
+    """A response's transport for uvicorn's httptools protocol, which writes every header name in
+    lower case: the head's names are written in their canonical spelling again (as h11 writes
+    what `edge.Edge` made; ETSI suites read `Location`, `Version` ... case-sensitively). The
+    writes up to the first final (non-1xx) head are heads; the body's writes pass untouched."""
+
+    def __init__(self, transport: Any) -> None:
+        self._transport = transport
+        self._head_pending = True
+
+    def write(self, data: bytes) -> None:
+        if self._head_pending and data.startswith(b"HTTP/1."):
+            self._head_pending = data.startswith(b"HTTP/1.1 1")  # 100 Continue: the head follows
+            data = spelled(data)
+        self._transport.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+def spelled(head: bytes) -> bytes:
+    """A response head with every header name canonical (b"content-type: x" -> b"Content-Type: x")."""
+    status, _, rest = head.partition(b"\r\n")
+    lines = rest.split(b"\r\n")
+    for i, line in enumerate(lines):
+        name, sep, value = line.partition(b":")
+        if sep:
+            lines[i] = canonical_cached(name) + b":" + value
+    return status + b"\r\n" + b"\r\n".join(lines)
+
+
 if HttpToolsProtocol is not None:
     class GuardedHttpToolsProtocol(_Guard, HttpToolsProtocol):
         """httptools (llhttp, C): the default when installed. llhttp has no bound on a request
-        head's size: the bytes read while a head is incomplete are counted here (h11's bound)."""
+        head's size: the bytes read while a head is incomplete are counted here (h11's bound).
+        Each response's head keeps its header names' spelling (`_SpelledHead`)."""
 
         _in_head = True  # a head is being read (from a message's end to its headers' end)
         _head_bytes = 0  # received while it is
@@ -155,6 +189,9 @@ if HttpToolsProtocol is not None:
         def on_headers_complete(self) -> None:
             self._in_head, self._head_bytes, self._heads = False, 0, self._heads + 1
             super().on_headers_complete()
+            cycle = self.cycle  # made just now; its task has not run yet
+            if cycle is not None and not isinstance(cycle.transport, _SpelledHead):
+                cycle.transport = _SpelledHead(cycle.transport)
 
         def on_message_complete(self) -> None:
             self._in_head = True
