@@ -19,6 +19,7 @@ from vnfm.domain.secrets import URL_USERINFO
 from vnfm.entrypoints.api.app import create_app
 from vnfm.entrypoints.api.auth.mtls import uvicorn_tls_options
 from vnfm.entrypoints.api.httpguard import MAX_HEAD, guarded_protocol, install_busy_answer
+from vnfm.entrypoints.gcpolicy import settle
 from vnfm.entrypoints.logsetup import configure_logging
 
 log = logging.getLogger("vnfm.server")
@@ -106,6 +107,7 @@ def serve(settings: Settings, sock: socket.socket | None = None) -> None:
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_config=None,
                             log_level=settings.log_level.lower(), access_log=False, server_header=False,
                             date_header=False, **http_options(settings))
+    settle()  # the imports and the application are built: out of the collector's sight from now on
     uvicorn.Server(config).run(sockets=[sock] if sock is not None else None)
 
 
