@@ -13,7 +13,7 @@ from vnfm.adapters.infra.simulator import SimCloud, SimConfig, SimulatorInfraDri
 from vnfm.adapters.infra.simulator.store import StateStore
 from vnfm.adapters.infra.simulator.twin.executor import TwinExecutor
 from vnfm.adapters.infra.simulator.tx import Views
-from vnfm.nodesteps.base import StepFailed
+from vnfm.nodesteps.base import HostKeyChanged, StepFailed
 from vnfm.nodesteps.kubeadm import KubeadmInit, PrepareNode
 
 FAST = SimConfig(boot_time=0, api_latency=0, delete_time=0)
@@ -96,3 +96,43 @@ async def test_a_twin_step_is_one_transaction_and_all_or_nothing(cloud, make_ctx
     with pytest.raises(StepFailed, match="does not answer on SSH"):
         await ex.run(address, PrepareNode("masternode-0", "1.30.5"))
     assert ex.state()["hosts"][sid]["prepared"]["version"] == "1.30.4"
+
+
+async def test_a_host_check_reads_what_server_by_address_reads(tmp_path: Path, make_ctx):
+    """`host_brief` (the twin's host check, no copy of the record) agrees with `server_by_address`
+    for fixed and floating addresses, follows another process's commits and knows no other address."""
+    writer, reader = SimCloud.at(tmp_path / "s.db", FAST), SimCloud.at(tmp_path / "s.db", FAST)
+    iid, address, sid = await _deployed(writer, make_ctx)
+    floating = next(f["floating_ip_address"] for f in writer.snapshot(iid)["floating_ips"])
+    for host in (address, floating):
+        server = reader.server_by_address(host)
+        brief = reader.host_brief(host)
+        assert brief is not None and server is not None
+        assert brief == (server["id"], server["name"], "ACTIVE", True, server["host_key"]["public_key"])
+    writer.set_reachable(sid, False)
+    assert reader.host_brief(address).ssh_reachable is False
+    assert reader.host_brief("203.0.113.9") is None
+    with pytest.raises(StepFailed, match="cannot read its SSH host key"):
+        await TwinExecutor(reader, iid).verify_host_keys([address])
+    with pytest.raises(StepFailed, match="no server has this address"):
+        await TwinExecutor(reader, iid).run("203.0.113.9", PrepareNode("masternode-0", "1.30.4"))
+
+
+async def test_host_keys_of_several_hosts_are_read_in_one_transaction(cloud, make_ctx, monkeypatch):
+    ctx = make_ctx()
+    res = await SimulatorInfraDriver(cloud).deploy(ctx, SMALL)
+    hosts = [v.cps[0].ip_addresses[0] for v in res.vnfcs]
+    ex = TwinExecutor(cloud, ctx.instance_id)
+    began: list[int] = []
+    acquire = StateStore._acquire
+
+    def counted(self: StateStore) -> None:
+        began.append(1)
+        acquire(self)
+
+    monkeypatch.setattr(StateStore, "_acquire", counted)
+    await ex.verify_host_keys([*hosts, hosts[0]])
+    assert len(began) == 1 and len(ex.pins) == 3
+    ex.pins[f"host:{hosts[1]}"] = "ssh-ed25519 AAAA-another-key"
+    with pytest.raises(HostKeyChanged, match="changed since it was pinned"):
+        await ex.verify_host_keys(hosts)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 from vnfm.adapters.infra.simulator import legacy
@@ -20,15 +19,11 @@ class CloudBase:
         self.store: StateStore = store or MemoryStateStore()
         self.config = config or SimConfig()
 
-    @contextlib.contextmanager
-    def _tx(self) -> Iterator[Tx]:
-        with self.store.begin() as tx:
-            yield tx
+    def _tx(self) -> contextlib.AbstractContextManager[Tx]:
+        return self.store.begin()
 
-    @contextlib.contextmanager
-    def _read(self) -> Iterator[Tx]:
-        with self.store.begin(write=False) as tx:
-            yield tx
+    def _read(self) -> contextlib.AbstractContextManager[Tx]:
+        return self.store.begin(write=False)
 
     def state(self) -> dict[str, Any]:
         """A private copy of the whole raw state (reads every record: tests and tools only)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import time
 from typing import Any
 
@@ -30,7 +29,7 @@ class ComputeOps(CloudBase):
             st = vnfc["storages"][vsd_id]
             vol = doc["volumes"].get(st["volume_id"]) if st["volume_id"] else None
             if vol is not None:
-                return copy.deepcopy(vol), False
+                return tx.hand_out(vol), False
             vol = {
                 "id": new_id(),
                 "name": f"{vnfc['name']}-{vsd_id}",
@@ -53,7 +52,7 @@ class ComputeOps(CloudBase):
                 server["volumes"].append(vol["id"])
             doc["volumes"][vol["id"]] = vol
             st["volume_id"] = vol["id"]
-            return copy.deepcopy(vol), True
+            return tx.hand_out(vol), True
 
     def delete_volume(self, instance_id: str, vnfc_id: str, vsd_id: str) -> str | None:
         """Detach and delete the volume of a VNFC's storage; returns its id (None when none)."""
@@ -112,7 +111,7 @@ class ComputeOps(CloudBase):
                 vol = doc["volumes"][vid]
                 vol["attached_to"] = server_id
                 vol["status"] = "in-use"
-            return copy.deepcopy(server)
+            return tx.hand_out(server)
 
     def finish_boot(self, server_id: str) -> dict[str, Any]:
         """End the BUILD of a server: ACTIVE, or ERROR with a Nova fault when one was injected."""
@@ -137,7 +136,7 @@ class ComputeOps(CloudBase):
                     for pid in server["ports"]:
                         if pid in doc["ports"]:
                             doc["ports"][pid]["status"] = "ACTIVE"
-            return copy.deepcopy(server)
+            return tx.hand_out(server)
 
     def begin_delete_server(self, server_id: str) -> dict[str, Any] | None:
         """Start deleting a server; an injected delete fault turns it to ERROR and raises."""
@@ -158,7 +157,7 @@ class ComputeOps(CloudBase):
             else:
                 server["task_state"] = "deleting"
                 server["updated_at"] = now_iso()
-                return copy.deepcopy(server)
+                return tx.hand_out(server)
         raise failed
 
     def finish_delete_server(self, server_id: str) -> None:

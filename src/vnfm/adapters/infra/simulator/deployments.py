@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from typing import Any
 
@@ -43,7 +42,7 @@ class DeploymentOps(CloudBase):
                     "removed": {},
                     "reservations": {},
                 }
-            return copy.deepcopy(doc["deployment"])
+            return tx.hand_out(doc["deployment"])
 
     def set_deployment_status(self, instance_id: str, status: str, reason: str = "") -> None:
         with self._tx() as tx:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from typing import Any
 
@@ -70,7 +69,7 @@ class FaultOps(CloudBase):
         with self._tx() as tx:
             server = find_server(tx, target)
             server["ssh_reachable"] = reachable
-            return copy.deepcopy(server)
+            return tx.hand_out(server)
 
 
 def _added(base: dict[str, int], more: dict[str, int] | None) -> dict[str, int]:

@@ -4,14 +4,38 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from vnfm.adapters.infra.simulator import legacy
 from vnfm.adapters.infra.simulator.base import CloudBase
 from vnfm.adapters.infra.simulator.snapshot import build_snapshot
-from vnfm.adapters.infra.simulator.tx import private
+from vnfm.adapters.infra.simulator.tx import Tx, private
 
 T = TypeVar("T")
+
+
+class HostBrief(NamedTuple):
+    """What a node step's host check needs of the server behind an address (immutable values)."""
+
+    server_id: str
+    name: str
+    status: str
+    ssh_reachable: bool
+    host_key: str
+
+
+def _server_at(tx: Tx, address: str) -> dict[str, Any] | None:
+    """The (shared, read-only) record of the server that owns a fixed or floating address."""
+    owner = tx.address_owner(address)
+    if owner is None or owner[1] not in ("port", "floating"):
+        return None
+    instance_id, _, port_id = owner
+    doc = tx.view(instance_id)
+    port = doc["ports"].get(port_id) if doc else None
+    if doc is None or port is None or not port["device_id"]:
+        return None
+    server: dict[str, Any] | None = doc["servers"].get(port["device_id"])
+    return server
 
 
 class LookupOps(CloudBase):
@@ -34,16 +58,23 @@ class LookupOps(CloudBase):
         """A copy of the record of the server that owns a fixed or floating address (addresses
         are cloud-unique): one look-up in the address index and a view of the owner's document."""
         with self._read() as tx:
-            owner = tx.address_owner(address)
-            if owner is None or owner[1] not in ("port", "floating"):
-                return None
-            instance_id, _, port_id = owner
-            doc = tx.view(instance_id)
-            port = doc["ports"].get(port_id) if doc else None
-            if doc is None or port is None or not port["device_id"]:
-                return None
-            server = doc["servers"].get(port["device_id"])
+            server = _server_at(tx, address)
             return private(server) if server is not None else None
+
+    def host_brief(self, address: str) -> HostBrief | None:
+        """`server_by_address` reduced to what a host check reads: no copy of the record."""
+        return self.host_briefs([address])[address]
+
+    def host_briefs(self, addresses: list[str]) -> dict[str, HostBrief | None]:
+        """`host_brief` of several addresses, in one read."""
+        out: dict[str, HostBrief | None] = {}
+        with self._read() as tx:
+            for address in addresses:
+                s = _server_at(tx, address)
+                out[address] = None if s is None else HostBrief(
+                    s["id"], s["name"], s.get("status") or "", bool(s.get("ssh_reachable", True)),
+                    str(s["host_key"]["public_key"]))
+        return out
 
     # ------------------------------------------------------------------ extras (twins' state)
     def extras(self, instance_id: str) -> dict[str, Any]:

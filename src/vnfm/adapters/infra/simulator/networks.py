@@ -6,7 +6,6 @@ address table records each one with its owner, so an address always names one po
 
 from __future__ import annotations
 
-import copy
 import ipaddress
 from typing import Any
 
@@ -33,11 +32,17 @@ class NetworkOps(CloudBase):
             nid = network_id or new_id()
             if tx.network(nid) is not None:
                 raise Conflict(f"network {nid} already exists")
-            return copy.deepcopy(_add_network(tx, nid, name, cidr, kind, None))
+            return tx.hand_out(_add_network(tx, nid, name, cidr, kind, None))
 
     def ensure_mgmt_network(self) -> dict[str, Any]:
+        """The management network, created (or widened to the configured CIDR) on first use. When
+        it is there as configured, a read: no write lock (every VDU's ports ask for it)."""
+        with self._read() as tx:
+            net = tx.network(MGMT_NETWORK_ID)
+            if net is not None and net["cidr"] == self.config.mgmt_cidr:
+                return tx.hand_out(net)
         with self._tx() as tx:
-            return copy.deepcopy(self._shared(tx, MGMT_NETWORK_ID, MGMT_NETWORK_ID, self.config.mgmt_cidr, "mgmt"))
+            return tx.hand_out(self._shared(tx, MGMT_NETWORK_ID, MGMT_NETWORK_ID, self.config.mgmt_cidr, "mgmt"))
 
     def ensure_external_network(
         self, network_id: str, name: str, fixed_hint: str | None = None
@@ -59,7 +64,7 @@ class NetworkOps(CloudBase):
                     cidr = tx.free_subnet(pool, exhausted("the external network pool", pool, "external_pool"),
                                           prefix=prefix)
                 net = _add_network(tx, network_id, name, cidr, "external", None)
-            return copy.deepcopy(net)
+            return tx.hand_out(net)
 
     def find_network(self, ref: str) -> dict[str, Any] | None:
         """The network whose id, else whose name, is `ref` (as Heat resolves a template's `network`)."""
@@ -67,7 +72,7 @@ class NetworkOps(CloudBase):
             net = tx.network(ref)
             if net is None:
                 net = next((n for n in tx.networks().values() if n.get("name") == ref), None)
-            return copy.deepcopy(net) if net is not None else None
+            return tx.hand_out(net) if net is not None else None
 
     def ensure_internal_network(
         self, instance_id: str, vld_id: str, cidr: str | None = None
@@ -79,13 +84,13 @@ class NetworkOps(CloudBase):
             if vl is not None:
                 net = tx.network(vl["network_id"])
                 if net is not None:
-                    return copy.deepcopy(net), copy.deepcopy(vl)
+                    return tx.hand_out(net), tx.hand_out(vl)
             pool = self.config.internal_pool
             chosen = cidr or tx.free_subnet(pool, exhausted("the internal VL pool", pool, "internal_pool"))
             net = _add_network(tx, new_id(), f"vnflcm_{instance_id[:8]}_{vld_id}", chosen, "internal", instance_id)
             vl = {"id": (vl or {}).get("id") or new_id(), "vld_id": vld_id, "network_id": net["id"]}
             dep["virtual_links"][vld_id] = vl
-            return copy.deepcopy(net), copy.deepcopy(vl)
+            return tx.hand_out(net), tx.hand_out(vl)
 
     @staticmethod
     def _shared(tx: Tx, nid: str, name: str, cidr: str, kind: str) -> dict[str, Any]:
@@ -118,7 +123,7 @@ class NetworkOps(CloudBase):
             if cp["external"] and not port.get("floating_ip_id"):
                 self._new_floating_ip(tx, doc, instance_id, port, cp)
                 created = True
-            return copy.deepcopy(port), created
+            return tx.hand_out(port), created
 
     def _new_port(
         self, tx: Tx, doc: Doc, instance_id: str, vnfc: dict[str, Any], cp: dict[str, Any]

@@ -145,7 +145,11 @@ class StateStore:
         if current is not None:  # this thread holds the lock already
             if write and not current.writable:
                 raise RuntimeError("a write transaction cannot join a read transaction")
-            yield current
+            current.joined += 1
+            try:
+                yield current
+            finally:
+                current.joined -= 1
             return
         self._acquire()
         try:

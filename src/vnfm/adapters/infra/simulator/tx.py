@@ -103,6 +103,14 @@ class Tx:
         self._extras: dict[str, _Loaded] = {}
         self._nets: dict[str, dict[str, Any] | None] = {}
         self._faults: _Loaded | None = None
+        self.joined = 0  # operations under way that joined this transaction (store.begin)
+
+    def hand_out(self, value: Any) -> Any:
+        """What an operation returns of its records: the record itself when the transaction is the
+        operation's own (it ends with the operation: no one else will see or write the record), a
+        private copy when the operation joined an enclosing transaction (the record stays live).
+        Only for records of `doc`, `extras`, `network(s)`: a `view`'s value is shared, use `private`."""
+        return private(value) if self.joined else value
 
     # ================================================================== instance documents
     def doc(self, instance_id: str) -> Doc | None:

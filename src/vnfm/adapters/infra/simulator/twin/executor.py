@@ -14,10 +14,12 @@ disruption budget that blocks a drain (`add_pdb`), and an unreachable host (the 
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from vnfm.adapters.infra.simulator.lookups import HostBrief
 from vnfm.adapters.infra.simulator.twin import operator
 from vnfm.adapters.infra.simulator.twin.base import KEY, TwinConfig, empty
 from vnfm.adapters.infra.simulator.twin.handlers import ALL_HANDLERS, OPERATOR_HANDLERS
@@ -25,6 +27,12 @@ from vnfm.nodesteps.base import HostKeyChanged, NodeStep, StepExecutor, StepFail
 from vnfm.nodesteps.kubeadm import KubeadmJoin
 
 TwinHandler = Callable[..., Any]
+_KEYS = frozenset(empty())
+
+
+@functools.cache
+def _awaits(handler: TwinHandler) -> bool:
+    return inspect.iscoroutinefunction(handler)
 
 
 class TwinExecutor(StepExecutor):
@@ -49,39 +57,43 @@ class TwinExecutor(StepExecutor):
 
     def tx(self, fn: Callable[[dict[str, Any]], Any]) -> Any:
         def wrap(extras: dict[str, Any]) -> Any:
-            st = extras.setdefault(KEY, empty())
-            for k, v in empty().items():
-                st.setdefault(k, v)
+            st = extras.get(KEY)
+            if st is None:
+                st = extras[KEY] = empty()
+            elif not st.keys() >= _KEYS:
+                for k, v in empty().items():
+                    st.setdefault(k, v)
             return fn(st)
 
         return self.sim.update_extras(self.instance_id, wrap)
 
-    def _server(self, host: str, step: NodeStep) -> dict[str, Any]:
-        server = self.sim.server_by_address(host)
+    def _server(self, host: str, step: NodeStep) -> str:
+        """The id of the server at `host`, which must answer on SSH."""
+        server = self.sim.host_brief(host)
         if server is None:
             raise StepFailed(host, step, "no server has this address (unreachable)")
-        if server.get("status") != "ACTIVE" or not server.get("ssh_reachable", True):
-            raise StepFailed(host, step, f"host unreachable: server {server['name']} does not answer on SSH")
-        return dict(server)
+        if server.status != "ACTIVE" or not server.ssh_reachable:
+            raise StepFailed(host, step, f"host unreachable: server {server.name} does not answer on SSH")
+        return str(server.server_id)
 
     # ------------------------------------------------------------------ the executor contract
     def _operator(self, host: str) -> bool:
-        return host in self.operators and self.sim.server_by_address(host) is None
+        return host in self.operators and self.sim.host_brief(host) is None
 
-    def _host_key(self, host: str) -> tuple[str, str]:
-        """(the SSH host key the host presents, its name): one look-up of the host."""
-        server = self.sim.server_by_address(host)
+    def _host_key(self, host: str, server: HostBrief | None) -> tuple[str, str]:
+        """(the SSH host key the host presents, its name), from the look-up of the host."""
         if server is None and host in self.operators:
             if not operator.reachable(self.sim, host):
                 raise StepFailed(host, NodeStep(), "host unreachable: the operator host does not answer on SSH")
             return operator.host_key(self.sim, host), host
-        if server is None or not server.get("ssh_reachable", True) or server.get("status") != "ACTIVE":
+        if server is None or not server.ssh_reachable or server.status != "ACTIVE":
             raise StepFailed(host, NodeStep(), "host unreachable: cannot read its SSH host key")
-        return str(server["host_key"]["public_key"]), str(server["name"])
+        return server.host_key, server.name
 
     async def verify_host_keys(self, hosts: Sequence[str]) -> None:
-        for host in dict.fromkeys(hosts):
-            key, name = self._host_key(host)
+        briefs = self.sim.host_briefs(list(dict.fromkeys(hosts)))  # one read for them all
+        for host, brief in briefs.items():
+            key, name = self._host_key(host, brief)
             pin = self.pin_keys.get(host, f"host:{host}")
             if pin not in self.pins:
                 self.pins[pin] = key
@@ -115,11 +127,11 @@ class TwinExecutor(StepExecutor):
         finally:
             if joining:
                 self.config.observed["joins_in_flight"] -= 1
-        if inspect.iscoroutinefunction(handler):  # it awaits: its transactions are its own
-            result = handler(self, host, self._server(host, step)["id"], step)
+        if _awaits(handler):  # it awaits: its transactions are its own
+            result = handler(self, host, self._server(host, step), step)
         else:  # the host check and the step's state change: one transaction
             with self.sim.atomic():
-                result = handler(self, host, self._server(host, step)["id"], step)
+                result = handler(self, host, self._server(host, step), step)
         if asyncio.iscoroutine(result):
             result = await result
         assert isinstance(result, StepResult)
@@ -131,7 +143,7 @@ class TwinExecutor(StepExecutor):
             raise StepFailed(host, step, "this step runs on an operator host (outside the VNF), not on a VNFC")
         if handler is None:
             raise StepFailed(host, step, f"step {type(step).__name__} does not run on an operator host")
-        self._host_key(host)  # reachable (an operator host: no server has its address, checked above)
+        self._host_key(host, None)  # reachable (an operator host: no server has its address, checked above)
         delay = self.config.step_latency.get(step.kind, self.config.default_latency)
         if delay > 0:
             await asyncio.sleep(delay)
