@@ -16,6 +16,10 @@ has delivered what they staged: its CPU is theirs), and the SQL statements per r
 
     .venv/bin/python bench/request_cost.py [--rounds 7] [--batch 20] [--occurrences 200] [--only KIND]
 
+`--http` measures create, instantiate and GET api_versions over real HTTP instead: a `vnfm server`
+process (engine off, zero-latency simulator, SQLite), `--concurrency` requests in flight from this
+process, the server process's CPU (/proc, 10 ms ticks: use batches of 100 or more) per request.
+
 `--yappi FILE` writes a CPU-clock profile of every thread of the measured requests (yappi,
 installed by hand: `.venv/bin/pip install yappi`; it inflates cheap calls), `--only KIND` measures
 one kind, `--sql` prints the statements of one request of each kind.
@@ -179,6 +183,82 @@ async def run(b: Bench, occurrences: int) -> None:
             print(f"profile: {b.yappi_out}")
 
 
+async def over_http(rounds: int, batch: int, concurrency: int) -> None:
+    """CPU per request of the server process over HTTP (create, instantiate, GET api_versions)."""
+    import subprocess
+
+    from fleet_load import SERVER, ZERO_LATENCY, free_port, proc_cpu, wait_up
+
+    with tempfile.TemporaryDirectory(prefix="vnfm-reqcost-http-") as tmp:
+        port = free_port()
+        env = {**os.environ, **ZERO_LATENCY, "VNFM_AUTH_TOKEN": "", "VNFM_PROBE_CALLBACKS": "0",
+               "VNFM_RUN_ENGINE": "0", "VNFM_DATA_DIR": tmp, "VNFM_PORT": str(port)}
+        with open(Path(tmp) / "server.log", "wb") as log:
+            server = subprocess.Popen([sys.executable, "-c", SERVER, "server"], env=env, stdout=subprocess.DEVNULL,
+                                      stderr=log)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_up(url, server)
+            limits = httpx.Limits(max_connections=concurrency, keepalive_expiry=1.0)
+            async with httpx.AsyncClient(base_url=url, timeout=120, trust_env=False, limits=limits) as c:
+                await _http_kinds(c, server.pid, proc_cpu, rounds, batch, concurrency)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+async def _http_kinds(c: httpx.AsyncClient, pid: int, proc_cpu: Callable[[int], float], rounds: int, batch: int,
+                      concurrency: int) -> None:
+    pkg = (await c.post("/vnfpkgm/v1/vnf_packages", json={})).json()["id"]
+    (await c.put(f"/vnfpkgm/v1/vnf_packages/{pkg}/package_content", content=example_csar(),
+                 headers={"Content-Type": "application/zip"})).raise_for_status()
+    vnfd = (await c.get(f"/vnfpkgm/v1/vnf_packages/{pkg}")).json()["vnfdId"]
+    ids: list[str] = []
+    sem = asyncio.Semaphore(concurrency)
+
+    async def create() -> None:
+        async with sem:
+            r = await c.post("/vnflcm/v1/vnf_instances", json={"vnfdId": vnfd})
+        assert r.status_code == 201, r.text
+        ids.append(r.json()["id"])
+
+    async def instantiate() -> None:
+        async with sem:
+            r = await c.post(f"/vnflcm/v1/vnf_instances/{ids.pop()}/instantiate", json=copy.deepcopy(BODY))
+        assert r.status_code == 202, r.text
+
+    async def versions() -> None:
+        async with sem:
+            assert (await c.get("/vnflcm/v1/api_versions")).status_code == 200
+
+    async def settled() -> float:
+        """The server's CPU once it stopped using any (the notifier's outbox drained)."""
+        before = proc_cpu(pid)
+        for _ in range(100):
+            await asyncio.sleep(0.3)
+            now = proc_cpu(pid)
+            if now == before:
+                break
+            before = now
+        return before
+
+    for _ in range(2):  # warm-up: first-use imports and caches
+        await create()
+        await instantiate()
+    print(f"{rounds} rounds of {batch} requests, {concurrency} in flight (over HTTP, server process CPU):")
+    for name, one in (("POST vnf_instances (create)", create), ("POST .../instantiate", instantiate),
+                      ("GET api_versions", versions)):
+        per = []
+        for _ in range(rounds):
+            c0 = await settled()
+            await asyncio.gather(*(one() for _ in range(batch)))
+            per.append((await settled() - c0) / batch)
+        print(f"  {name:<36} CPU {statistics.median(per) * 1000:7.2f} ms per request (median of {rounds} rounds, "
+              f"min {min(per) * 1000:.2f})")
+        if one is create:
+            await asyncio.gather(*(create() for _ in range(rounds * batch - len(ids))))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=7)
@@ -188,7 +268,13 @@ def main() -> None:
     ap.add_argument("--sql", action="store_true", help="print the statements of one request of each kind")
     ap.add_argument("--yappi", default="", help="write a CPU-clock profile of every thread here (pstats)")
     ap.add_argument("--top", type=int, default=0, help="print the profile's N largest cumulative entries")
+    ap.add_argument("--http", action="store_true", help="over HTTP, a `vnfm server` process (create, "
+                    "instantiate, api_versions)")
+    ap.add_argument("--concurrency", type=int, default=20, help="--http: requests in flight")
     args = ap.parse_args()
+    if args.http:
+        asyncio.run(over_http(args.rounds, args.batch, args.concurrency))
+        return
     asyncio.run(run(Bench(args.rounds, args.batch, args.only, args.sql, args.yappi), args.occurrences))
     if args.yappi and args.top:
         pstats.Stats(args.yappi).sort_stats("cumulative").print_stats(args.top)

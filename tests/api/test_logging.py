@@ -75,3 +75,18 @@ def test_scrub_text_keeps_harmless_key_values() -> None:
     harmless = "stage instantiate_start: deploying 2 x worker"
     assert scrub_text(harmless) == harmless
     assert scrub_text("client_password='a b' user=ubuntu") == "client_password='***' user=ubuntu"
+
+
+def test_times_formatted_once_per_second_stay_exact() -> None:
+    """Both formats cache the text of the current second: records of other seconds (and records
+    arriving out of order, from other threads) still show their own time."""
+    from vnfm.entrypoints.logsetup import HumanFormatter, JsonFormatter
+
+    human, js = HumanFormatter(), JsonFormatter()
+    for created, clock in [(1_700_000_000.250, "22:13:20.250"), (1_700_000_000.875, "22:13:20.875"),
+                           (1_700_000_001.125, "22:13:21.125"), (1_699_999_999.5, "22:13:19.500"),
+                           (1_700_000_061.0, "22:14:21.000")]:
+        record = logging.LogRecord("vnfm.x", logging.INFO, "", 0, "m %s", ("a",), None)
+        record.created, record.msecs = created, (created % 1) * 1000
+        assert human.format(record) == f"2023-11-14 {clock} INFO    vnfm.x  m a"
+        assert json.loads(js.format(record))["time"] == f"2023-11-14T{clock}Z"

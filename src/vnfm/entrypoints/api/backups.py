@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from starlette.concurrency import run_in_threadpool as off_loop
 
 from vnfm.entrypoints.api.common import app_of
+from vnfm.entrypoints.api.routing import Router
 from vnfm.service import backups
 
-router = APIRouter()
+router = Router()
 
 
 @router.get("/vnfm/v1/vnf_instances/{inst_id}/backups")

@@ -8,14 +8,15 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 from starlette.concurrency import run_in_threadpool as off_loop
 
 from vnfm.entrypoints.api.body import no_body
 from vnfm.entrypoints.api.common import app_of
+from vnfm.entrypoints.api.routing import Router
 from vnfm.service import certificates
 
-router = APIRouter()
+router = Router()
 
 
 @router.get("/vnfm/v1/vnf_instances/{inst_id}/certificates")

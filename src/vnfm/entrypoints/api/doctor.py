@@ -16,14 +16,15 @@ import asyncio
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from starlette.concurrency import run_in_threadpool as off_loop
 
 from vnfm.bootstrap import App
 from vnfm.domain.model import InstantiationState, Vim
 from vnfm.entrypoints.api.common import app_of
+from vnfm.entrypoints.api.routing import Router
 
-router = APIRouter()
+router = Router()
 PROBE_TIMEOUT = 15.0  # seconds for one VIM's probe
 SSH_TIMEOUT = 5.0  # seconds for one node's SSH banner
 

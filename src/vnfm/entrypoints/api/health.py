@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import asyncio
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 from fastapi.responses import JSONResponse
 
 from vnfm.entrypoints.api.common import app_of
+from vnfm.entrypoints.api.routing import Router
 
-router = APIRouter()
+router = Router()
 
 
 @router.get("/healthz", include_in_schema=False)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import fastapi_offline
-from fastapi import APIRouter, FastAPI
+from fastapi import FastAPI
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html, get_swagger_ui_oauth2_redirect_html
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse, HTMLResponse
@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from vnfm.domain.errors import NotFound
 from vnfm.entrypoints.api.problem import PROBLEM_JSON
+from vnfm.entrypoints.api.routing import Router
 from vnfm.entrypoints.api.v2 import bodies as v2
 from vnfm.service import requests as req
 
@@ -209,7 +210,7 @@ def install(app: FastAPI) -> None:
     app.include_router(router)
 
 
-router = APIRouter(include_in_schema=False)
+router = Router(include_in_schema=False)
 _SAFE = re.compile(r"^[a-z.-]+$")
 
 

@@ -18,7 +18,7 @@ from vnfm.domain.errors import OperationFailed
 from vnfm.domain.secrets import URL_USERINFO
 from vnfm.entrypoints.api.app import create_app
 from vnfm.entrypoints.api.auth.mtls import uvicorn_tls_options
-from vnfm.entrypoints.api.httpguard import GuardedH11Protocol, install_busy_answer
+from vnfm.entrypoints.api.httpguard import MAX_HEAD, guarded_protocol, install_busy_answer
 from vnfm.entrypoints.gcpolicy import settle
 from vnfm.entrypoints.logsetup import configure_logging
 
@@ -26,17 +26,19 @@ log = logging.getLogger("vnfm.server")
 
 
 def http_options(settings: Settings) -> dict[str, Any]:
-    """Deadlines for slow clients (`httpguard`), idle keep-alive, a cap on connections and on the
-    size of an incomplete request head; TLS, and with `tls_client_ca` the client-certificate
-    check whose protocol builds on the guarded one (auth/mtls)."""
-    guarded = GuardedH11Protocol.with_timeouts(settings.http_head_timeout, settings.http_body_timeout)
+    """Deadlines for slow clients (`httpguard`, on httptools' C parser when installed, else h11),
+    idle keep-alive, a cap on connections and on the size of an incomplete request head; TLS, and
+    with `tls_client_ca` the client-certificate check whose protocol builds on the guarded one
+    (auth/mtls)."""
+    guarded = guarded_protocol(settings.http_head_timeout, settings.http_body_timeout)
     install_busy_answer()
     # The listen backlog as deep as the connection cap (the kernel caps it at net.core.somaxconn):
     # uvicorn's 2048 overflowed in a burst of 5,000 connections, and a connection whose handshake
     # the kernel dropped on overflow is reset later, after its request was sent (ReadError('')).
+    # uvicorn's loop "auto": uvloop when installed (a dependency), asyncio's own otherwise.
     return {"http": guarded, "timeout_keep_alive": settings.http_keep_alive,
             "limit_concurrency": settings.http_max_connections, "backlog": max(2048, settings.http_max_connections),
-            "h11_max_incomplete_event_size": 16 * 1024,
+            "h11_max_incomplete_event_size": MAX_HEAD,
             **uvicorn_tls_options(settings, guarded)}
 
 

@@ -15,16 +15,17 @@ from functools import wraps
 from typing import Any
 from urllib.parse import urlsplit
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 from fastapi.responses import JSONResponse
 
 from vnfm.domain.errors import BadRequest, Conflict, VnfmError
 from vnfm.domain.model import Vim
 from vnfm.entrypoints.api.common import app_of, json_body
+from vnfm.entrypoints.api.routing import Router
 from vnfm.service import views
 from vnfm.service.vims import normalise_type
 
-router = APIRouter(prefix="/v1.0")
+router = Router(prefix="/v1.0")
 
 # vnfm accessInfo keys <-> Tacker's auth_cred / vim_project keys (OpenStack)
 _OPENSTACK_CRED = {"username": "username", "password": "password", "user_domain_name": "userDomain",

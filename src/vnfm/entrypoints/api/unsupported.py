@@ -10,12 +10,13 @@ from starlette.concurrency import run_in_threadpool as off_loop
 
 from vnfm.domain.errors import NotFound
 from vnfm.entrypoints.api.common import app_of
+from vnfm.entrypoints.api.routing import Router
 from vnfm.entrypoints.api.v2.version import PREFIX as V2_PREFIX
 from vnfm.entrypoints.api.v2.version import require_version
 
-router = APIRouter(prefix="/vnflcm/v1/vnf_instances/{inst_id}")
+router = Router(prefix="/vnflcm/v1/vnf_instances/{inst_id}")
 # /vnflcm/v2 (SOL003 v3.3.1): the same, its snapshot tasks too (change_vnfpkg is a v2 route of its own)
-router_v2 = APIRouter(prefix=V2_PREFIX + "/vnf_instances/{inst_id}", dependencies=[Depends(require_version)])
+router_v2 = Router(prefix=V2_PREFIX + "/vnf_instances/{inst_id}", dependencies=[Depends(require_version)])
 
 # task resource -> SOL003 LcmOperationType
 TASKS = {

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool as off_loop
 
 from vnfm.domain.alarms import alarm_info
 from vnfm.entrypoints.api.common import ListSource, add_subscription_routes, app_of, json_body, listing
+from vnfm.entrypoints.api.routing import Router
 
-router = APIRouter(prefix="/vnffm")
+router = Router(prefix="/vnffm")
 
 # SOL003 7.4.2.3.2: the attributes of an Alarm (filter, fields, exclude_fields name them)
 ALARM_ATTRIBUTES = frozenset({

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool as off_loop
 
@@ -14,9 +14,10 @@ from vnfm.entrypoints.api.body import no_body
 from vnfm.entrypoints.api.common import ListSource, add_subscription_routes, app_of, json_body, listing
 from vnfm.entrypoints.api.etag import if_match
 from vnfm.entrypoints.api.locations import location
+from vnfm.entrypoints.api.routing import Router
 from vnfm.service import views
 
-router = APIRouter(prefix="/vnflcm")
+router = Router(prefix="/vnflcm")
 PRIVATE = frozenset({OP_OCC_ENGINE_PRIVATE})
 # Every route does its database work in a worker thread (`off_loop`, or a plain `def` route): the
 # event loop only parses requests, runs the LCM engine and heart-beats.

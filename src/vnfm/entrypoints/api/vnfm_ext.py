@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool as off_loop
 
@@ -14,14 +14,15 @@ from vnfm.adapters.infra.simulator.twin.operator import operator_view
 from vnfm.adapters.infra.simulator.twin.view import instance_state
 from vnfm.domain.errors import BadRequest, NotFound
 from vnfm.entrypoints.api.common import app_of, json_body
+from vnfm.entrypoints.api.routing import Router
 from vnfm.service import requests as rq
 from vnfm.service import views
 
-router = APIRouter()
+router = Router()
 # mounted only with the simulator setting (VNFM_SIMULATOR=1, the embedded default)
-sim_router = APIRouter()
+sim_router = Router()
 # mounted only with the fault_injection setting (VNFM_FAULT_INJECTION=1, `vnfm server --fault-injection`)
-faults_router = APIRouter()
+faults_router = Router()
 
 
 @router.get("/vnfm/v1/vims")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from starlette.concurrency import run_in_threadpool as off_loop
 
@@ -12,14 +12,15 @@ from vnfm.entrypoints.api import query
 from vnfm.entrypoints.api.common import ListSource, add_subscription_routes, app_of, json_body, listing
 from vnfm.entrypoints.api.etag import if_match
 from vnfm.entrypoints.api.ranges import ranged
+from vnfm.entrypoints.api.routing import Router
 from vnfm.packaging.stream import read_limited
 from vnfm.service import views
 
-router = APIRouter(prefix="/vnfpkgm/v1")
+router = Router(prefix="/vnfpkgm/v1")
 # What a package content upload may be sent as ("": no Content-Type, as a plain PUT of the file).
 _CONTENT_TYPES = {"application/zip", "application/x-zip-compressed", "application/octet-stream",
                   "multipart/form-data", ""}
-versions = APIRouter(prefix="/vnfpkgm")
+versions = Router(prefix="/vnfpkgm")
 
 
 @versions.get("/api_versions")

@@ -64,15 +64,16 @@ class _PassCertificate:
             self.app = _with_cert(self.app, der)
 
 
-def mtls_protocol(base: type[H11Protocol] = H11Protocol) -> type[H11Protocol]:
-    """`base` (uvicorn's protocol, or the guarded one of httpguard) passing client certificates on."""
-    return type("MtlsH11Protocol", (_PassCertificate, base), {})
+def mtls_protocol(base: type[Any] = H11Protocol) -> type[Any]:
+    """`base` (one of uvicorn's HTTP/1.1 protocols, or a guarded one of httpguard) passing client
+    certificates on."""
+    return type(f"Mtls{base.__name__}", (_PassCertificate, base), {})
 
 
 MtlsH11Protocol = mtls_protocol()
 
 
-def uvicorn_tls_options(settings: Settings, base: type[H11Protocol] = H11Protocol) -> dict[str, Any]:
+def uvicorn_tls_options(settings: Settings, base: type[Any] = H11Protocol) -> dict[str, Any]:
     """The uvicorn options of the server's TLS: certificate and key, and with `tls_client_ca` the
     client-certificate check (required when certificates are the only way in)."""
     if not settings.tls:

@@ -10,7 +10,7 @@ import base64
 import binascii
 from urllib.parse import parse_qsl, unquote
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from vnfm.adapters.auth.tokens import issue
@@ -19,8 +19,9 @@ from vnfm.domain.access import ROLES
 from vnfm.domain.secret_hash import hash_secret, verify_secret
 from vnfm.entrypoints.api.auth.authenticate import Authenticator
 from vnfm.entrypoints.api.auth.mtls import client_cert, thumbprint
+from vnfm.entrypoints.api.routing import Router
 
-router = APIRouter()
+router = Router()
 MAX_FORM = 16 * 1024
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 _DUMMY_HASH = hash_secret("vnfm-no-such-client")  # unknown clients cost the same time as known ones

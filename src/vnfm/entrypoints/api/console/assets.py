@@ -6,11 +6,12 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 
 from vnfm.entrypoints.api.console.session import PREFIX
+from vnfm.entrypoints.api.routing import Router
 
-router = APIRouter(prefix=PREFIX, include_in_schema=False)
+router = Router(prefix=PREFIX, include_in_schema=False)
 _CACHE = {"Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff"}
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 from fastapi.responses import RedirectResponse
 
 from vnfm.entrypoints.api.auth.authenticate import Authenticator, AuthFailed
@@ -10,8 +10,9 @@ from vnfm.entrypoints.api.auth.mtls import client_cert
 from vnfm.entrypoints.api.auth.oauth2 import OAuthError, authenticate_client, issue_token
 from vnfm.entrypoints.api.console.render import render
 from vnfm.entrypoints.api.console.session import COOKIE, PREFIX, read_form
+from vnfm.entrypoints.api.routing import Router
 
-router = APIRouter(prefix=PREFIX, include_in_schema=False)
+router = Router(prefix=PREFIX, include_in_schema=False)
 LOGIN_FIELDS = frozenset({"client_id", "client_secret", "token"})
 
 

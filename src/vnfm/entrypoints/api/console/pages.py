@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 from fastapi.responses import JSONResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool as off_loop
 
@@ -17,11 +17,12 @@ from vnfm.entrypoints.api.common import app_of
 from vnfm.entrypoints.api.console import sources
 from vnfm.entrypoints.api.console.render import SECURITY_HEADERS, render
 from vnfm.entrypoints.api.console.session import PREFIX, read_form
+from vnfm.entrypoints.api.routing import Router
 from vnfm.service import overview, views
 from vnfm.service.ports import Condition
 from vnfm.service.remedies import remedies
 
-router = APIRouter(prefix=PREFIX, include_in_schema=False)
+router = Router(prefix=PREFIX, include_in_schema=False)
 FLEET_LIMIT = 1000  # instances, packages, VIMs listed on one page (the API lists the rest)
 OPS_LIMIT = 200
 RECENT_FAILED = 10

@@ -7,16 +7,17 @@ instance's changes, whichever API made them (adapters/notify shapes the body per
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import Depends, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool as off_loop
 
 from vnfm.domain.notifications import LCM_V2_KIND
 from vnfm.entrypoints.api.common import ListSource, app_of, json_body, listing
+from vnfm.entrypoints.api.routing import Router
 from vnfm.entrypoints.api.v2.version import PREFIX, require_version
 from vnfm.service import views_v2
 
-router = APIRouter(prefix=PREFIX, dependencies=[Depends(require_version)])
+router = Router(prefix=PREFIX, dependencies=[Depends(require_version)])
 ATTRIBUTES = frozenset({"id", "filter", "callbackUri", "verbosity", "_links"})
 
 

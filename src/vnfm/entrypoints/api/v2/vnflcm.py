@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import Depends, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool as off_loop
 
@@ -20,12 +20,13 @@ from vnfm.entrypoints.api.body import no_body
 from vnfm.entrypoints.api.common import ListSource, app_of, json_body, listing
 from vnfm.entrypoints.api.etag import if_match
 from vnfm.entrypoints.api.locations import location
+from vnfm.entrypoints.api.routing import Router
 from vnfm.entrypoints.api.v2 import bodies
 from vnfm.entrypoints.api.v2.version import API_VERSION, PREFIX, require_version
 from vnfm.service import views, views_v2
 
-versions = APIRouter(prefix=PREFIX)
-router = APIRouter(prefix=PREFIX, dependencies=[Depends(require_version)])
+versions = Router(prefix=PREFIX)
+router = Router(prefix=PREFIX, dependencies=[Depends(require_version)])
 
 # SOL003 v3.3.1 5.5.2.2 / 5.5.2.13: the attributes a filter or selector may name
 INSTANCE_ATTRIBUTES = query.VNF_INSTANCE_ATTRIBUTES - {"vnfPkgId"}
