@@ -31,10 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import sim_fleet  # noqa: E402
 
-from vnfm.bootstrap import build  # noqa: E402
-from vnfm.config import Settings  # noqa: E402
-from vnfm.examples import example_csar  # noqa: E402
-
 TABLE = re.compile(r'(?:FROM|INTO|UPDATE)\s+"?(\w+)', re.IGNORECASE)
 BY_TABLE: collections.Counter[str] = collections.Counter()
 BY_CALLER: collections.Counter[str] = collections.Counter()
@@ -60,25 +56,18 @@ def _begin(_conn: Any) -> None:
 
 async def run(runs: int, subscribe: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="vnfm-dbcounts-") as tmp:
-        data = Path(tmp)
-        settings = Settings(data_dir=data, probe_callbacks=False, sim_boot_time=0, sim_step_time=0,
-                            auth_token="", health_interval=0)
-        app = build(settings, sim=sim_fleet.open_cloud(data), notifier=None)
-        await app.start()
-        try:
+        async with sim_fleet.bench_app(Path(tmp)) as (app, vnfd):
             if subscribe:  # nobody listens there: deliveries fail after their retries, off the counts' path
                 await app.subscriptions.create({"callbackUri": "http://127.0.0.1:9/none"})
-            pkg = app.packages.upload(app.packages.create({}).id, example_csar())
-            vnfd = str(pkg.vnfd_id)
             await sim_fleet.instantiate(app, vnfd)  # warm-up
             event.listen(Engine, "before_cursor_execute", _statement)
             event.listen(Engine, "begin", _begin)
-            for _ in range(runs):
-                await sim_fleet.instantiate(app, vnfd)
-        finally:
-            event.remove(Engine, "before_cursor_execute", _statement)
-            event.remove(Engine, "begin", _begin)
-            await app.stop()
+            try:
+                for _ in range(runs):
+                    await sim_fleet.instantiate(app, vnfd)
+            finally:
+                event.remove(Engine, "before_cursor_execute", _statement)
+                event.remove(Engine, "begin", _begin)
 
 
 def _show(title: str, counts: collections.Counter[str], runs: int) -> None:

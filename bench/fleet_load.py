@@ -57,6 +57,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.unit.db.pgcluster
 
+from bench import reference  # noqa: E402
 from bench.list_latency import BODY, postgres_url  # noqa: E402
 from vnfm.entrypoints.api.query import VNF_LCM_OP_OCC_ATTRIBUTES  # noqa: E402
 from vnfm.examples import example_csar  # noqa: E402
@@ -406,6 +407,7 @@ def main() -> None:
         for k in (int(x) for x in args.processes.split(",")):
             run(n, k, args.db, args.concurrency, args.profile, body, args.package, cloud, args.unique,
                 args.py_spy)
+    print(reference.line())
 
 
 if __name__ == "__main__":

@@ -33,12 +33,10 @@ from sqlalchemy.engine import Engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import reference  # noqa: E402
 import sim_fleet  # noqa: E402
 
 from vnfm.adapters.infra.simulator.store import StateStore  # noqa: E402
-from vnfm.bootstrap import build  # noqa: E402
-from vnfm.config import Settings  # noqa: E402
-from vnfm.examples import example_csar  # noqa: E402
 from vnfm.service.lcm import fence, job  # noqa: E402
 
 COUNTS: collections.Counter[str] = collections.Counter()
@@ -86,14 +84,7 @@ class _CountRecords(logging.Handler):
 
 async def run(runs: int, concurrency: int, yappi_out: str) -> None:
     with tempfile.TemporaryDirectory(prefix="vnfm-prof-") as tmp:
-        data = Path(tmp)
-        settings = Settings(data_dir=data, probe_callbacks=False, sim_boot_time=0, sim_step_time=0,
-                            auth_token="", health_interval=0)
-        app = build(settings, sim=sim_fleet.open_cloud(data), notifier=None)
-        await app.start()
-        try:
-            pkg = app.packages.upload(app.packages.create({}).id, example_csar())
-            vnfd = str(pkg.vnfd_id)
+        async with sim_fleet.bench_app(Path(tmp)) as (app, vnfd):
             await sim_fleet.instantiate(app, vnfd)  # warm-up: imports, first-use caches
             event.listen(Engine, "before_cursor_execute", _count_sql)
             event.listen(Engine, "commit", lambda conn: COUNTS.update(["database commits"]))
@@ -120,8 +111,6 @@ async def run(runs: int, concurrency: int, yappi_out: str) -> None:
             if yappi_out:
                 yappi.stop()
                 yappi.get_func_stats().save(yappi_out, "pstat")
-        finally:
-            await app.stop()
     print(f"{runs} instantiates, {concurrency} at a time: CPU {cpu * 1000 / runs:.1f} ms per instantiate, "
           f"wall {wall:.1f} s{' (under yappi: inflated)' if yappi_out else ''}")
     for what, n in sorted(COUNTS.items()):
@@ -142,6 +131,7 @@ def main() -> None:
         logging.getLogger().handlers[0].setLevel(logging.WARNING)
         logging.getLogger().setLevel(logging.INFO)
     asyncio.run(run(args.runs, args.concurrency, args.yappi))
+    print(reference.line())
     if args.yappi and args.top:
         pstats.Stats(args.yappi).sort_stats("cumulative").print_stats("vnfm", args.top)
 

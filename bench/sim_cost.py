@@ -38,9 +38,6 @@ import sim_fleet  # noqa: E402
 from vnfm.adapters import jsoncodec  # noqa: E402
 from vnfm.adapters.infra.simulator import store as store_mod  # noqa: E402
 from vnfm.adapters.infra.simulator import tx as tx_mod  # noqa: E402
-from vnfm.bootstrap import build  # noqa: E402
-from vnfm.config import Settings  # noqa: E402
-from vnfm.examples import example_csar  # noqa: E402
 
 COUNTS: collections.Counter[str] = collections.Counter()
 CALLERS: collections.Counter[str] = collections.Counter()
@@ -169,7 +166,10 @@ class _Conn:
         if verb in ("INSERT", "UPDATE", "DELETE"):
             global WRITES
             WRITES += 1
-            table = words[2] if verb in ("INSERT", "DELETE") else words[1]
+            # the word after INTO / FROM / UPDATE ("INSERT OR IGNORE INTO t", "DELETE FROM t", "UPDATE t")
+            keyword = {"INSERT": "INTO", "DELETE": "FROM"}.get(verb, verb)
+            upper = [w.upper() for w in words]
+            table = words[upper.index(keyword) + 1] if keyword in upper else words[1]
             _count(f"  write {verb} {table}")
             size = sum(len(v) for v in (args[0] if args else ()) if isinstance(v, str))
             _count(f"  bytes written {table}", size)
@@ -205,15 +205,9 @@ async def run(runs: int, step_runs: int = 0, fleet: int = 0) -> float:
     global ON
     with tempfile.TemporaryDirectory(prefix="vnfm-simcost-") as tmp:
         data = Path(tmp)
-        settings = Settings(data_dir=data, probe_callbacks=False, sim_boot_time=0, sim_step_time=0,
-                            auth_token="", health_interval=0)
         cloud = sim_fleet.open_cloud(data)
         cloud.store._conn = _Conn(cloud.store._conn)  # type: ignore[assignment]
-        app = build(settings, sim=cloud, notifier=None)
-        await app.start()
-        try:
-            pkg = app.packages.upload(app.packages.create({}).id, example_csar())
-            vnfd = str(pkg.vnfd_id)
+        async with sim_fleet.bench_app(data, cloud) as (app, vnfd):
             seed, _, _ = await sim_fleet.instantiate(app, vnfd)  # warm-up
             if fleet:  # copies of the warm-up's part of the simulated cloud (its records only)
                 sim_fleet.clone_fleet(cloud, seed, fleet)
@@ -238,8 +232,6 @@ async def run(runs: int, step_runs: int = 0, fleet: int = 0) -> float:
             cloud.store._conn.execute("PRAGMA wal_autocheckpoint = 1000")
             if step_runs:
                 await steps(cloud, iid, step_runs)
-        finally:
-            await app.stop()
     return cpu
 
 

@@ -29,7 +29,8 @@ import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,23 @@ SECTIONS = ("ports", "floating_ips", "servers", "volumes")
 def open_cloud(data_dir: Path) -> SimCloud:
     config = SimConfig(boot_time=0, api_latency=0, delete_time=0, public_cidr="172.24.0.0/16")
     return SimCloud.at(data_dir / "simcloud.db", config)
+
+
+@asynccontextmanager
+async def bench_app(data_dir: Path, cloud: SimCloud | None = None) -> AsyncIterator[tuple[App, str]]:
+    """The in-process benches' set-up: vnfm in `data_dir` (SQLite) on the zero-latency simulated
+    cloud (`cloud`, else `open_cloud`), no HTTP, no notifier, the health watcher off (its rounds are
+    not an instantiate's cost), the example package onboarded. Yields the app and the VNFD id; the
+    app is stopped on leaving."""
+    settings = Settings(data_dir=data_dir, probe_callbacks=False, sim_boot_time=0, sim_step_time=0, auth_token="",
+                        health_interval=0)
+    app = build(settings, sim=cloud or open_cloud(data_dir), notifier=None)
+    await app.start()
+    try:
+        pkg = app.packages.upload(app.packages.create({}).id, example_csar())
+        yield app, str(pkg.vnfd_id)
+    finally:
+        await app.stop()
 
 
 async def wait(app: App, op_id: str, timeout: float = 600.0) -> None:
@@ -176,13 +194,7 @@ def store_size(app: App, data_dir: Path) -> int:
 async def measure(size: int, runs: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="vnfm-fleet-") as tmp:
         data = Path(tmp)
-        settings = Settings(data_dir=data, probe_callbacks=False, sim_boot_time=0, sim_step_time=0, auth_token="",
-                            health_interval=0)  # the watcher's rounds are not the instantiate's cost
-        app = build(settings, sim=open_cloud(data), notifier=None)
-        await app.start()
-        try:
-            pkg = app.packages.upload(app.packages.create({}).id, example_csar())
-            vnfd_id = str(pkg.vnfd_id)
+        async with bench_app(data) as (app, vnfd_id):
             seed, _, _ = await instantiate(app, vnfd_id)  # also the warm-up
             t0 = time.perf_counter()
             ids = clone_fleet(app.sim, seed, max(0, size - 1))
@@ -195,8 +207,6 @@ async def measure(size: int, runs: int) -> dict[str, float]:
                 cpus.append(cpu)
             return {"size": size, "wall": statistics.median(walls), "cpu": statistics.median(cpus),
                     "min": min(walls), "max": max(walls), "store": store_size(app, data), "fill": fill}
-        finally:
-            await app.stop()
 
 
 async def main_async(sizes: list[int], runs: int) -> None:
