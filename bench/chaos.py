@@ -349,12 +349,14 @@ class Campaign:
 
     def resolve(self, op_id: str, op_name: str, body: dict[str, Any]) -> None:
         """Retry or roll back (with more kills) until the occurrence is final."""
+        errors: list[str] = []  # why each attempt stopped FAILED_TEMP, said when it never converges
         for attempt in range(10):
             occ = self.settled(op_id)
             state = occ["operationState"]
             if state in FINAL:
                 self.finish(occ, attempt)
                 return
+            errors.append(str((occ.get("error") or {}).get("detail", "?"))[:300])
             self.clear_faults()
             rollback_ok = op_name in ("INSTANTIATE", "SCALE", "CHANGE_VNFPKG") and attempt < 6
             action = "rollback" if rollback_ok and self.rng.random() < 0.5 else "retry"
@@ -380,7 +382,8 @@ class Campaign:
                 killer.join()
         with self.client() as c:
             c.post(f"{LCM}/vnf_lcm_op_occs/{op_id}/fail")
-        self.stats.violations.append(f"{op_name} {op_id[:8]} did not converge in 10 attempts")
+        self.stats.violations.append(f"{op_name} {op_id[:8]} did not converge in 10 attempts; the attempts "
+                                     f"stopped with: {' | '.join(dict.fromkeys(errors))}")
 
     def finish(self, occ: dict[str, Any], attempts: int) -> None:
         state, op = occ["operationState"], occ["operation"]
