@@ -142,13 +142,15 @@ class _Seconds:
     """A record's time to the second, formatted once per second (strftime is most of a line's format)."""
 
     def __init__(self, fmt: str) -> None:
-        self.fmt, self.second, self.text = fmt, -1, ""
+        self.fmt = fmt
+        self.last: tuple[int, str] = (-1, "")  # one attribute, replaced whole: threads log too
 
     def __call__(self, created: float) -> str:
         second = int(created)
-        if second != self.second:
-            self.second, self.text = second, time.strftime(self.fmt, time.gmtime(second))
-        return self.text
+        last = self.last
+        if last[0] != second:
+            last = self.last = (second, time.strftime(self.fmt, time.gmtime(second)))
+        return last[1]
 
 
 def _iso(created: float, seconds: _Seconds = _Seconds("%Y-%m-%dT%H:%M:%S")) -> str:
