@@ -65,9 +65,6 @@ class PackageRepository(Repository[VnfPackage], Protocol):
 
 
 class InstanceRepository(Repository[VnfInstance], Protocol):
-    def try_lock(self, instance_id: str, op_id: str) -> bool:
-        """Atomically set lock_op_id when it is empty (works across processes)."""
-
     def unlock(self, instance_id: str, op_id: str) -> None: ...
 
     def save_changes(self, entity: VnfInstance, since: VnfInstance) -> None:

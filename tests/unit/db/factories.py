@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+from vnfm.domain.errors import Conflict
 from vnfm.domain.model import (
     InstantiationState,
     LcmOperation,
@@ -141,3 +143,19 @@ def vim(**kw: Any) -> Vim:
         created_at=T0,
     )
     return dataclasses.replace(v, **kw)
+
+
+def take_lock(u: Any, inst_id: str, op_id: str) -> bool:
+    """Take the instance's lock for `op_id` as an LCM request does (`InstanceService._start`): read
+    it, refuse a held one, then one conditional UPDATE (`save_changes`: Conflict when another
+    transaction took or released the lock since the read). True when this unit of work holds it."""
+    current = u.instances.get(inst_id)
+    if current is None or current.lock_op_id is not None:
+        return current is not None and current.lock_op_id == op_id
+    inst = copy.deepcopy(current)
+    inst.lock_op_id = op_id
+    try:
+        u.instances.save_changes(inst, current)
+    except Conflict:
+        return False
+    return True

@@ -30,7 +30,7 @@ def _race(n: int, fn: Callable[[int], R]) -> list[R]:
         return list(pool.map(run, range(n)))
 
 
-def test_try_lock_contention_exactly_one_wins(uow: Uow) -> None:
+def test_taking_the_lock_contention_exactly_one_wins(uow: Uow) -> None:
     inst = f.instance()
     with uow() as u:
         u.instances.add(inst)
@@ -38,7 +38,7 @@ def test_try_lock_contention_exactly_one_wins(uow: Uow) -> None:
 
     def attempt(i: int) -> bool:
         with uow() as u:
-            won = u.instances.try_lock(inst.id, f"op-{i}")
+            won = f.take_lock(u, inst.id, f"op-{i}")
             u.commit()
             return won
 
@@ -50,7 +50,7 @@ def test_try_lock_contention_exactly_one_wins(uow: Uow) -> None:
         assert u.instances.get(inst.id).lock_op_id == winner
 
 
-def test_try_lock_many_rounds_with_unlock(uow: Uow) -> None:
+def test_taking_the_lock_many_rounds_with_unlock(uow: Uow) -> None:
     """Lock, unlock, lock again under contention: never two holders at once."""
     inst = f.instance()
     with uow() as u:
@@ -65,7 +65,7 @@ def test_try_lock_many_rounds_with_unlock(uow: Uow) -> None:
         for r in range(5):
             op = f"op-{i}-{r}"
             with uow() as u:
-                won = u.instances.try_lock(inst.id, op)
+                won = f.take_lock(u, inst.id, op)
                 u.commit()
             if not won:
                 continue

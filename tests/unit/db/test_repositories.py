@@ -226,16 +226,16 @@ def test_package_content_blob(uow: Uow) -> None:
 
 
 # ------------------------------------------------------------------------------------ locks
-def test_try_lock_and_unlock_semantics(uow: Uow) -> None:
+def test_taking_the_lock_and_unlock_semantics(uow: Uow) -> None:
     inst = f.instance()
     with uow() as u:
         u.instances.add(inst)
         u.commit()
     with uow() as u:
-        assert u.instances.try_lock(inst.id, "op-1") is True
-        assert u.instances.try_lock(inst.id, "op-1") is True  # re-entrant for the holder
-        assert u.instances.try_lock(inst.id, "op-2") is False
-        assert u.instances.try_lock("missing", "op-1") is False
+        assert f.take_lock(u, inst.id, "op-1") is True
+        assert f.take_lock(u, inst.id, "op-1") is True  # re-entrant for the holder
+        assert f.take_lock(u, inst.id, "op-2") is False
+        assert f.take_lock(u, "missing", "op-1") is False
         u.commit()
     assert _body(uow, tables.vnf_instances, inst.id)["lock_op_id"] == "op-1"
     with uow() as u:
@@ -257,21 +257,21 @@ def test_lock_taken_in_rolled_back_uow_is_released(uow: Uow) -> None:
         u.instances.add(inst)
         u.commit()
     with uow() as u:
-        assert u.instances.try_lock(inst.id, "op-1")
+        assert f.take_lock(u, inst.id, "op-1")
     with uow() as u:
-        assert u.instances.try_lock(inst.id, "op-2")
+        assert f.take_lock(u, inst.id, "op-2")
         u.commit()
 
 
 def test_service_style_lock_then_save_then_release_by_save(uow: Uow) -> None:
-    """What the LCM service does: get, try_lock, set lock_op_id, save; later release by save(None)."""
+    """A lock taken as the LCM service takes it, then a save by the holder; later released by save(None)."""
     inst = f.instance()
     with uow() as u:
         u.instances.add(inst)
         u.commit()
     with uow() as u:
         got = u.instances.get(inst.id)
-        assert u.instances.try_lock(inst.id, "op-1")
+        assert f.take_lock(u, inst.id, "op-1")
         got.lock_op_id = "op-1"
         got.metadata["touched"] = True
         u.instances.save(got)
@@ -296,7 +296,7 @@ def test_save_refuses_to_overwrite_a_lock_changed_meanwhile(uow: Uow, backend: s
     with uow() as a:
         stale = a.instances.get(inst.id)  # reads lock_op_id = None
         with uow() as b:
-            assert b.instances.try_lock(inst.id, "op-b")
+            assert f.take_lock(b, inst.id, "op-b")
             b.commit()
         stale.metadata["x"] = 1
         with pytest.raises(Conflict):

@@ -89,7 +89,10 @@ async def test_one_process_per_instance_off_by_default_busy_left_alone(k8s: K8s)
 
     def hold(inst_id: str) -> None:
         with app.uow() as u:
-            assert u.instances.try_lock(inst_id, "some-operation")
+            inst = u.instances.get(inst_id)
+            assert inst is not None and inst.lock_op_id is None
+            inst.lock_op_id = "some-operation"
+            u.instances.save(inst)
             u.commit()
 
     hold(on)

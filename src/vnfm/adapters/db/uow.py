@@ -5,10 +5,10 @@ statements, and `get()`/`list()` build fresh domain objects from the row every t
 shared between the caller's objects and the database layer (no ORM: no identity map, no dirty tracking).
 
 Concurrency:
-* `instances.try_lock` is a conditional UPDATE (`... WHERE lock_op_id IS NULL`) checked by its
-  rowcount: exactly one transaction wins, across processes. `unlock` only clears its own lock.
-* `instances.save` refuses (Conflict) to overwrite a lock that another transaction changed since
-  this unit of work read the instance.
+* `instances.save` and `save_changes` are conditional UPDATEs (`... WHERE lock_op_id` is what
+  this unit of work read) checked by their rowcount: a lock that another transaction took or
+  released since is never overwritten (Conflict), so of two requests that read a free instance
+  exactly one takes it, across processes. `unlock` only clears its own lock.
 * `op_occs.claim_orphans` and `outbox.claim` use `SELECT ... FOR UPDATE SKIP LOCKED` on PostgreSQL
   plus a conditional UPDATE per row (the only mechanism on SQLite, where units of work are
   serialised anyway).
@@ -25,7 +25,6 @@ from sqlalchemy import (
     bindparam,
     delete,
     insert,
-    or_,
     select,
     update,
 )
@@ -172,20 +171,6 @@ class SqlInstanceRepository(TableRepository[VnfInstance]):
 
     def on_vims(self, vim_ids: Sequence[str]) -> builtins.list[VnfInstance]:
         return self._select(self.table.c.vim_id.in_(list(vim_ids))) if vim_ids else []
-
-    def try_lock(self, instance_id: str, op_id: str) -> bool:
-        """Take the instance for `op_id` if it is free (or already held by `op_id`)."""
-        t = self.table
-        res = self._exec(
-            update(t)
-            .where(t.c.id == instance_id, or_(t.c.lock_op_id.is_(None), t.c.lock_op_id == op_id))
-            .values(lock_op_id=op_id)
-        )
-        if res.rowcount != 1:
-            return False
-        self._patch_body(instance_id, {"lock_op_id": op_id})
-        self._seen_lock[instance_id] = op_id
-        return True
 
     def unlock(self, instance_id: str, op_id: str) -> None:
         """Release the lock if `op_id` holds it; otherwise do nothing."""
