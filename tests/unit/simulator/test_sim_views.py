@@ -28,6 +28,19 @@ async def _deployed(cloud: SimCloud, make_ctx: Any) -> tuple[str, str, str]:
     return ctx.instance_id, master.cps[0].ip_addresses[0], master.server_id
 
 
+
+def _count_acquires(monkeypatch: Any) -> list[int]:
+    """A list that grows by one each time the simulated cloud's store lock is taken."""
+    began: list[int] = []
+    acquire = StateStore._acquire
+
+    def counted(self: StateStore) -> None:
+        began.append(1)
+        acquire(self)
+
+    monkeypatch.setattr(StateStore, "_acquire", counted)
+    return began
+
 async def test_a_look_up_sees_what_another_process_wrote(tmp_path: Path, make_ctx):
     """Two stores on one file (two processes): the reader's view follows the writer's commits."""
     writer, reader = SimCloud.at(tmp_path / "s.db", FAST), SimCloud.at(tmp_path / "s.db", FAST)
@@ -71,14 +84,7 @@ def test_views_are_bounded_and_follow_the_stored_text():
 async def test_a_twin_step_is_one_transaction_and_all_or_nothing(cloud, make_ctx, monkeypatch):
     iid, address, sid = await _deployed(cloud, make_ctx)
     ex = TwinExecutor(cloud, iid)
-    began: list[int] = []
-    acquire = StateStore._acquire
-
-    def counted(self: StateStore) -> None:
-        began.append(1)
-        acquire(self)
-
-    monkeypatch.setattr(StateStore, "_acquire", counted)
+    began = _count_acquires(monkeypatch)
     await ex.run(address, PrepareNode("masternode-0", "1.30.4"))
     assert len(began) == 1  # the host check and the state change
     assert ex.state()["hosts"][sid]["prepared"]["hostname"] == "masternode-0"
@@ -123,14 +129,7 @@ async def test_host_keys_of_several_hosts_are_read_in_one_transaction(cloud, mak
     res = await SimulatorInfraDriver(cloud).deploy(ctx, SMALL)
     hosts = [v.cps[0].ip_addresses[0] for v in res.vnfcs]
     ex = TwinExecutor(cloud, ctx.instance_id)
-    began: list[int] = []
-    acquire = StateStore._acquire
-
-    def counted(self: StateStore) -> None:
-        began.append(1)
-        acquire(self)
-
-    monkeypatch.setattr(StateStore, "_acquire", counted)
+    began = _count_acquires(monkeypatch)
     await ex.verify_host_keys([*hosts, hosts[0]])
     assert len(began) == 1 and len(ex.pins) == 3
     ex.pins[f"host:{hosts[1]}"] = "ssh-ed25519 AAAA-another-key"
