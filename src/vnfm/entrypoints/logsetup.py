@@ -76,7 +76,7 @@ class ScrubSecrets(logging.Filter):
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
             record.exc_text = scrub(record.exc_text)
-        keys = [k for k in record.__dict__ if k not in _STANDARD and k[0] != "_"]
+        keys = extra_fields(record)
         for key in keys:
             value = getattr(record, key)
             if is_secret_key(key):
@@ -135,7 +135,7 @@ def extra_fields(record: logging.LogRecord) -> list[str]:
     known = getattr(record, "_vnfm_extras", None)  # ScrubSecrets listed them
     if known is not None:
         return list(known)
-    return [k for k in vars(record) if k not in _STANDARD and not k.startswith("_")]
+    return [k for k in vars(record) if k not in _STANDARD and k[0] != "_"]
 
 
 class _Seconds:
