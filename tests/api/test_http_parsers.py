@@ -5,6 +5,7 @@ busy answer past the connection cap."""
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -127,3 +128,47 @@ def test_a_head_is_spelled_name_by_name() -> None:
            b"etag: \"x\"\r\nx-request-id: 1\r\n\r\n"
     assert httpguard.spelled(head) == b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\n" \
                                       b"WWW-Authenticate: Bearer a:b\r\nETag: \"x\"\r\nX-Request-Id: 1\r\n\r\n"
+
+
+def _answer(s: socket.socket, timeout: float) -> bytes:
+    """Everything the server sends until it closes the connection."""
+    s.settimeout(timeout)
+    got = b""
+    while chunk := s.recv(65536):
+        got += chunk
+    return got
+
+
+def test_the_busy_answer_reads_the_body_before_it_closes(tmp_path: Path, parser: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the cap the 503 waits for the request's body (a close with unread bytes, or bytes still
+    arriving, is a reset that can discard the answer): it comes once the body is in, or after
+    LINGER_S when the body stops coming, and the connection is then closed."""
+    monkeypatch.setattr(httpguard, "LINGER_S", 1.5)
+    settings = settings_for(tmp_path, host="127.0.0.1", port=0, http_max_connections=4, http_body_timeout=30.0)
+    handle = start_in_thread(settings)
+    try:
+        held = [_connect(handle.url) for _ in range(4)]
+        for s in held:
+            s.sendall(b"GET /vnflcm/v1/api_versions HTTP/1.1\r\nHost: x\r\n")
+        body = b'{"vnfdId": "' + b"x" * 200_000 + b'"}'
+        head = (b"POST /vnflcm/v1/vnf_instances HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+        late, stalled = _connect(handle.url), _connect(handle.url)
+        for s in (late, stalled):
+            s.sendall(head + body[:1000])
+        time.sleep(0.5)
+        late.setblocking(False)
+        with pytest.raises(BlockingIOError):  # no answer while the body is still coming
+            late.recv(1024)
+        late.setblocking(True)
+        late.sendall(body[1000:])
+        answer = _answer(late, 10.0)  # the whole answer, then the close (a reset raises here)
+        assert answer.startswith(b"HTTP/1.1 503") and b"retry-after: 1" in answer.lower()
+        started = time.monotonic()
+        answer = _answer(stalled, 10.0)  # its body never completes: answered after LINGER_S
+        assert answer.startswith(b"HTTP/1.1 503") and time.monotonic() - started < 5.0
+        for s in (*held, late, stalled):
+            s.close()
+    finally:
+        handle.stop()

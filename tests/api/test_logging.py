@@ -77,6 +77,17 @@ def test_scrub_text_keeps_harmless_key_values() -> None:
     assert scrub_text("client_password='a b' user=ubuntu") == "client_password='***' user=ubuntu"
 
 
+def test_scrub_text_masks_by_either_separator_and_spares_texts_without_one() -> None:
+    """The key-value search is skipped for a text with neither `:` nor `=` (an access line, a
+    path); either separator alone still gets a secret key's value masked."""
+    assert scrub_text("password=hunter2") == "password=***"
+    assert scrub_text('"token": "abc"') == '"token": "***"'
+    assert scrub_text("secret_key:xyz") == "secret_key:***"
+    line = "GET /vnflcm/v1/vnf_instances/password-reset 200 1.2ms"
+    assert scrub_text(line) == line
+    assert scrub_text("GET /x?pw=1 s3cr3t", ["s3cr3t"]) == "GET /x?pw=1 ***"
+
+
 def test_times_formatted_once_per_second_stay_exact() -> None:
     """Both formats cache the text of the current second: records of other seconds (and records
     arriving out of order, from other threads) still show their own time."""

@@ -45,6 +45,8 @@ def scrub_text(text: str, known: Iterable[str] | list[str] = (), *, prepared: bo
     """Known secret values, the credentials of URLs and the values of secret-looking keys masked
     (`prepared`: `known` is already `domain.secrets.known_values(...)`)."""
     text = scrub_known(text, known if prepared and isinstance(known, list) else known_values(known))
+    if ":" not in text and "=" not in text:  # the pattern below needs one (most access lines, paths, ids)
+        return text
     if not _ANY_KEY_WORD.search(text.lower()):  # no key the pattern below could mask
         return text
 

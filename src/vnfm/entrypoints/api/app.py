@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
+from fastapi.telemetry import TelemetryConfig
 from starlette.types import ASGIApp
 
 from vnfm import __version__
@@ -39,6 +40,7 @@ from vnfm.entrypoints.api.v2 import version as v2_version
 from vnfm.entrypoints.api.v2 import vnflcm as v2_vnflcm
 
 API_VERSION = "2.6.1"
+NO_TELEMETRY: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
 
 
 class VnfmApi(FastAPI):
@@ -64,8 +66,11 @@ def create_app(settings: Settings | None = None, *, vnfm_app: App | None = None)
         finally:
             await core.stop()
 
+    # FastAPI's native OpenTelemetry off: vnfm exports Prometheus metrics and configures no OTel
+    # provider, yet FastAPI asked the global providers (and the environment) on every request.
     app = VnfmApi(title="vnfm", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
-                  description="ETSI NFV-SOL003/SOL005 v2.6.1 VNF manager", dependencies=[Depends(authorize)])
+                  description="ETSI NFV-SOL003/SOL005 v2.6.1 VNF manager", dependencies=[Depends(authorize)],
+                  telemetry=NO_TELEMETRY)
     app.state.vnfm = core
     app.state.auth = Authenticator(settings)
     problem.install(app)

@@ -17,7 +17,11 @@ clients write no log lines.
 
 Past the cap on connections (`limit_concurrency`) uvicorn answers a bare 503 without Retry-After;
 `install_busy_answer` makes it a ProblemDetails with `Retry-After`, so clients that back off on 503
-(the stock client does not; vnfm's CLI and benches do) come back instead of failing.
+(the stock client does not; vnfm's CLI and benches do) come back instead of failing. That answer
+closes the connection after a lingering read: the request's body is read and dropped first (up to
+`LINGER_BYTES` and `LINGER_S`), since a socket closed with unread bytes, or receiving more after
+its close, is reset by the kernel, and a reset can discard the answer before the client reads it
+(instantiate POSTs "closed unread" in a burst of 5,000).
 """
 
 from __future__ import annotations
@@ -48,8 +52,40 @@ _BUSY_BODY = json.dumps({"status": 503, "title": "Service Unavailable",
                                    "(VNFM_HTTP_MAX_CONNECTIONS); retry after the time in Retry-After"}).encode()
 
 
+LINGER_BYTES = 1024 * 1024  # a busy answer reads and drops at most this much of a request body
+LINGER_S = 2.0  # seconds: and for at most this long
+
+
+async def _drop_body(scope: Any, receive: Any) -> None:
+    """Read the request's body and drop it, up to `LINGER_BYTES` and `LINGER_S` (not at all for a
+    client that waits for `100 Continue` before sending it, or declares a larger one)."""
+    declared, expects = 0, False
+    for name, value in scope.get("headers", ()):
+        name = name.lower()
+        if name == b"content-length" and value.isdigit():
+            declared = int(value)
+        elif name == b"expect":
+            expects = value.lower() == b"100-continue"
+    if expects or declared > LINGER_BYTES:
+        return
+    loop = asyncio.get_running_loop()
+    deadline, read = loop.time() + LINGER_S, 0
+    while read <= LINGER_BYTES:
+        try:
+            message = await asyncio.wait_for(receive(), deadline - loop.time())
+        except TimeoutError:
+            return
+        if message["type"] != "http.request":
+            return  # the client went away
+        read += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
+
+
 async def busy_answer(scope: Any, receive: Any, send: Any) -> None:
-    """What a request past the connection cap gets: 503, Retry-After, a ProblemDetails, close."""
+    """What a request past the connection cap gets, after its body (`_drop_body`): 503,
+    Retry-After, a ProblemDetails, close."""
+    await _drop_body(scope, receive)
     await send({"type": "http.response.start", "status": 503, "headers": [
         (b"content-type", b"application/problem+json"), (b"content-length", str(len(_BUSY_BODY)).encode()),
         (b"retry-after", str(BUSY_RETRY_AFTER).encode()), (b"connection", b"close")]})
