@@ -127,6 +127,11 @@ async def _node(c: Cluster, n: Node, version: str, *, first: bool) -> None:
 async def upgrade(c: Cluster, phase: str) -> None:
     up = _state(c)
     if phase == "snapshot":
+        # the forward starts (again): the first attempt, or a retry after a rollback began (the
+        # engine runs every stage again then). That rollback may have undone nodes listed done
+        # (and, killed part-way, not recorded it): no node counts as done. Written with the stage's
+        # end, before any node is touched.
+        up["done"] = []
         await take_snapshot(c, up)
     elif phase == "control_plane":
         for i, m in enumerate(c.masters):  # one at a time: the others keep the API up through the VIP
