@@ -154,6 +154,8 @@ SEQUENCES: dict[str, list[Step]] = {
 @pytest.mark.parametrize("name", sorted(SEQUENCES))
 async def test_sequence_converges(k8s: K8s, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     inst_id, _ = await k8s.instantiate("ha")
+    for i, node in enumerate(("workernode-0", "workernode-1", "masternode-1")):  # drains move them
+        k8s.twin(inst_id).add_pod(f"web-{i}", node)
     new_vnfd = _newer(k8s)
     old_inst = k8s.app.instances.get(inst_id)
     before_keys, before = etcd_keys(k8s.state(inst_id)), _cluster(k8s, inst_id)
