@@ -8,19 +8,23 @@ packages, control plane) and in the instance; a final retry the new ones."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from vnfm.adapters.infra.simulator.twin.upgrade import etcd_keys
 from vnfm.adapters.mgmt.kubeadm import upgrade
-from vnfm.domain.model import OpState
+from vnfm.domain.model import OpState, utcnow
 from vnfm.nodesteps.base import NodeStep
 from vnfm.nodesteps.upgrade import K8sPackages, KubeadmRevertControlPlane, KubeadmUpgradeNode
+from vnfm.service.lcm.scheduler import LcmEngine
 
+from ..service.lcm.test_fencing import _stop_heartbeat, _until
 from .conftest import K8s
 from .test_upgrade import UP, _newer
 
@@ -189,3 +193,79 @@ async def test_sequence_converges(k8s: K8s, monkeypatch: pytest.MonkeyPatch, nam
         assert (inst.vnfd_id, inst.additional_params) == (old_inst.vnfd_id, old_inst.additional_params)
         vim = k8s.app.vims.get(inst.driver_state["kubeadm"]["vim_id"])
         assert vim is not None and vim.extra.get("kubernetes_version", OLD) == OLD
+
+
+class _PausingExecutor(_KillingExecutor):
+    """Holds the hook after the step `pick` matches until released (a SIGSTOPped owner)."""
+
+    def __init__(self, ex: Any, pick: Pick, paused: asyncio.Event, release: asyncio.Event) -> None:
+        super().__init__(ex, pick, lambda: None)
+        self.paused, self.release = paused, release
+
+    async def run(self, host: Any, step: NodeStep) -> Any:
+        res = await self.ex.run(host, step)
+        if self.pick(step) and not self.paused.is_set():
+            self.paused.set()
+            await self.release.wait()
+        return res
+
+
+async def _take_over(paused: LcmEngine, op_id: str) -> LcmEngine:
+    """Another process (its own engine on the same database and cloud) takes the occurrence over."""
+    with paused.uow() as uow:  # the paused owner's last heartbeat ages past orphan_after
+        assert uow.op_occs.heartbeat(op_id, paused.worker_id, utcnow() - timedelta(seconds=60))
+        uow.commit()
+    other = LcmEngine(paused.uow, vnfd_of=paused.vnfd_of, files_of=paused.files_of,
+                      infra_drivers=paused.infra_drivers, vim_of=paused.vim_of, mgmt=paused.mgmt,
+                      liveness=paused.liveness, vim_registry=paused.vim_registry, nodes_of=paused.stages.nodes_of,
+                      worker_id="other", orphan_after=30)
+    other.stages.snapshots = paused.stages.snapshots
+    await other.recover()
+    return other
+
+
+@pytest.mark.parametrize("then", ["retry", "rollback"])
+async def test_a_rollback_taken_over_part_way_then_retried_or_rolled_back(k8s: K8s, monkeypatch: pytest.MonkeyPatch,
+                                                                          then: str) -> None:
+    """The rollback's owner paused after the first control plane was reverted, taken over by
+    another process (FAILED_TEMP), then retried or rolled back there; the paused owner resumes
+    and is fenced before its next node step. The cluster converges to the new or the old version."""
+    inst_id, _ = await k8s.instantiate("ha")
+    new_vnfd = _newer(k8s)
+    before = _cluster(k8s, inst_id)
+    arm(monkeypatch, FWD_WORKERS, rollback=False)
+    occ = await k8s.wait(k8s.app.instances.change_vnfpkg(inst_id, {"vnfdId": new_vnfd, "additionalParams": UP}))
+    assert occ.operation_state == OpState.FAILED_TEMP and "killed" in occ.error["detail"]
+    arm(monkeypatch, None, False)
+    paused_at, release = asyncio.Event(), asyncio.Event()
+    real_rb = upgrade.roll_back
+
+    async def pausing(c: Any, phase: str) -> None:
+        if not paused_at.is_set():
+            c.ex = _PausingExecutor(c.ex, _first_master_reverted, paused_at, release)
+        await real_rb(c, phase)
+
+    monkeypatch.setattr(upgrade, "roll_back", pausing)
+    k8s.app.instances.rollback(occ.id)
+    await asyncio.wait_for(paused_at.wait(), 10)
+    paused = k8s.app.engine
+    _stop_heartbeat(paused)
+    await asyncio.sleep(paused.heartbeat.stats.interval)  # its last ownership check is no longer fresh
+    other = await _take_over(paused, occ.id)
+    assert k8s.app.instances.op_get(occ.id).operation_state == OpState.FAILED_TEMP
+    await other.start()
+    try:
+        monkeypatch.setattr(k8s.app.instances, "submit", lambda op_id, rb: other.submit(op_id, rollback=rb))
+        k8s.app.engine = other
+        release.set()  # the zombie resumes while the other process works
+        final = await k8s.wait(getattr(k8s.app.instances, then)(occ.id), timeout=30)
+        await _until(lambda: occ.id not in paused.running)
+    finally:
+        k8s.app.engine = paused
+        await other.stop()
+    if then == "retry":
+        assert final.operation_state == OpState.COMPLETED, final.error
+        assert _cluster(k8s, inst_id) == _at(NEW, k8s, inst_id)
+    else:
+        assert final.operation_state == OpState.ROLLED_BACK, final.error
+        assert _cluster(k8s, inst_id) == before
