@@ -11,7 +11,8 @@ conditional updates where atomicity matters.
 Bounded waits (`DbLimits`, from the settings): on PostgreSQL every session has a `lock_timeout`,
 a `statement_timeout` and an `idle_in_transaction_session_timeout` (a process paused inside a
 transaction loses it, and its row locks, after that long); the pool is bounded (`pool_size` +
-`max_overflow`) and a request that cannot get a connection within `pool_timeout` fails at once
+`max_overflow`; on PostgreSQL overflow connections linger while used: `pool.LingeringPool`) and a
+request that cannot get a connection within `pool_timeout` fails at once
 (SQLite: within the busy timeout, as long as a connection holder may wait for the write lock).
 `is_busy(exc)` tells these apart from other errors: the API answers them 503 with Retry-After.
 """
@@ -34,6 +35,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from vnfm.adapters import jsoncodec
+from vnfm.adapters.db.pool import LingeringPool
 
 DEFAULT_DATABASE_URL = "sqlite:///var/vnfm.db"
 SQLITE_BUSY_TIMEOUT_MS = 30000  # a bound, high enough for thousands of operations writing at once
@@ -135,6 +137,8 @@ def make_engine(url: str | URL | None = None, limits: DbLimits | None = None, **
         return _sqlite_engine(u, **kwargs)
     kwargs.setdefault("pool_pre_ping", True)
     if limits is not None:
+        if limits.max_overflow > 0:  # overflow connections kept while used, not reopened per unit of work
+            kwargs.setdefault("poolclass", LingeringPool)
         connect_args = dict(kwargs.pop("connect_args", {}))
         connect_args.setdefault("options", limits.pg_options())
         kwargs["connect_args"] = connect_args
