@@ -350,13 +350,14 @@ class Campaign:
     def resolve(self, op_id: str, op_name: str, body: dict[str, Any]) -> None:
         """Retry or roll back (with more kills) until the occurrence is final."""
         errors: list[str] = []  # why each attempt stopped FAILED_TEMP, said when it never converges
+        action, inst_id = "request", ""
         for attempt in range(10):
             occ = self.settled(op_id)
-            state = occ["operationState"]
+            state, inst_id = occ["operationState"], occ["vnfInstanceId"]
             if state in FINAL:
                 self.finish(occ, attempt)
                 return
-            errors.append(str((occ.get("error") or {}).get("detail", "?"))[:300])
+            errors.append(f"{action}: {str((occ.get('error') or {}).get('detail', '?'))[:400]}")
             self.clear_faults()
             rollback_ok = op_name in ("INSTANTIATE", "SCALE", "CHANGE_VNFPKG") and attempt < 6
             action = "rollback" if rollback_ok and self.rng.random() < 0.5 else "retry"
@@ -383,7 +384,22 @@ class Campaign:
         with self.client() as c:
             c.post(f"{LCM}/vnf_lcm_op_occs/{op_id}/fail")
         self.stats.violations.append(f"{op_name} {op_id[:8]} did not converge in 10 attempts; the attempts "
-                                     f"stopped with: {' | '.join(dict.fromkeys(errors))}")
+                                     f"stopped with: {' | '.join(errors)}; at the end: {self.cluster_of(inst_id)}")
+
+    def cluster_of(self, inst_id: str) -> str:
+        """What the instance records (vnfdId, Kubernetes version) and its nodes' kubelet versions,
+        for a round that did not converge."""
+        try:
+            with self.client() as c:
+                inst = c.get(f"{LCM}/vnf_instances/{inst_id}").json()
+                k8s = c.get(f"/sim/v1/state/{inst_id}").json().get("kubernetes") or {}
+        except (httpx.HTTPError, ValueError) as e:
+            return f"(not read: {e})"
+        params = ((inst.get("instantiatedVnfInfo") or {}).get("additionalParams") or {})
+        version = (params.get("k8s_cluster_installation_param") or {}).get("kubernetes_version")
+        nodes = ", ".join(f"{n['name']} {n.get('version')}{'' if n['ready'] else ' NotReady'}"
+                          f"{' cordoned' if n['cordoned'] else ''}" for n in k8s.get("nodes", []))
+        return f"instance vnfdId {inst.get('vnfdId')} Kubernetes {version}; nodes: {nodes}"
 
     def finish(self, occ: dict[str, Any], attempts: int) -> None:
         state, op = occ["operationState"], occ["operation"]

@@ -74,7 +74,7 @@ def transition(occ: OpOcc, new: OpState, *, error: dict[str, Any] | None = None)
         raise Conflict(f"vnfLcmOpOcc {occ.id} is {old.value}; it cannot go to {new.value}")
     occ.operation_state = new
     occ.state_entered_time = utcnow()
-    if old == OpState.FAILED_TEMP and new == OpState.PROCESSING and occ.plan.get("rb_done"):
+    if old == OpState.FAILED_TEMP and new == OpState.PROCESSING and rollback_began(occ):
         # a retry after a partial rollback: that rollback may have undone forward stages, so the
         # retry runs every forward stage again (each is idempotent: check, then act) rather than
         # going on after the last one done; and a later rollback starts over for the same reason
@@ -87,6 +87,13 @@ def transition(occ: OpOcc, new: OpState, *, error: dict[str, Any] | None = None)
         occ.error = error
     elif new in (OpState.PROCESSING, OpState.ROLLING_BACK, OpState.COMPLETED):
         occ.error = None
+
+
+def rollback_began(occ: OpOcc) -> bool:
+    """Whether a rollback of `occ` may have undone something: a rollback stage completed, or one
+    started (`plan["current"]`) and failed or was killed inside its first stage (a hook that died
+    part-way, or after its work with the stage not yet recorded done)."""
+    return bool(occ.plan.get("rb_done")) or str(occ.plan.get("current", "")).startswith("rollback:")
 
 
 CANCELLABLE = frozenset({OpState.PROCESSING, OpState.ROLLING_BACK})

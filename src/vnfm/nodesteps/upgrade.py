@@ -22,6 +22,7 @@ from vnfm.nodesteps.kubernetes import _check_node
 
 _VERSION = re.compile(r"^1\.[0-9]{1,2}\.[0-9]{1,3}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_RESTORE_ID = re.compile(r"^[A-Za-z0-9._-]{0,40}$")
 PACKAGES = ("kubeadm", "kubelet", "kubectl")
 SNAPSHOT_DIR = "/var/lib/vnfm/etcd-snapshots"
 MAX_SNAPSHOT_BYTES = 2 * 1024**3  # etcd's own default backend quota is 2 GiB
@@ -107,8 +108,9 @@ class EtcdSnapshotRestore(NodeStep):
     """Restore this control plane's etcd member from the snapshot at `path` (digest `sha256`):
     stop the etcd static pod, `etcdutl snapshot restore` as member `name` of `initial_cluster`
     into a fresh directory, swap it for `data_dir`, start etcd again. Every member of the cluster
-    restores from the same snapshot. No-op when this member was restored from that digest and
-    runs."""
+    restores from the same snapshot. No-op when this member was restored from that digest (and
+    `restore_id`) and runs: a restore with another `restore_id` runs again (a rollback after the
+    change was retried: etcd changed since the last restore from that snapshot)."""
 
     kind: ClassVar[str] = "etcd-snapshot-restore"
     path: str
@@ -117,11 +119,14 @@ class EtcdSnapshotRestore(NodeStep):
     peer_url: str
     initial_cluster: tuple[tuple[str, str], ...]
     data_dir: str = "/var/lib/etcd"
+    restore_id: str = ""
 
     def __post_init__(self) -> None:
         _check_snapshot_path(self.path)
         _check_sha(self.sha256)
         _check_name("etcd member name", self.name)
+        if not _RESTORE_ID.match(self.restore_id):
+            raise ValueError("restore_id must be up to 40 letters, digits, '.', '_' or '-'")
         _check_url("peer URL", self.peer_url)
         _check_path("data dir", self.data_dir)
         if (self.name, self.peer_url) not in self.initial_cluster:
@@ -132,6 +137,11 @@ class EtcdSnapshotRestore(NodeStep):
 
     def describe(self) -> str:
         return f"{self.kind} {self.name}"
+
+    @property
+    def marker(self) -> str:
+        """What a done restore is recorded as on the host."""
+        return f"{self.sha256}:{self.restore_id}" if self.restore_id else self.sha256
 
 
 @dataclass(frozen=True)

@@ -123,3 +123,20 @@ def test_a_retry_after_a_partial_rollback_makes_a_later_rollback_start_over():
     occ.plan["done"] = ["scale_start", "infra_update"]
     lcm.transition(occ, OpState.PROCESSING)
     assert occ.plan["rb_done"] == [] and occ.plan["done"] == []
+
+
+@pytest.mark.parametrize(("current", "cleared"), [("rollback:change_current_package_start", True),
+                                                   ("upgrade_workers", False)])
+def test_a_retry_after_a_rollback_killed_in_its_first_stage_runs_every_stage_again(current: str,
+                                                                                  cleared: bool) -> None:
+    """A rollback that died inside its first stage recorded no stage undone (`rb_done` empty), but
+    its hook may have undone forward stages: a retry then runs every stage again (the PostgreSQL
+    pause campaign, seed 62: a change_vnfpkg retried after such a rollback resumed at
+    upgrade_workers on reverted control planes and failed at every later retry). A retry after a
+    forward failure goes on after the last stage done."""
+    occ = OpOcc(vnf_instance_id="i", operation=LcmOperation.CHANGE_VNFPKG)
+    lcm.transition(occ, OpState.PROCESSING)
+    occ.plan.update(done=["upgrade_snapshot", "upgrade_control_plane"], current=current, rb_done=[])
+    lcm.transition(occ, OpState.FAILED_TEMP, error={"detail": "the VNFM process running this operation stopped"})
+    lcm.transition(occ, OpState.PROCESSING)
+    assert occ.plan["done"] == ([] if cleared else ["upgrade_snapshot", "upgrade_control_plane"])

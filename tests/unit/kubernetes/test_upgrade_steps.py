@@ -93,3 +93,10 @@ async def test_twin_upgrade_steps(k8s: K8s) -> None:
                                                      member))).changed
     assert etcd_keys(k8s.state(inst_id)) == before
     assert k8s.state(inst_id)["pods"]["default/web-1"]["node"] == "workernode-0"  # where the snapshot had it
+    # etcd changed again (the change retried): the same snapshot is restored again under another id
+    ex.add_pod("late-2", "workernode-0")
+    again = EtcdSnapshotRestore(PATH, sha, "masternode-0", f"https://{m0}:2380", member, restore_id="run-2")
+    assert (await ex.run(m0, again)).changed and not (await ex.run(m0, again)).changed
+    assert etcd_keys(k8s.state(inst_id)) == before
+    with pytest.raises(ValueError, match="restore_id"):
+        EtcdSnapshotRestore(PATH, sha, "masternode-0", f"https://{m0}:2380", member, restore_id="a b")

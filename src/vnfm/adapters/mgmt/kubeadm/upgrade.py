@@ -83,7 +83,10 @@ def _state(c: Cluster) -> dict[str, Any]:
 
 async def take_snapshot(c: Cluster, up: dict[str, Any], tls: EtcdTls = ETCD_TLS) -> None:
     """An etcd snapshot on the first master (`tls`: its etcd client certificate), read back,
-    copied off to the VNFM's store; recorded in `up["snapshot"]`."""
+    copied off to the VNFM's store; recorded in `up["snapshot"]`. Taken once per change (a retry
+    that runs this phase again finds it and keeps it: etcd as before the change); `up["runs"]`
+    counts the forward's runs (a rollback after a retry restores etcd again: `restore_etcd`)."""
+    up["runs"] = int(up.get("runs", 0)) + 1
     first = c.masters[0]
     name = f"etcd-{c.ctx.op_id}.db"
     path = f"{SNAPSHOT_DIR}/{name}"
@@ -127,6 +130,11 @@ async def _node(c: Cluster, n: Node, version: str, *, first: bool) -> None:
 async def upgrade(c: Cluster, phase: str) -> None:
     up = _state(c)
     if phase == "snapshot":
+        # the forward starts (again): the first attempt, or a retry after a rollback began (the
+        # engine runs every stage again then). That rollback may have undone nodes listed done
+        # (and, killed part-way, not recorded it): no node counts as done. Written with the stage's
+        # end, before any node is touched.
+        up["done"] = []
         await take_snapshot(c, up)
     elif phase == "control_plane":
         for i, m in enumerate(c.masters):  # one at a time: the others keep the API up through the VIP
@@ -165,7 +173,9 @@ async def roll_back(c: Cluster, phase: str) -> None:
 
 async def restore_etcd(c: Cluster, up: dict[str, Any], member: Any = None) -> None:
     """Every master's etcd member restored from the snapshot of `up` (the VNFM's copy put back
-    first); `member(index, node)` names the members (default: the node names, as kubeadm's)."""
+    first); `member(index, node)` names the members (default: the node names, as kubeadm's). Once
+    per run of the forward (`up["runs"]`): a rollback killed after it does not restore again, one
+    after a retry that moved nodes (and etcd) again does."""
     snap = up.get("snapshot")
     if not snap:
         raise OperationFailed("no etcd snapshot was taken for this change: cannot restore etcd")
@@ -176,7 +186,7 @@ async def restore_etcd(c: Cluster, up: dict[str, Any], member: Any = None) -> No
         if raw is not None:
             await c.ex.run(m.ssh, EtcdSnapshotPut(snap["path"], snap["sha256"], base64.b64encode(raw).decode()))
         await c.ex.run(m.ssh, EtcdSnapshotRestore(snap["path"], snap["sha256"], name(i, m), f"https://{m.nic}:2380",
-                                                  members))
+                                                  members, restore_id=f"run-{up['runs']}" if up.get("runs") else ""))
     c.ctx.progress(f"etcd restored on {len(c.masters)} member(s) from the snapshot (sha256 {snap['sha256'][:12]})")
 
 

@@ -54,8 +54,8 @@ async def snapshot_put(ex: ScriptRunner, t: SshTarget, s: EtcdSnapshotPut) -> St
 async def snapshot_restore(ex: ScriptRunner, t: SshTarget, s: EtcdSnapshotRestore) -> StepResult:
     out = await ex.script(t, s, "etcd_snapshot_restore", {
         "SNAPSHOT": s.path, "SHA256": s.sha256, "NAME": s.name, "PEER_URL": s.peer_url,
-        "INITIAL_CLUSTER": ",".join(f"{n}={u}" for n, u in s.initial_cluster), "DATA_DIR": s.data_dir},
-        timeout=600)
+        "INITIAL_CLUSTER": ",".join(f"{n}={u}" for n, u in s.initial_cluster), "DATA_DIR": s.data_dir,
+        "MARKER": s.marker}, timeout=600)
     return StepResult(changed(out))
 
 

@@ -42,9 +42,13 @@ async def change_vnfpkg(st: Stages, job: Job) -> None:
 
 async def rollback_change_vnfpkg(st: Stages, job: Job) -> None:
     plan = job.plan
-    if "rb_phase" not in plan:  # the furthest phase that started (recorded once, before any undo)
-        started = [p for p, _ in PHASES if f"upgrade_{p}" in plan["done"] or plan.get("current") == f"upgrade_{p}"]
-        plan["rb_phase"] = started[-1] if started else ""
+    # the furthest phase that started in any attempt: recorded before any undo, and kept over a
+    # retry after a partial rollback (that retry's own stages may not reach as far as the first
+    # attempt's nodes went; a retry that goes further moves it on)
+    names = [p for p, _ in PHASES]
+    started = [p for p in names if f"upgrade_{p}" in plan["done"] or plan.get("current") == f"upgrade_{p}"]
+    known = [p for p in (plan.get("rb_phase"), *started[-1:]) if p in names]
+    plan["rb_phase"] = max(known, key=names.index) if known else ""
     await st.rollback_stage(job, "change_current_package_start",
                             _hook_stage(st, job, "change_current_package_start", plan["rb_phase"], True))
 

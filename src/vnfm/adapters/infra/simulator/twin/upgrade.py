@@ -159,9 +159,9 @@ def snapshot_restore(tw: TwinHost, host: str, sid: str, step: EtcdSnapshotRestor
         members = st["etcd"]["members"]
         if {(m["name"], m["peer_url"]) for m in members.values()} != set(step.initial_cluster):
             raise StepFailed(host, step, "initial_cluster is not the cluster's members")
-        if h.get("etcd_restored") == step.sha256:
+        if h.get("etcd_restored") == step.marker:
             return False
-        h["etcd_restored"] = step.sha256
+        h["etcd_restored"] = step.marker
         for k in ETCD_CONTENT:  # the members restore the same snapshot: one content
             if k in s["content"]:
                 st[k] = copy.deepcopy(s["content"][k])

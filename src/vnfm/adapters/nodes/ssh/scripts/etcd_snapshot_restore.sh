@@ -3,11 +3,13 @@
 # static pod: its manifest moved away; Kubespray's etcd_deployment_type host: the systemd unit
 # `etcd`), `etcdutl snapshot restore` writes a fresh data directory as member NAME (PEER_URL) of
 # INITIAL_CLUSTER, which replaces DATA_DIR, and etcd starts again.
-# No-op when this member was restored from that digest. Output: "@@ changed=true|false".
+# No-op when this member was restored as MARKER (the digest, and which restore of it: a rollback
+# after the change was retried restores again). Output: "@@ changed=true|false".
 set -euo pipefail
 : "${SNAPSHOT:?}" "${SHA256:?}" "${NAME:?}" "${PEER_URL:?}" "${INITIAL_CLUSTER:?}" "${DATA_DIR:?}"
+MARKER=${MARKER:-$SHA256}
 marker=/etc/vnfm/etcd-restored
-if [ -f "$marker" ] && [ "$(cat "$marker")" = "$SHA256" ]; then
+if [ -f "$marker" ] && [ "$(cat "$marker")" = "$MARKER" ]; then
   echo "@@ changed=false"; exit 0
 fi
 [ "$(sha256sum "$SNAPSHOT" | cut -d' ' -f1)" = "$SHA256" ] \
@@ -46,5 +48,5 @@ mv "$fresh" "$DATA_DIR"
 # a systemd etcd (Kubespray) starts again here, so that a start that fails fails the step
 if [ -n "$unit" ]; then systemctl start "$unit"; unit=""; fi
 mkdir -p /etc/vnfm
-printf '%s' "$SHA256" > "$marker"
+printf '%s' "$MARKER" > "$marker"
 echo "@@ changed=true"
