@@ -6,12 +6,14 @@ retry completes; the refusals at request time."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
 from vnfm.adapters.infra.simulator.twin import TwinExecutor
 from vnfm.adapters.infra.simulator.twin.upgrade import etcd_keys
+from vnfm.adapters.mgmt.kubespray import upgrade
 from vnfm.domain.errors import VnfmError
 from vnfm.domain.model import OpState
 from vnfm.examples import example_csar_version
@@ -183,6 +185,37 @@ async def test_a_crash_inside_each_stage_leaves_failed_temp_that_rollback_or_ret
     occ = await change()
     assert occ.operation_state == OpState.FAILED_TEMP and "upgrade_workers" in occ.error["detail"]
     crash["node"] = ""
+    done = await ks.wait(ks.app.instances.retry(occ.id))
+    assert done.operation_state == OpState.COMPLETED, done.error
+    assert set(_versions(ks, inst_id).values()) == {"1.31.2"}
+
+
+async def test_retry_after_a_rollback_killed_at_its_end_upgrades_every_node(ks: Ks,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rollback whose work was done (every node back at the old version, etcd restored) but whose
+    process died before its stage was recorded: the database still lists the nodes the first
+    attempt upgraded as done. The retry starts the forward over (a rollback began): no node may
+    count as upgraded, or the control plane stays at the old version under newer kubelets."""
+    inst_id, new = await _cluster(ks)
+    twin = TwinExecutor(ks.app.sim, inst_id)
+    twin.set_faults(upgrade_fails=["workernode-1"])
+    occ = await ks.wait(ks.app.instances.change_vnfpkg(inst_id, {"vnfdId": new, "additionalParams": UP}))
+    assert occ.operation_state == OpState.FAILED_TEMP
+    twin.set_faults(upgrade_fails=[])
+    real = upgrade.roll_back
+
+    async def killed_at_end(s: Any, phase: str) -> None:
+        kept = copy.deepcopy(s.ctx.state)  # as the database has it
+        await real(s, phase)
+        s.ctx.state.clear()
+        s.ctx.state.update(kept)  # the process died: what the hook changed in memory is lost
+        raise RuntimeError("killed (end)")
+
+    monkeypatch.setattr(upgrade, "roll_back", killed_at_end)
+    rb = await ks.wait(ks.app.instances.rollback(occ.id))
+    assert rb.operation_state == OpState.FAILED_TEMP and "killed" in rb.error["detail"], rb.error
+    monkeypatch.setattr(upgrade, "roll_back", real)
+    assert set(_versions(ks, inst_id).values()) == {"1.30.4"}
     done = await ks.wait(ks.app.instances.retry(occ.id))
     assert done.operation_state == OpState.COMPLETED, done.error
     assert set(_versions(ks, inst_id).values()) == {"1.31.2"}

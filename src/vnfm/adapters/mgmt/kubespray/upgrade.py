@@ -93,6 +93,10 @@ async def upgrade(s: Site, phase: str) -> None:
     await pin(c, [*c.nodes, s.lb_node])
     await c.ex.verify_host_keys([s.ansible])
     if phase == "snapshot":
+        # the forward starts (again): the first attempt, or a retry after a rollback began, which may
+        # have put nodes listed done back at the old version without recording it (killed before its
+        # stage's end). No node counts as upgraded; `touched` stays for a later rollback.
+        up["done"] = []
         await take_snapshot(c, up, etcd_tls(c.masters[0]))
         return
     if phase not in ("control_plane", "workers"):
