@@ -259,7 +259,9 @@ class JobStore:
         message = scrub(message, job.secrets)
         job.occ.events.append({"time": views.ts(utcnow()), "stage": job.current_stage, "message": message})
         del job.occ.events[:-KEPT_EVENTS]
-        log.info("op %s %s: %s", job.occ.id[:8], job.current_stage, message)
+        # mirrored at DEBUG: the line is in the occurrence's progress log (API, `vnfm op watch`);
+        # at INFO an operation's log is its start, its stages' starts and ends and its end
+        log.debug("op %s %s: %s", job.occ.id[:8], job.current_stage, message)
         job.writer.dirty = True
         try:
             asyncio.get_running_loop()
