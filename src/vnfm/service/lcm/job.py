@@ -10,6 +10,7 @@ import datetime
 import enum
 import logging
 import pickle
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -103,6 +104,9 @@ class JobWriter:
     # The occurrence as this runner last read or wrote it (None: unknown): the next write sends
     # only what differs from it (`save_changes`).
     saved_occ: OpOcc | None = None
+    # Monotonic time at which the last write that succeeded was sent: a fenced write proves, as a
+    # fencing read does, that the occurrence was still this runner's then (`fence.Fence` reuses it).
+    owned_at: float = -1e18
 
 
 class OwnershipLost(Exception):
@@ -334,6 +338,7 @@ class JobStore:
         notices, owed = w.notices + ([self._notice(occ)] if notify else []), w.owed
         w.dirty, w.owed, w.notices = False, False, []
         self._no_timer(w)  # every line so far goes with this write
+        sent = time.monotonic()
         write = asyncio.ensure_future(self.patience.run(self._commit, occ, inst, job.fence, notices, w.saved_occ,
                                                         w.saved_inst))
         try:
@@ -352,6 +357,7 @@ class JobStore:
             w.dirty, w.saved_occ, w.saved_inst = True, None, None
             raise
         w.saved_occ = occ  # as the row has it now (a cancel read by the write included)
+        w.owned_at = sent
         # A cancel read by this write is kept unless the state moved on meanwhile (a transition
         # made while the write was in flight ends any cancellation, as `lcm.transition` does).
         if cancel is not None and not job.occ.is_cancel_pending and job.occ.operation_state == occ.operation_state:
