@@ -187,19 +187,24 @@ def load_job(
     files_of: Callable[[str], PackageFiles | None],
     vim_of: Callable[[str | None], Vim | None],
     infra_drivers: Mapping[str, InfraDriver],
+    vim_in: Callable[[AbstractUnitOfWork, str | None], Vim | None] | None = None,
 ) -> Job:
-    """Read the occurrence `op_id` and its instance, and resolve what they refer to."""
+    """Read the occurrence `op_id` and its instance, and resolve what they refer to; with
+    `vim_in` (`VimService.get_in`) the instance's VIM is read in the same unit of work."""
     with uow() as u:
         occ = u.op_occs.get(op_id)
         if occ is None:
             raise LookupError(op_id)
         inst = u.instances.get(occ.vnf_instance_id)
+        if inst is not None and vim_in is not None:
+            vim = vim_in(u, inst.vim_id)
     if inst is None:
         raise LookupError(occ.vnf_instance_id)
     vnfd = vnfd_of(inst.vnf_pkg_id)
     flavour_id = inst.flavour_id or occ.operation_params.get("flavourId")
     flavour = vnfd.flavour(flavour_id) if flavour_id else None
-    vim = vim_of(inst.vim_id)
+    if vim_in is None:
+        vim = vim_of(inst.vim_id)
     infra = infra_drivers.get(vim.vim_type) if vim is not None else None
     secrets = secret_values(inst.additional_params) | secret_values(occ.operation_params)
     job = Job(occ=occ, inst=inst, vnfd=vnfd, flavour=flavour, package=files_of(inst.vnf_pkg_id),
