@@ -55,7 +55,8 @@ class SimulatorInfraDriver(InfraDriver):
             if dep["status"].startswith("CREATE") and dep["status"] != "CREATE_COMPLETE"
             else "UPDATE"
         )
-        await self._run(ctx, action, self._converge(ctx, counts, ()))
+        # a stack just created is CREATE_IN_PROGRESS already (Heat's create is one call)
+        await self._run(ctx, action, self._converge(ctx, counts, ()), started=not existed)
         return await self.current(ctx)
 
     async def update(self, ctx: InfraContext, counts: dict[str, int], remove: Sequence[str]) -> VnfResources:
@@ -159,9 +160,12 @@ class SimulatorInfraDriver(InfraDriver):
             await asyncio.sleep(self.cloud.config.api_latency)
 
     async def _run(
-        self, ctx: InfraContext, action: str, work: Awaitable[None], *, complete: bool = True
+        self, ctx: InfraContext, action: str, work: Awaitable[None], *, complete: bool = True,
+        started: bool = False,
     ) -> None:
-        self.cloud.set_deployment_status(ctx.instance_id, f"{action}_IN_PROGRESS")
+        """`work` with the deployment's status around it (`started`: it is {action}_IN_PROGRESS)."""
+        if not started:
+            self.cloud.set_deployment_status(ctx.instance_id, f"{action}_IN_PROGRESS")
         try:
             await work
         except Exception as exc:
@@ -330,8 +334,11 @@ class SimulatorInfraDriver(InfraDriver):
             server = None
         if server is None:
             await self._api()
-            server = self.cloud.create_server(ctx.instance_id, vnfc_id, ctx.op_id)
-            ctx.progress(f"server {server['name']} ({server['id']}) building")
+            # a boot that takes no time ends in the create's transaction (nothing could see BUILD)
+            server = self.cloud.create_server(ctx.instance_id, vnfc_id, ctx.op_id,
+                                              boot=self.cloud.config.boot_time <= 0)
+            if server["status"] == "BUILD":
+                ctx.progress(f"server {server['name']} ({server['id']}) building")
         if server["status"] == "BUILD":
             wait = min(self.cloud.config.boot_time, server["boot_until"] - time.time())
             if wait > 0:
