@@ -324,3 +324,22 @@ async def test_an_injected_build_fault_still_ends_in_error_when_the_boot_takes_n
     await SimulatorInfraDriver(cloud).deploy(ctx, {"masterNode": 1, "workerNode": 2, "storage_server": 0})
     state = cloud.instance_state(ctx.instance_id)  # the retry replaces it
     assert [s["status"] for s in state["servers"].values()] == ["ACTIVE"] * 3
+
+
+async def test_the_new_vnfcs_of_every_vdu_are_recorded_in_one_transaction(make_ctx, cloud, monkeypatch):
+    """A deploy's VNFCs of all VDUs are one write (Heat: one stack create / update), made after
+    the networks their CPs need."""
+    txs: list[int] = []
+    add = cloud.add_vnfcs
+
+    def recorded(*a: object, **kw: object) -> list[str]:
+        tx = getattr(cloud.store._local, "tx", None)
+        txs.append(id(tx) if tx is not None else 0)
+        return add(*a, **kw)
+
+    monkeypatch.setattr(cloud, "add_vnfcs", recorded)
+    ctx = make_ctx()
+    await SimulatorInfraDriver(cloud).deploy(ctx, {"masterNode": 1, "workerNode": 2, "storage_server": 1})
+    assert len(txs) == 3 and 0 not in txs and len(set(txs)) == 1
+    vnfcs = cloud.deployment(ctx.instance_id)["vnfcs"]
+    assert sorted(v["vdu_id"] for v in vnfcs.values()) == ["masterNode", "storage_server", "workerNode", "workerNode"]

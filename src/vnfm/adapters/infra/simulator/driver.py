@@ -231,17 +231,14 @@ class SimulatorInfraDriver(InfraDriver):
             await self._gather([self._remove_vnfc(ctx, vid) for vid in to_remove], "scale in")
 
         await self._ensure_internal_networks(ctx)
-        for vdu_id, n in to_add.items():
-            cps = await self._cp_specs(ctx, vdu_id)
-            new_ids = self.cloud.add_vnfcs(
-                ctx.instance_id,
-                vdu_id,
-                n,
-                cps,
-                _storage_specs(ctx.flavour, vdu_id),
-                _server_spec(ctx.flavour, vdu_id),
-            )
-            ctx.progress(f"VDU {vdu_id}: adding {n} VNFC(s) {', '.join(new_ids)}")
+        specs = {vdu_id: await self._cp_specs(ctx, vdu_id) for vdu_id in to_add}  # networks made here
+        with self.cloud.atomic():  # the new VNFCs of every VDU: one transaction (one stack update)
+            added = {vdu_id: self.cloud.add_vnfcs(ctx.instance_id, vdu_id, n, specs[vdu_id],
+                                                  _storage_specs(ctx.flavour, vdu_id),
+                                                  _server_spec(ctx.flavour, vdu_id))
+                     for vdu_id, n in to_add.items()}
+        for vdu_id, new_ids in added.items():
+            ctx.progress(f"VDU {vdu_id}: adding {len(new_ids)} VNFC(s) {', '.join(new_ids)}")
 
         # Bring up every VNFC whose server is missing, still building or in ERROR (a retry lands here).
         state = self.cloud.instance_state(ctx.instance_id)
