@@ -343,3 +343,26 @@ async def test_the_new_vnfcs_of_every_vdu_are_recorded_in_one_transaction(make_c
     assert len(txs) == 3 and 0 not in txs and len(set(txs)) == 1
     vnfcs = cloud.deployment(ctx.instance_id)["vnfcs"]
     assert sorted(v["vdu_id"] for v in vnfcs.values()) == ["masterNode", "storage_server", "workerNode", "workerNode"]
+
+
+async def test_a_deploy_converges_from_the_stack_it_ensured(make_ctx, cloud, monkeypatch, counts):
+    """deploy hands `_converge` the deployment `ensure_deployment` returned (no read of its own);
+    update, which wrote the status since its read, still has `_converge` read it."""
+    import sys
+
+    callers: list[str] = []
+    deployment = cloud.deployment
+
+    def counted(iid: str) -> object:
+        callers.append(sys._getframe(1).f_code.co_name)
+        return deployment(iid)
+
+    monkeypatch.setattr(cloud, "deployment", counted)
+    driver = SimulatorInfraDriver(cloud)
+    ctx = make_ctx()
+    await driver.deploy(ctx, counts)
+    assert callers.count("deploy") == 1 and "_converge" not in callers
+    callers.clear()
+    await driver.update(ctx, {**counts, "workerNode": 3}, [])
+    assert callers.count("_converge") == 1
+    assert len(deployment(ctx.instance_id)["vnfcs"]) == sum(counts.values()) + 1

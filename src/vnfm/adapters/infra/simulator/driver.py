@@ -56,7 +56,7 @@ class SimulatorInfraDriver(InfraDriver):
             else "UPDATE"
         )
         # a stack just created is CREATE_IN_PROGRESS already (Heat's create is one call)
-        await self._run(ctx, action, self._converge(ctx, counts, ()), started=not existed)
+        await self._run(ctx, action, self._converge(ctx, counts, (), dep), started=not existed)
         return await self.current(ctx)
 
     async def update(self, ctx: InfraContext, counts: dict[str, int], remove: Sequence[str]) -> VnfResources:
@@ -188,8 +188,10 @@ class SimulatorInfraDriver(InfraDriver):
         if errors:
             raise SimCloudError(f"{what}: {len(errors)} failures: " + "; ".join(str(e) for e in errors))
 
-    async def _converge(self, ctx: InfraContext, counts: dict[str, int], remove: Sequence[str]) -> None:
-        dep = self.cloud.deployment(ctx.instance_id)
+    async def _converge(self, ctx: InfraContext, counts: dict[str, int], remove: Sequence[str],
+                        dep: dict[str, Any] | None = None) -> None:
+        """`dep`: the deployment as just read or written (only its status may have changed since)."""
+        dep = dep or self.cloud.deployment(ctx.instance_id)
         assert dep is not None
         present: dict[str, dict[str, Any]] = dep["vnfcs"]
         removed_before: dict[str, str] = dep["removed"]
