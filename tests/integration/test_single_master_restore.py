@@ -70,7 +70,7 @@ async def test_restore_steps_over_ssh_real_etcd_openssl_pki(make_hosts, ssh: Ssh
     rpath = f"{SNAPSHOT_DIR}/restore/heal-x.db"
     npeer, nclient = f"http://{new.address}:2380", f"http://{new.address}:2379"
     await steps.run(new.address, EtcdSnapshotPut(rpath, saved["sha256"], base64.b64encode(raw).decode()))
-    restore = EtcdRestoreMember(rpath, saved["sha256"], "m-new", npeer, data_dir="/var/lib/etcd/m-new")
+    restore = EtcdRestoreMember(rpath, saved["sha256"], "m-new", npeer, "1.31.2", data_dir="/var/lib/etcd/m-new")
     assert (await steps.run(new.address, restore)).changed
     assert not (await steps.run(new.address, restore)).changed
     await steps.run(new.address, EtcdStart("m-new", npeer, nclient, (("m-new", npeer),)))
@@ -84,7 +84,8 @@ async def test_restore_steps_over_ssh_real_etcd_openssl_pki(make_hosts, ssh: Ssh
     bpath = f"{SNAPSHOT_DIR}/restore/bad.db"
     await steps.run(new.address, EtcdSnapshotPut(bpath, bad_sha, base64.b64encode(bad).decode()))
     with pytest.raises(StepFailed):
-        await steps.run(new.address, EtcdRestoreMember(bpath, bad_sha, "m-bad", npeer, data_dir="/var/lib/etcd-bad"))
+        await steps.run(new.address, EtcdRestoreMember(bpath, bad_sha, "m-bad", npeer, "1.31.2",
+                                                       data_dir="/var/lib/etcd-bad"))
 
     # a worker's kubelet pointed at the new API server (systemctl: a recording stand-in)
     setup = await ssh.run(old.target(), "mkdir -p /usr/local/bin /etc/kubernetes && "

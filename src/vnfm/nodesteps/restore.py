@@ -6,7 +6,9 @@
   CA files it finds instead of generating new ones, so the workers' kubelets keep trusting the API
   server and service-account tokens stay valid).
 - `EtcdRestoreMember`: `etcdutl snapshot restore` (etcdctl on 3.4) of a snapshot into the data
-  directory of a host where no etcd runs yet, as the only member (membership reset to one).
+  directory of a host where no etcd runs yet, as the only member (membership reset to one). A
+  stock kubeadm host has no etcdutl: it is then taken from the etcd image kubeadm uses for the
+  cluster's Kubernetes version (pulled through containerd, mounted read-only).
 - `KubeletServer`: point a worker's kubelet (`/etc/kubernetes/kubelet.conf`) at an API server
   address, kubelet restarted when it changed.
 
@@ -24,7 +26,7 @@ from typing import ClassVar
 
 from vnfm.nodesteps.base import NodeStep, _check_name, _check_path, _check_url
 from vnfm.nodesteps.kubeadm import _check_endpoint
-from vnfm.nodesteps.upgrade import _check_sha, _check_snapshot_path
+from vnfm.nodesteps.upgrade import _check_sha, _check_snapshot_path, _check_version
 
 # kubeadm's PKI files that make a cluster's identity, relative to /etc/kubernetes/pki
 PKI_FILES = ("ca.crt", "ca.key", "sa.key", "sa.pub", "front-proxy-ca.crt", "front-proxy-ca.key",
@@ -72,13 +74,16 @@ class PkiPut(NodeStep):
 class EtcdRestoreMember(NodeStep):
     """Restore the snapshot at `path` (digest `sha256`) into `data_dir` as the single member `name`
     (`peer_url`), on a host where no etcd runs yet (no etcd static pod manifest). No-op when
-    `data_dir` was restored from that digest; fails when the snapshot does not restore (corrupt)."""
+    `data_dir` was restored from that digest; fails when the snapshot does not restore (corrupt).
+    etcdutl (or etcd 3.4's etcdctl) comes from the host's PATH, else from the etcd image kubeadm
+    lists for `kubernetes_version` (the host must be prepared: containerd, kubeadm, crictl)."""
 
     kind: ClassVar[str] = "etcd-restore-member"
     path: str
     sha256: str
     name: str
     peer_url: str
+    kubernetes_version: str
     data_dir: str = "/var/lib/etcd"
 
     def __post_init__(self) -> None:
@@ -86,6 +91,7 @@ class EtcdRestoreMember(NodeStep):
         _check_sha(self.sha256)
         _check_name("etcd member name", self.name)
         _check_url("peer URL", self.peer_url)
+        _check_version(self.kubernetes_version)
         _check_path("data dir", self.data_dir)
 
     def describe(self) -> str:

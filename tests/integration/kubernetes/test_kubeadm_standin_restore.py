@@ -76,7 +76,7 @@ async def test_kubeadm_standin_restore_on_a_new_host_real_etcd(make_hosts, ssh: 
     rpath = f"{SNAPSHOT_DIR}/restore/heal-op.db"
     await ex.run(new.address, EtcdSnapshotPut(rpath, saved["sha256"], base64.b64encode(raw).decode()))
     peer = f"https://{new.address}:2380"
-    assert (await ex.run(new.address, EtcdRestoreMember(rpath, saved["sha256"], "k8s-m1", peer))).changed
+    assert (await ex.run(new.address, EtcdRestoreMember(rpath, saved["sha256"], "k8s-m1", peer, "1.31.2"))).changed
     with pytest.raises(StepFailed, match="DirAvailable--var-lib-etcd"):
         await ex.run(new.address, init(new, False))  # kubeadm's preflight: /var/lib/etcd is not empty
     n0 = len(await standins.argv_log(ssh, new))

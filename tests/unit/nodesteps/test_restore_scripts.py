@@ -52,10 +52,12 @@ async def test_handlers_run_their_scripts_pki_over_sftp() -> None:
     for _, c in files:
         assert c not in str(ssh.calls) and "content of" not in str(ssh.calls)
     assert "content of" not in repr(PkiPut(files))
-    await ex.run("h", EtcdRestoreMember(f"{SNAPSHOT_DIR}/restore/b.db", SHA, "m-0", "https://10.0.0.5:2380"))
+    await ex.run("h", EtcdRestoreMember(f"{SNAPSHOT_DIR}/restore/b.db", SHA, "m-0", "https://10.0.0.5:2380", "1.31.2"))
     assert ssh.calls[-1]["name"] == "etcd_restore_member" and ssh.calls[-1]["stdin_vars"] == {
         "SNAPSHOT": f"{SNAPSHOT_DIR}/restore/b.db", "SHA256": SHA, "NAME": "m-0",
-        "PEER_URL": "https://10.0.0.5:2380", "DATA_DIR": "/var/lib/etcd"}
+        "PEER_URL": "https://10.0.0.5:2380", "K8S_VERSION": "1.31.2", "DATA_DIR": "/var/lib/etcd"}
+    with pytest.raises(ValueError, match="not like"):
+        EtcdRestoreMember(f"{SNAPSHOT_DIR}/restore/b.db", SHA, "m-0", "https://10.0.0.5:2380", "1.31; reboot")
     await ex.run("h", KubeletServer("10.0.0.5:6443"))
     assert ssh.calls[-1]["stdin_vars"] == {"ENDPOINT": "10.0.0.5:6443"}
     await ex.run("h", KubeadmInit("m-0", "10.0.0.5", "10.0.0.5:6443", "10.244.0.0/16", "10.96.0.0/12", "1.31.2",
@@ -137,7 +139,7 @@ def test_etcd_restore_member_real_etcd(tmp_path: Path) -> None:
     peer2 = _port()
     data = tmp_path / "var-lib-etcd"
     inputs = {"SNAPSHOT": str(snap), "SHA256": sha, "NAME": "masternode-0", "PEER_URL": f"http://127.0.0.1:{peer2}",
-              "DATA_DIR": str(data), "MANIFEST": str(tmp_path / "etcd.yaml")}
+              "K8S_VERSION": "1.31.2", "DATA_DIR": str(data), "MANIFEST": str(tmp_path / "etcd.yaml")}
     rc, out, err = run("etcd_restore_member", inputs)
     assert rc == 0 and out["changed"] == "true", err
     rc, out, err = run("etcd_restore_member", inputs)
@@ -206,3 +208,112 @@ def _until(fn: object, timeout: float = 15.0) -> str:
             return str(got)
         assert time.monotonic() < deadline, "condition not met"
         time.sleep(0.1)
+
+
+# Stand-ins for a stock kubeadm host's kubeadm, crictl and ctr: kubeadm lists images only for a
+# version it is given, crictl pulls only a fully qualified reference the test's registry holds (into
+# the CRI's namespace, k8s.io), ctr mounts only an image pulled into the namespace it is asked for,
+# onto an existing empty directory. They cannot check what needs root (a real mount) or a registry.
+_KUBEADM = r"""#!/bin/bash
+set -eu
+[ "$1 $2 $3 $4" = "config images list --kubernetes-version" ] || { echo "kubeadm stand-in: unexpected $*" >&2; exit 2; }
+case "$5" in
+  v1.31.*) etcd=3.5.15-0 ;;
+  v1.30.*) etcd=3.5.12-0 ;;
+  *) echo "invalid version \"$5\"" >&2; exit 1 ;;
+esac
+printf 'registry.k8s.io/kube-apiserver:%s\nregistry.k8s.io/coredns/coredns:v1.11.3\n' "$5"
+printf 'registry.k8s.io/pause:3.10\nregistry.k8s.io/etcd:%s\n' "$etcd"
+"""
+_CRICTL = r"""#!/bin/bash
+set -eu
+[ "$1" = --runtime-endpoint ] && [ "${2#unix://}" != "$2" ] && [ "$3" = pull ] ||
+  { echo "crictl stand-in: unexpected $*" >&2; exit 2; }
+echo "crictl pull $4" >> "$STANDIN/calls"
+key=$(printf '%s' "$4" | tr '/:' '__')
+[ -d "$STANDIN/registry/$key" ] || { echo "pulling image: rpc error: $4: not found" >&2; exit 1; }
+mkdir -p "$STANDIN/k8s.io"; ln -sfn "$STANDIN/registry/$key" "$STANDIN/k8s.io/$key"
+"""
+_CTR = r"""#!/bin/bash
+set -eu
+[ "$1" = -n ] && [ "$3" = images ] || { echo "ctr stand-in: unexpected $*" >&2; exit 2; }
+ns=$2; shift 3
+echo "ctr -n $ns $*" >> "$STANDIN/calls"
+case "$1" in
+  mount)
+    key=$(printf '%s' "$2" | tr '/:' '__')
+    [ -e "$STANDIN/$ns/$key" ] || { echo "ctr: image \"$2\": not found" >&2; exit 1; }
+    [ -d "$3" ] && [ -z "$(ls -A "$3")" ] || { echo "ctr: mount target $3 is not an empty directory" >&2; exit 1; }
+    cp -a "$STANDIN/$ns/$key/." "$3/"; echo "sha256:chain"; echo "$3" ;;
+  unmount)
+    [ "$2" = --rm ] || { echo "ctr stand-in: unexpected $*" >&2; exit 2; }
+    find "$3" -mindepth 1 -delete; echo "$3" ;;
+  *) echo "ctr stand-in: unexpected $*" >&2; exit 2 ;;
+esac
+"""
+
+
+@pytest.mark.skipif(shutil.which("etcd") is None or shutil.which("etcdctl") is None, reason="etcd is not installed")
+def test_etcd_restore_member_takes_etcdutl_from_kubeadms_etcd_image(tmp_path: Path) -> None:
+    """No etcdutl or etcdctl on PATH (a stock kubeadm host): the one in the etcd image kubeadm lists for
+    the cluster's version restores the snapshot; the image is pulled through the CRI, mounted in its
+    namespace and unmounted (snapshot removed) afterwards, also when it fails."""
+    env = {"ETCDCTL_API": "3", "PATH": "/usr/bin:/bin"}
+    client, peer = _port(), _port()
+    url = f"http://127.0.0.1:{client}"
+    src = subprocess.Popen(["etcd", "--name", "old", "--data-dir", str(tmp_path / "old"), "--listen-client-urls", url,
+                            "--advertise-client-urls", url, "--listen-peer-urls", f"http://127.0.0.1:{peer}",
+                            "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+                            "--initial-cluster", f"old=http://127.0.0.1:{peer}"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    snap = tmp_path / "snap.db"
+    try:
+        _until(lambda: subprocess.run(["etcdctl", "--endpoints", url, "put", "/registry/a", "1"],
+                                      capture_output=True, env=env).returncode == 0)
+        subprocess.run(["etcdctl", "--endpoints", url, "snapshot", "save", str(snap)], check=True,
+                       capture_output=True, env=env)
+    finally:
+        src.terminate()
+        src.wait(10)
+    standin = tmp_path / "standin"
+    bin_dir = standin / "bin"
+    bin_dir.mkdir(parents=True)
+    for tool in ("cat", "cut", "sha256sum", "rm", "mv", "install", "mktemp", "grep", "rmdir", "mkdir", "ln", "tr",
+                 "cp", "find", "ls"):
+        (bin_dir / tool).symlink_to(shutil.which(tool) or f"/bin/{tool}")
+    for name, text in (("kubeadm", _KUBEADM), ("crictl", _CRICTL), ("ctr", _CTR)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    image = standin / "registry" / "registry.k8s.io_etcd_3.5.15-0" / "usr" / "local" / "bin"
+    image.mkdir(parents=True)
+    (image / "etcdutl").write_text(f"#!/bin/bash\nexec {shutil.which('etcdctl')} \"$@\"\n")  # 3.4's restore
+    (image / "etcdutl").chmod(0o755)
+    sha = subprocess.run(["sha256sum", str(snap)], capture_output=True, text=True).stdout.split()[0]
+    inputs = {"SNAPSHOT": str(snap), "SHA256": sha, "NAME": "m-0", "PEER_URL": "http://127.0.0.1:2380",
+              "K8S_VERSION": "1.31.2", "DATA_DIR": str(tmp_path / "data"), "MANIFEST": str(tmp_path / "etcd.yaml")}
+
+    def go(**over: str) -> tuple[int, dict[str, str], str]:
+        prefix = f"export PATH={bin_dir} STANDIN={standin}\n"
+        r = subprocess.run([shutil.which("bash") or "/bin/bash", "-s"], capture_output=True, text=True, timeout=60,
+                           input=prefix + script_payload(script_text("etcd_restore_member"), None, {**inputs, **over}))
+        return r.returncode, parse_output(r.stdout), r.stderr
+
+    rc, out, err = go()
+    assert rc == 0 and out["changed"] == "true", err
+    assert (tmp_path / "data" / "member" / "snap" / "db").is_file()
+    calls = (standin / "calls").read_text().splitlines()
+    assert calls[0] == "crictl pull registry.k8s.io/etcd:3.5.15-0"
+    assert calls[1].startswith("ctr -n k8s.io mount registry.k8s.io/etcd:3.5.15-0 /tmp/vnfm-etcd-image.")
+    mnt = calls[1].split()[-1]
+    assert calls[2] == f"ctr -n k8s.io unmount --rm {mnt}" and not Path(mnt).exists()
+    rc, out, err = go()  # restored from that digest: nothing pulled again
+    assert rc == 0 and out["changed"] == "false" and len((standin / "calls").read_text().splitlines()) == 3, err
+    rc, _, err = go(K8S_VERSION="1.29.0", DATA_DIR=str(tmp_path / "d2"))
+    assert rc != 0 and "no etcd image for Kubernetes 1.29.0" in err
+    (image / "etcdutl").unlink()  # an image without etcdutl: refused, and still unmounted
+    rc, _, err = go(DATA_DIR=str(tmp_path / "d3"))
+    assert rc != 0 and "has no /usr/local/bin/etcdutl" in err and not (tmp_path / "d3" / "member").exists()
+    assert (standin / "calls").read_text().splitlines()[-1].startswith("ctr -n k8s.io unmount --rm ")
+    (bin_dir / "ctr").unlink()
+    rc, _, err = go(DATA_DIR=str(tmp_path / "d4"))
+    assert rc != 0 and "no ctr to take it from the etcd image" in err

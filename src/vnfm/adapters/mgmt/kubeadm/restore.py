@@ -182,7 +182,8 @@ async def after(c: Cluster) -> None:
     host = f"[{m.nic}]" if ":" in m.nic else m.nic
     await c.ex.run(m.ssh, PkiPut(pki))
     await c.ex.run(m.ssh, EtcdSnapshotPut(path, plan["sha256"], base64.b64encode(raw).decode()))
-    await c.ex.run(m.ssh, EtcdRestoreMember(path, plan["sha256"], m.name, f"https://{host}:2380"))
+    await c.ex.run(m.ssh, EtcdRestoreMember(path, plan["sha256"], m.name, f"https://{host}:2380",
+                                                c.p.kubernetes_version))
     await c.ex.run(m.ssh, KubeadmInit(m.name, m.nic, cp_endpoint, c.p.master.pod_cidr, c.p.master.cluster_cidr,
                                       c.p.kubernetes_version, cert_sans(c, cp_endpoint, api_url),
                                       existing_etcd=True))

@@ -54,7 +54,8 @@ async def pki_put(ex: ScriptRunner, t: SshTarget, s: PkiPut) -> StepResult:
 
 async def restore_member(ex: ScriptRunner, t: SshTarget, s: EtcdRestoreMember) -> StepResult:
     out = await ex.script(t, s, "etcd_restore_member", {"SNAPSHOT": s.path, "SHA256": s.sha256, "NAME": s.name,
-                                                        "PEER_URL": s.peer_url, "DATA_DIR": s.data_dir}, timeout=600)
+                                                        "PEER_URL": s.peer_url, "K8S_VERSION": s.kubernetes_version,
+                                                        "DATA_DIR": s.data_dir}, timeout=600)
     return StepResult(changed(out))
 
 

@@ -6,7 +6,9 @@ As strict as the real programs where it matters:
   another CA refuses); `kubeadm init` on a host without it generates a new CA, and every kubelet
   that trusts the old one (a worker's `trusts_ca`, set when it joined) stays NotReady;
 - `EtcdRestoreMember` needs the snapshot file on the host with its digest, refuses a corrupt one
-  (as etcdutl's hash check does) and a host where etcd already runs;
+  (as etcdutl's hash check does), a host where etcd already runs, and a host not prepared (a stock
+  host has no etcdutl: the script takes it from kubeadm's etcd image through containerd). It cannot
+  check that the image can be pulled (registry reachability) or that kubeadm knows the version;
 - `kubeadm init` refuses a non-empty etcd data directory unless told to ignore it
   (`DirAvailable--var-lib-etcd`), and then serves the snapshot's content: objects created after
   the snapshot are gone; the etcd membership is the new member alone;
@@ -75,6 +77,8 @@ def restore_member(tw: TwinHost, host: str, sid: str, step: EtcdRestoreMember) -
             return False
         if node_on(st, sid, "master") is not None or done is not None:
             raise StepFailed(host, step, f"an etcd member already runs on this host ({step.data_dir} in use)")
+        if not h.get("prepared"):  # a stock host's etcdutl comes from the etcd image, through containerd
+            raise StepFailed(host, step, "no etcdutl on this host, and no kubeadm to take it from the etcd image")
         s = (h.get("snapshots") or {}).get(step.path)
         if s is None or s["sha256"] != step.sha256:
             raise StepFailed(host, step, f"no snapshot with that digest at {step.path}")
