@@ -40,6 +40,7 @@ from vnfm.adapters.infra.simulator.store import StateStore  # noqa: E402
 from vnfm.service.lcm import fence, job  # noqa: E402
 
 COUNTS: collections.Counter[str] = collections.Counter()
+BY_TASK = False  # --tasks: count tasks by their coroutine too
 
 
 def _count_sql(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
@@ -77,6 +78,27 @@ def _count_engine() -> None:
     fence.Fence._owned = counted_owned  # type: ignore[method-assign]
 
 
+def _count_loop() -> None:
+    """Count asyncio tasks created and worker-thread hops (`asyncio.to_thread` and
+    `loop.run_in_executor`: each is a GIL hand-off between the loop and a worker)."""
+    loop = asyncio.get_running_loop()
+
+    def factory(lp: asyncio.AbstractEventLoop, coro: Any, **kw: Any) -> asyncio.Task[Any]:
+        COUNTS["asyncio tasks created"] += 1
+        if BY_TASK:
+            COUNTS["  task " + getattr(coro, "__qualname__", type(coro).__name__)] += 1
+        return asyncio.Task(coro, loop=lp, **kw)
+
+    loop.set_task_factory(factory)  # type: ignore[arg-type]
+    executor = loop.run_in_executor
+
+    def counted_executor(ex: Any, fn: Any, *a: Any) -> Any:
+        COUNTS["worker-thread hops"] += 1
+        return executor(ex, fn, *a)
+
+    loop.run_in_executor = counted_executor  # type: ignore[method-assign]
+
+
 class _CountRecords(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         COUNTS["log records"] += 1
@@ -92,6 +114,7 @@ async def run(runs: int, concurrency: int, yappi_out: str) -> None:
             event.listen(Engine, "begin", lambda conn: COUNTS.update(["database transactions (begin)"]))
             _count_sim()
             _count_engine()
+            _count_loop()
             counter = _CountRecords(logging.DEBUG)
             logging.getLogger().addHandler(counter)
             if yappi_out:
@@ -124,8 +147,11 @@ def main() -> None:
     ap.add_argument("--yappi", default="", help="write a CPU-clock profile of every thread here (pstats)")
     ap.add_argument("--info", action="store_true",
                     help="make INFO records as a server does (printed: WARNING and above only)")
+    ap.add_argument("--tasks", action="store_true", help="count asyncio tasks by their coroutine")
     ap.add_argument("--top", type=int, default=0, help="print the profile's N largest cumulative vnfm entries")
     args = ap.parse_args()
+    global BY_TASK
+    BY_TASK = args.tasks
     logging.basicConfig(level=logging.WARNING)
     if args.info:  # records are made (and counted) as at a server's default level; the console stays quiet
         logging.getLogger().handlers[0].setLevel(logging.WARNING)

@@ -220,7 +220,7 @@ def build(settings: Settings | None = None, *, notifier: Notifier | None = None,
         vnfd_of=vnfd_of,
         files_of=files_of,
         infra_drivers=infra_drivers,
-        vim_of=vims.get,
+        vim_of=vims.get, vim_in=vims.get_in,  # vim_in: the job's load reads the VIM in its unit of work
         mgmt=mgmt,
         liveness=_liveness(settings.database_url, session_factory),
         notifier=notifier,

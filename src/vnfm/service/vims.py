@@ -12,7 +12,7 @@ from typing import Any
 from vnfm.domain.access import CALLER, caller_tenant, is_caller_confined, unscoped
 from vnfm.domain.errors import BadRequest, Forbidden, NotFound, UnprocessableEntity
 from vnfm.domain.model import Vim
-from vnfm.service.ports import DependentCnf, UowFactory
+from vnfm.service.ports import AbstractUnitOfWork, DependentCnf, UowFactory
 from vnfm.service.secrets import SecretBox
 
 # The seeds (Tacker's requests and output) write "openstack" and "kubernetes"; SOL003 v2.6.1 names
@@ -118,6 +118,10 @@ class VimService:
             return None
         with self.uow() as uow:
             return self._open(uow.vims.get(vim_id))
+
+    def get_in(self, uow: AbstractUnitOfWork, vim_id: str | None) -> Vim | None:
+        """`get` inside the caller's unit of work (the engine's load of a job: one unit, not two)."""
+        return self._open(uow.vims.get(vim_id)) if vim_id else None
 
     def require(self, vim_id: str) -> Vim:
         vim = self.get(vim_id)

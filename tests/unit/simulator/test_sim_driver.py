@@ -264,3 +264,105 @@ async def test_servers_boot_in_parallel(make_ctx):
     elapsed = time.monotonic() - start
     assert len(res.vnfcs) == 10
     assert 0.2 <= elapsed < 1.5, f"10 servers took {elapsed:.2f}s"
+
+
+# ------------------------------------------------------------------------------------ transactions
+async def _deploy_counted(make_ctx, monkeypatch, boot_time: float) -> tuple[int, list[str], list[str]]:
+    """Deploy 1 master + 2 workers: (the cloud's transactions, statuses set, progress lines)."""
+    from vnfm.adapters.infra.simulator.store import StateStore
+
+    cloud = SimCloud(config=SimConfig(boot_time=boot_time, api_latency=0, delete_time=0))
+    seen = [0]
+    acquire = StateStore._acquire
+
+    def counted(self: StateStore, *a: object, **kw: object) -> object:
+        seen[0] += 1
+        return acquire(self, *a, **kw)
+
+    monkeypatch.setattr(StateStore, "_acquire", counted)
+    statuses: list[str] = []
+    set_status = cloud.set_deployment_status
+
+    def recorded(iid: str, status: str, reason: str = "") -> None:
+        statuses.append(status)
+        set_status(iid, status, reason)
+
+    monkeypatch.setattr(cloud, "set_deployment_status", recorded)
+    lines: list[str] = []
+    ctx = make_ctx(messages=lines)
+    await SimulatorInfraDriver(cloud).deploy(ctx, {"masterNode": 1, "workerNode": 2, "storage_server": 0})
+    state = cloud.instance_state(ctx.instance_id)
+    assert [s["status"] for s in state["servers"].values()] == ["ACTIVE"] * 3
+    assert all(p["status"] == "ACTIVE" for p in state["ports"].values() if p["device_id"])
+    assert state["deployments"][ctx.instance_id]["status"] == "CREATE_COMPLETE"
+    monkeypatch.setattr(StateStore, "_acquire", acquire)
+    return seen[0], statuses, lines
+
+
+async def test_a_boot_that_takes_no_time_ends_in_the_create_transaction(make_ctx, monkeypatch):
+    """With boot_time 0 nothing can see a server in BUILD (no wait between create and boot): the
+    create's transaction ends the BUILD (3 servers: 3 transactions fewer, no "building" line).
+    With a boot time, BUILD is seen and ended by `finish_boot` as before. A fresh stack is
+    CREATE_IN_PROGRESS from its creation: no second write of that status either way."""
+    slow_tx, slow_statuses, slow_lines = await _deploy_counted(make_ctx, monkeypatch, 0.01)
+    fast_tx, fast_statuses, fast_lines = await _deploy_counted(make_ctx, monkeypatch, 0.0)
+    assert slow_statuses == fast_statuses == ["CREATE_COMPLETE"]
+    assert len([m for m in slow_lines if m.endswith(" building")]) == 3
+    assert [m for m in fast_lines if m.endswith(" building")] == []
+    assert fast_tx == slow_tx - 3
+
+
+async def test_an_injected_build_fault_still_ends_in_error_when_the_boot_takes_no_time(make_ctx, cloud):
+    cloud.inject(fail_build={"workerNode": 1}, build_message="No valid host was found")
+    ctx = make_ctx()
+    with pytest.raises(Exception, match="No valid host"):
+        await SimulatorInfraDriver(cloud).deploy(ctx, {"masterNode": 1, "workerNode": 2, "storage_server": 0})
+    state = cloud.instance_state(ctx.instance_id)
+    errors = [s for s in state["servers"].values() if s["status"] == "ERROR"]
+    assert len(errors) == 1 and errors[0]["fault"]["message"] == "No valid host was found"
+    assert state["deployments"][ctx.instance_id]["status"] == "CREATE_FAILED"
+    await SimulatorInfraDriver(cloud).deploy(ctx, {"masterNode": 1, "workerNode": 2, "storage_server": 0})
+    state = cloud.instance_state(ctx.instance_id)  # the retry replaces it
+    assert [s["status"] for s in state["servers"].values()] == ["ACTIVE"] * 3
+
+
+async def test_the_new_vnfcs_of_every_vdu_are_recorded_in_one_transaction(make_ctx, cloud, monkeypatch):
+    """A deploy's VNFCs of all VDUs are one write (Heat: one stack create / update), made after
+    the networks their CPs need."""
+    txs: list[int] = []
+    add = cloud.add_vnfcs
+
+    def recorded(*a: object, **kw: object) -> list[str]:
+        tx = getattr(cloud.store._local, "tx", None)
+        txs.append(id(tx) if tx is not None else 0)
+        return add(*a, **kw)
+
+    monkeypatch.setattr(cloud, "add_vnfcs", recorded)
+    ctx = make_ctx()
+    await SimulatorInfraDriver(cloud).deploy(ctx, {"masterNode": 1, "workerNode": 2, "storage_server": 1})
+    assert len(txs) == 3 and 0 not in txs and len(set(txs)) == 1
+    vnfcs = cloud.deployment(ctx.instance_id)["vnfcs"]
+    assert sorted(v["vdu_id"] for v in vnfcs.values()) == ["masterNode", "storage_server", "workerNode", "workerNode"]
+
+
+async def test_a_deploy_converges_from_the_stack_it_ensured(make_ctx, cloud, monkeypatch, counts):
+    """deploy hands `_converge` the deployment `ensure_deployment` returned (no read of its own);
+    update, which wrote the status since its read, still has `_converge` read it."""
+    import sys
+
+    callers: list[str] = []
+    deployment = cloud.deployment
+
+    def counted(iid: str) -> object:
+        callers.append(sys._getframe(1).f_code.co_name)
+        return deployment(iid)
+
+    monkeypatch.setattr(cloud, "deployment", counted)
+    driver = SimulatorInfraDriver(cloud)
+    ctx = make_ctx()
+    await driver.deploy(ctx, counts)
+    assert callers.count("deploy") == 1 and "_converge" not in callers
+    callers.clear()
+    await driver.update(ctx, {**counts, "workerNode": 3}, [])
+    assert callers.count("_converge") == 1
+    assert len(deployment(ctx.instance_id)["vnfcs"]) == sum(counts.values()) + 1

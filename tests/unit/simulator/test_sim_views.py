@@ -135,3 +135,25 @@ async def test_host_keys_of_several_hosts_are_read_in_one_transaction(cloud, mak
     ex.pins[f"host:{hosts[1]}"] = "ssh-ed25519 AAAA-another-key"
     with pytest.raises(HostKeyChanged, match="changed since it was pinned"):
         await ex.verify_host_keys(hosts)
+
+
+async def test_peek_reads_the_twin_state_without_a_copy_and_init_copies_nothing_else(cloud, make_ctx, monkeypatch):
+    """`peek` hands `fn` the state as stored (a read: as parsed; inside a write: the live record,
+    no copy), so a kubeadm init step checks for a restored etcd without copying the whole state."""
+    iid, address, sid = await _deployed(cloud, make_ctx)
+    ex = TwinExecutor(cloud, iid)
+    await ex.run(address, PrepareNode("masternode-0", "1.30.4"))
+    assert ex.peek(lambda st: st["hosts"][sid]["prepared"]["hostname"]) == "masternode-0"
+    with cloud.atomic():
+        ex.tx(lambda st: st["hosts"][sid].update(seen="live"))
+        assert ex.peek(lambda st: st["hosts"][sid]["seen"]) == "live"  # joined: the live record
+        assert ex.peek(lambda st: st) is ex.peek(lambda st: st)  # not a copy
+    assert ex.state()["hosts"][sid]["seen"] == "live"
+
+    def no_copy() -> dict[str, Any]:
+        raise AssertionError("a whole copy of the twin state was made")
+
+    monkeypatch.setattr(ex, "state", no_copy)
+    await ex.run(address, KubeadmInit("masternode-0", address, f"{address}:6443", "10.244.0.0/16",
+                                      "10.96.0.0/12", "1.30.4", ()))
+    assert ex.peek(lambda st: st["cluster"]["initialized"]) is True

@@ -16,9 +16,11 @@ Notifications need no check here: they are staged in the fenced write of the sta
 A check is not a lock: a takeover between a check and the call it precedes is not excluded, the
 calls take absolute targets so that the new owner converges anyway. A check that found the
 occurrence owned less than `fresh_for` seconds ago (monotonic clock: half a beat interval) is
-not repeated, so a busy runner reads at most a few times a second; a pause longer than that (a
-takeover needs six beat intervals) always reads again, so a resumed zombie stops at its next
-step. The step that was in flight when the process was paused completes.
+not repeated, so a busy runner reads at most a few times a second; a job write that succeeded
+counts as such a check (the write is fenced by the same owner and epoch: it found the occurrence
+owned when it was sent), so the first side effect after a stage's start write reads nothing; a
+pause longer than that (a takeover needs six beat intervals) always reads again, so a resumed
+zombie stops at its next step. The step that was in flight when the process was paused completes.
 """
 
 from __future__ import annotations
@@ -63,7 +65,8 @@ class Fence:
         return self._refuse() if self._lost() else None
 
     def _fresh(self) -> bool:
-        return time.monotonic() - self._owned_at < self.fresh_for
+        """Found owned (by a read, or by a fenced job write) less than `fresh_for` seconds ago."""
+        return time.monotonic() - max(self._owned_at, self.job.writer.owned_at) < self.fresh_for
 
     def _owned(self) -> bool:
         self.checks += 1

@@ -10,6 +10,7 @@ import datetime
 import enum
 import logging
 import pickle
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -103,6 +104,9 @@ class JobWriter:
     # The occurrence as this runner last read or wrote it (None: unknown): the next write sends
     # only what differs from it (`save_changes`).
     saved_occ: OpOcc | None = None
+    # Monotonic time at which the last write that succeeded was sent: a fenced write proves, as a
+    # fencing read does, that the occurrence was still this runner's then (`fence.Fence` reuses it).
+    owned_at: float = -1e18
 
 
 class OwnershipLost(Exception):
@@ -183,19 +187,24 @@ def load_job(
     files_of: Callable[[str], PackageFiles | None],
     vim_of: Callable[[str | None], Vim | None],
     infra_drivers: Mapping[str, InfraDriver],
+    vim_in: Callable[[AbstractUnitOfWork, str | None], Vim | None] | None = None,
 ) -> Job:
-    """Read the occurrence `op_id` and its instance, and resolve what they refer to."""
+    """Read the occurrence `op_id` and its instance, and resolve what they refer to; with
+    `vim_in` (`VimService.get_in`) the instance's VIM is read in the same unit of work."""
     with uow() as u:
         occ = u.op_occs.get(op_id)
         if occ is None:
             raise LookupError(op_id)
         inst = u.instances.get(occ.vnf_instance_id)
+        if inst is not None and vim_in is not None:
+            vim = vim_in(u, inst.vim_id)
     if inst is None:
         raise LookupError(occ.vnf_instance_id)
     vnfd = vnfd_of(inst.vnf_pkg_id)
     flavour_id = inst.flavour_id or occ.operation_params.get("flavourId")
     flavour = vnfd.flavour(flavour_id) if flavour_id else None
-    vim = vim_of(inst.vim_id)
+    if vim_in is None:
+        vim = vim_of(inst.vim_id)
     infra = infra_drivers.get(vim.vim_type) if vim is not None else None
     secrets = secret_values(inst.additional_params) | secret_values(occ.operation_params)
     job = Job(occ=occ, inst=inst, vnfd=vnfd, flavour=flavour, package=files_of(inst.vnf_pkg_id),
@@ -259,7 +268,9 @@ class JobStore:
         message = scrub(message, job.secrets)
         job.occ.events.append({"time": views.ts(utcnow()), "stage": job.current_stage, "message": message})
         del job.occ.events[:-KEPT_EVENTS]
-        log.info("op %s %s: %s", job.occ.id[:8], job.current_stage, message)
+        # mirrored at DEBUG: the line is in the occurrence's progress log (API, `vnfm op watch`);
+        # at INFO an operation's log is its start, its stages' starts and ends and its end
+        log.debug("op %s %s: %s", job.occ.id[:8], job.current_stage, message)
         job.writer.dirty = True
         try:
             asyncio.get_running_loop()
@@ -332,6 +343,7 @@ class JobStore:
         notices, owed = w.notices + ([self._notice(occ)] if notify else []), w.owed
         w.dirty, w.owed, w.notices = False, False, []
         self._no_timer(w)  # every line so far goes with this write
+        sent = time.monotonic()
         write = asyncio.ensure_future(self.patience.run(self._commit, occ, inst, job.fence, notices, w.saved_occ,
                                                         w.saved_inst))
         try:
@@ -350,6 +362,7 @@ class JobStore:
             w.dirty, w.saved_occ, w.saved_inst = True, None, None
             raise
         w.saved_occ = occ  # as the row has it now (a cancel read by the write included)
+        w.owned_at = sent
         # A cancel read by this write is kept unless the state moved on meanwhile (a transition
         # made while the write was in flight ends any cancellation, as `lcm.transition` does).
         if cancel is not None and not job.occ.is_cancel_pending and job.occ.operation_state == occ.operation_state:

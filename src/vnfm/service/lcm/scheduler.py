@@ -35,7 +35,16 @@ from vnfm.service.lcm.operations.scale import scale
 from vnfm.service.lcm.operations.terminate import terminate
 from vnfm.service.lcm.stages import Stages, failure_problem
 from vnfm.service.notifications import Notifications
-from vnfm.service.ports import Beat, InfraDriver, Liveness, NodeAccess, Notifier, PackageFiles, UowFactory
+from vnfm.service.ports import (
+    AbstractUnitOfWork,
+    Beat,
+    InfraDriver,
+    Liveness,
+    NodeAccess,
+    Notifier,
+    PackageFiles,
+    UowFactory,
+)
 from vnfm.service.telemetry import NoTelemetry, Telemetry
 
 log = logging.getLogger(__name__)
@@ -70,6 +79,7 @@ class LcmEngine:
         poll_interval: float | None = None,
         nodes_of: Callable[[Vim], NodeAccess | None] | None = None,
         telemetry: Telemetry | None = None,
+        vim_in: Callable[[AbstractUnitOfWork, str | None], Vim | None] | None = None,
     ) -> None:
         self.telemetry: Telemetry = telemetry or NoTelemetry()
         self.uow = uow
@@ -77,6 +87,7 @@ class LcmEngine:
         self.files_of = files_of
         self.infra_drivers = infra_drivers
         self.vim_of = vim_of
+        self.vim_in = vim_in  # `vim_of` in the caller's unit of work (the job's load reads it there)
         self.mgmt = mgmt
         self.notes = Notifications(notifier, worker_id)
         self.vim_registry = vim_registry
@@ -271,7 +282,7 @@ class LcmEngine:
         try:
             job = await self.store.patience.run(load_job, self.uow, op_id, vnfd_of=self.vnfd_of,
                                                 files_of=self.files_of, vim_of=self.vim_of,
-                                                infra_drivers=self.infra_drivers)
+                                                infra_drivers=self.infra_drivers, vim_in=self.vim_in)
         except Exception as exc:
             log.exception("cannot load occurrence %s", op_id)
             await self.store.fail_unloadable(op_id, exc)

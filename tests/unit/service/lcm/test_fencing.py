@@ -10,7 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 from vnfm.domain.model import OpOcc, OpState, utcnow
-from vnfm.service.lcm.job import OwnershipLost
+from vnfm.service.lcm.job import JobWriter, OwnershipLost
 from vnfm.service.lcm.scheduler import LcmEngine
 from vnfm.service.ports import LcmContext
 
@@ -233,7 +233,7 @@ def test_a_fenced_runner_reports_no_further_progress_and_reads_ownership_once() 
             reads.append(op_id)
             return False
 
-    job = SimpleNamespace(fence=("me", 0), occ=SimpleNamespace(id="op-1"), writer=SimpleNamespace(lost=None))
+    job = SimpleNamespace(fence=("me", 0), occ=SimpleNamespace(id="op-1"), writer=JobWriter())
     fence = Fence(Lost(), job, fresh_for=0.05)  # type: ignore[arg-type]
     reported: list[str] = []
     report = fence.checked_progress(reported.append)
@@ -241,3 +241,51 @@ def test_a_fenced_runner_reports_no_further_progress_and_reads_ownership_once() 
         with contextlib.suppress(OwnershipLost):
             report(line)
     assert reported == [] and reads == ["op-1"]
+
+
+def test_a_job_write_that_succeeded_stands_for_a_fencing_read_while_fresh() -> None:
+    """A fenced job write found the occurrence owned when it was sent: a side effect within
+    `fresh_for` of it reads nothing; past that (a pause), the check reads again and a lost
+    occurrence is refused."""
+    from types import SimpleNamespace
+
+    from vnfm.service.lcm.fence import Fence
+
+    reads: list[str] = []
+
+    class Lost:
+        def owns(self, op_id: str, owner: str | None, epoch: int) -> bool:
+            reads.append(op_id)
+            return False
+
+    job = SimpleNamespace(fence=("me", 0), occ=SimpleNamespace(id="op-1"), writer=JobWriter())
+    fence = Fence(Lost(), job, fresh_for=30.0)  # type: ignore[arg-type]
+    job.writer.owned_at = time.monotonic()  # as `JobStore._write_job` records a write that succeeded
+    fence.check_sync()
+    asyncio.run(fence.check())
+    assert reads == []
+    job.writer.owned_at = time.monotonic() - 31.0  # the process was paused since that write
+    with contextlib.suppress(OwnershipLost):
+        fence.check_sync()
+    assert reads == ["op-1"]
+    try:
+        fence.check_sync()
+    except OwnershipLost:
+        pass
+    else:
+        raise AssertionError("a lost occurrence was not refused")
+
+
+async def test_a_running_instantiate_makes_no_fencing_read_of_its_own(h: Harness) -> None:
+    """Each stage's start write is fenced: the side effects after it (within half a beat
+    interval) need no read of their own."""
+    calls: list[str] = []
+    owns = h.app.engine.liveness.owns
+
+    def counted(op_id: str, owner: str | None, epoch: int) -> bool:
+        calls.append(op_id)
+        return owns(op_id, owner, epoch)
+
+    h.app.engine.liveness.owns = counted  # type: ignore[method-assign]
+    await h.instantiated()
+    assert calls == []

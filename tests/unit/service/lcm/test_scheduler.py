@@ -68,3 +68,27 @@ async def test_crash_mid_operation_becomes_failed_temp_and_retry_completes(
     done = await h.wait(app.instances.retry(occ.id))
     assert done.operation_state == OpState.COMPLETED, done.error
     assert app.instances.get(inst_id).resources.counts()["workerNode"] == 3
+
+
+async def test_a_job_reads_its_vim_in_the_unit_of_work_that_loads_it(h: Harness) -> None:
+    """The engine resolves the instance's VIM inside the load's unit of work (`vim_in`), not in
+    one of its own (`vim_of`); the VIM it runs against is the instance's."""
+    engine = h.app.engine
+    apart: list[str | None] = []
+    inside: list[str | None] = []
+    vim_of, vim_in = engine.vim_of, engine.vim_in
+    assert vim_in is not None
+
+    def counted_of(vim_id: str | None) -> object:
+        apart.append(vim_id)
+        return vim_of(vim_id)
+
+    def counted_in(uow: object, vim_id: str | None) -> object:
+        inside.append(vim_id)
+        return vim_in(uow, vim_id)  # type: ignore[arg-type]
+
+    engine.vim_of, engine.vim_in = counted_of, counted_in  # type: ignore[assignment]
+    inst_id = await h.instantiated()
+    vim_id = h.app.instances.get(inst_id).vim_id
+    assert vim_id and inside == [vim_id] and apart == []
+    assert vim_in(None, None) is None  # type: ignore[arg-type]

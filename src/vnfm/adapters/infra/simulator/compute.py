@@ -66,8 +66,10 @@ class ComputeOps(CloudBase):
             return vol_id
 
     # ------------------------------------------------------------------ servers
-    def create_server(self, instance_id: str, vnfc_id: str, op_id: str) -> dict[str, Any]:
-        """Create the server of a VNFC in BUILD (its ports and volumes must exist)."""
+    def create_server(self, instance_id: str, vnfc_id: str, op_id: str, *, boot: bool = False) -> dict[str, Any]:
+        """Create the server of a VNFC in BUILD (its ports and volumes must exist). With `boot` (a
+        cloud whose boot takes no time) its BUILD ends in the same transaction, as `finish_boot`
+        ends it: ACTIVE, or ERROR with an injected fault."""
         with self._tx() as tx:
             doc = self._doc(tx, instance_id)
             dep = doc["deployment"]
@@ -111,6 +113,8 @@ class ComputeOps(CloudBase):
                 vol = doc["volumes"][vid]
                 vol["attached_to"] = server_id
                 vol["status"] = "in-use"
+            if boot:
+                _end_build(doc, server)
             return tx.hand_out(server)
 
     def finish_boot(self, server_id: str) -> dict[str, Any]:
@@ -120,22 +124,7 @@ class ComputeOps(CloudBase):
             server = doc["servers"].get(server_id) if doc else None
             if doc is None or server is None:
                 raise NotFound(f"server {server_id} does not exist")
-            if server["status"] == "BUILD":
-                server["task_state"] = None
-                server["updated_at"] = now_iso()
-                if server.get("build_fault"):
-                    server["status"] = "ERROR"
-                    server["fault"] = {
-                        "code": 500,
-                        "message": server["build_fault"],
-                        "details": "Traceback: nova.exception.NoValidHost (simulated)",
-                        "created": now_iso(),
-                    }
-                else:
-                    server["status"] = "ACTIVE"
-                    for pid in server["ports"]:
-                        if pid in doc["ports"]:
-                            doc["ports"][pid]["status"] = "ACTIVE"
+            _end_build(doc, server)
             return tx.hand_out(server)
 
     def begin_delete_server(self, server_id: str) -> dict[str, Any] | None:
@@ -183,6 +172,28 @@ class ComputeOps(CloudBase):
                 vnfc = dep["vnfcs"].get(server["vnfc_id"])
                 if vnfc is not None and vnfc["server_id"] == server_id:
                     vnfc["server_id"] = None
+
+
+def _end_build(doc: Doc, server: dict[str, Any]) -> None:
+    """A server in BUILD becomes ACTIVE (its ports too), or ERROR with a Nova fault when one was
+    injected; a server in another state is left as it is."""
+    if server["status"] != "BUILD":
+        return
+    server["task_state"] = None
+    server["updated_at"] = now_iso()
+    if server.get("build_fault"):
+        server["status"] = "ERROR"
+        server["fault"] = {
+            "code": 500,
+            "message": server["build_fault"],
+            "details": "Traceback: nova.exception.NoValidHost (simulated)",
+            "created": now_iso(),
+        }
+    else:
+        server["status"] = "ACTIVE"
+        for pid in server["ports"]:
+            if pid in doc["ports"]:
+                doc["ports"][pid]["status"] = "ACTIVE"
 
 
 def _take_build_faults(faults: dict[str, Any], vdu_id: str) -> tuple[str | None, bool]:

@@ -55,7 +55,8 @@ class SimulatorInfraDriver(InfraDriver):
             if dep["status"].startswith("CREATE") and dep["status"] != "CREATE_COMPLETE"
             else "UPDATE"
         )
-        await self._run(ctx, action, self._converge(ctx, counts, ()))
+        # a stack just created is CREATE_IN_PROGRESS already (Heat's create is one call)
+        await self._run(ctx, action, self._converge(ctx, counts, (), dep), started=not existed)
         return await self.current(ctx)
 
     async def update(self, ctx: InfraContext, counts: dict[str, int], remove: Sequence[str]) -> VnfResources:
@@ -159,9 +160,12 @@ class SimulatorInfraDriver(InfraDriver):
             await asyncio.sleep(self.cloud.config.api_latency)
 
     async def _run(
-        self, ctx: InfraContext, action: str, work: Awaitable[None], *, complete: bool = True
+        self, ctx: InfraContext, action: str, work: Awaitable[None], *, complete: bool = True,
+        started: bool = False,
     ) -> None:
-        self.cloud.set_deployment_status(ctx.instance_id, f"{action}_IN_PROGRESS")
+        """`work` with the deployment's status around it (`started`: it is {action}_IN_PROGRESS)."""
+        if not started:
+            self.cloud.set_deployment_status(ctx.instance_id, f"{action}_IN_PROGRESS")
         try:
             await work
         except Exception as exc:
@@ -184,8 +188,10 @@ class SimulatorInfraDriver(InfraDriver):
         if errors:
             raise SimCloudError(f"{what}: {len(errors)} failures: " + "; ".join(str(e) for e in errors))
 
-    async def _converge(self, ctx: InfraContext, counts: dict[str, int], remove: Sequence[str]) -> None:
-        dep = self.cloud.deployment(ctx.instance_id)
+    async def _converge(self, ctx: InfraContext, counts: dict[str, int], remove: Sequence[str],
+                        dep: dict[str, Any] | None = None) -> None:
+        """`dep`: the deployment as just read or written (only its status may have changed since)."""
+        dep = dep or self.cloud.deployment(ctx.instance_id)
         assert dep is not None
         present: dict[str, dict[str, Any]] = dep["vnfcs"]
         removed_before: dict[str, str] = dep["removed"]
@@ -227,17 +233,14 @@ class SimulatorInfraDriver(InfraDriver):
             await self._gather([self._remove_vnfc(ctx, vid) for vid in to_remove], "scale in")
 
         await self._ensure_internal_networks(ctx)
-        for vdu_id, n in to_add.items():
-            cps = await self._cp_specs(ctx, vdu_id)
-            new_ids = self.cloud.add_vnfcs(
-                ctx.instance_id,
-                vdu_id,
-                n,
-                cps,
-                _storage_specs(ctx.flavour, vdu_id),
-                _server_spec(ctx.flavour, vdu_id),
-            )
-            ctx.progress(f"VDU {vdu_id}: adding {n} VNFC(s) {', '.join(new_ids)}")
+        specs = {vdu_id: await self._cp_specs(ctx, vdu_id) for vdu_id in to_add}  # networks made here
+        with self.cloud.atomic():  # the new VNFCs of every VDU: one transaction (one stack update)
+            added = {vdu_id: self.cloud.add_vnfcs(ctx.instance_id, vdu_id, n, specs[vdu_id],
+                                                  _storage_specs(ctx.flavour, vdu_id),
+                                                  _server_spec(ctx.flavour, vdu_id))
+                     for vdu_id, n in to_add.items()}
+        for vdu_id, new_ids in added.items():
+            ctx.progress(f"VDU {vdu_id}: adding {len(new_ids)} VNFC(s) {', '.join(new_ids)}")
 
         # Bring up every VNFC whose server is missing, still building or in ERROR (a retry lands here).
         state = self.cloud.instance_state(ctx.instance_id)
@@ -330,8 +333,11 @@ class SimulatorInfraDriver(InfraDriver):
             server = None
         if server is None:
             await self._api()
-            server = self.cloud.create_server(ctx.instance_id, vnfc_id, ctx.op_id)
-            ctx.progress(f"server {server['name']} ({server['id']}) building")
+            # a boot that takes no time ends in the create's transaction (nothing could see BUILD)
+            server = self.cloud.create_server(ctx.instance_id, vnfc_id, ctx.op_id,
+                                              boot=self.cloud.config.boot_time <= 0)
+            if server["status"] == "BUILD":
+                ctx.progress(f"server {server['name']} ({server['id']}) building")
         if server["status"] == "BUILD":
             wait = min(self.cloud.config.boot_time, server["boot_until"] - time.time())
             if wait > 0:

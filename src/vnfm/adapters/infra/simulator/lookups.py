@@ -83,6 +83,13 @@ class LookupOps(CloudBase):
             extras = tx.extras(instance_id) or {}
             return private(extras) if tx.writable else extras  # joined a write: not the live record
 
+    def peek_extras(self, instance_id: str, fn: Callable[[dict[str, Any]], T]) -> T:
+        """`fn(extras)` on the instance's extras as stored, in one read; joined to an open write,
+        on the live record, without the copy `extras` makes there: `fn` changes nothing and
+        copies what it returns of them."""
+        with self._read() as tx:
+            return fn(tx.extras(instance_id) or {})
+
     @contextlib.contextmanager
     def atomic(self) -> Iterator[None]:
         """One write transaction for the calls made in the block (they join it): all or nothing,

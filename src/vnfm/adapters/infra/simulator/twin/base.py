@@ -69,6 +69,10 @@ class TwinHost(Protocol):
 
     def state(self) -> dict[str, Any]: ...
 
+    def peek(self, fn: Callable[[dict[str, Any]], Any]) -> Any:
+        """`fn` of the twin state, read without a copy: `fn` changes nothing and copies what it keeps."""
+        ...
+
 
 def node_on(st: dict[str, Any], sid: str, role: str | None = None) -> dict[str, Any] | None:
     for n in st["nodes"].values():

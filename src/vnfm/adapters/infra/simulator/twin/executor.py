@@ -55,6 +55,11 @@ class TwinExecutor(StepExecutor):
     def state(self) -> dict[str, Any]:
         return dict(self.sim.extras(self.instance_id).get(KEY) or empty())
 
+    def peek(self, fn: Callable[[dict[str, Any]], Any]) -> Any:
+        """`fn(state)` on the state as stored (joined to an open transaction: as it is there), no
+        copy made: `fn` must not change it and must copy what it returns of it."""
+        return self.sim.peek_extras(self.instance_id, lambda extras: fn(extras.get(KEY) or empty()))
+
     def tx(self, fn: Callable[[dict[str, Any]], Any]) -> Any:
         def wrap(extras: dict[str, Any]) -> Any:
             st = extras.get(KEY)

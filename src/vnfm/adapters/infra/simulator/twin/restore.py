@@ -94,7 +94,7 @@ def restore_member(tw: TwinHost, host: str, sid: str, step: EtcdRestoreMember) -
 def init(tw: TwinHost, host: str, sid: str, step: KubeadmInit) -> StepResult:
     """kubeadm init: on a restored etcd data directory only with `existing_etcd` (kubeadm's preflight
     check DirAvailable--var-lib-etcd otherwise)."""
-    restored = (tw.state()["hosts"].get(sid) or {}).get("etcd_data")
+    restored = tw.peek(lambda st: copy.deepcopy((st["hosts"].get(sid) or {}).get("etcd_data")))
     if restored is not None and not step.existing_etcd:
         raise StepFailed(host, step, "[preflight] DirAvailable--var-lib-etcd: /var/lib/etcd is not empty")
     if restored is None:
