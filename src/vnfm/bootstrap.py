@@ -99,13 +99,17 @@ class App:
                 stop = self.extras["cert_watch_stop"] = asyncio.Event()
                 self.extras["cert_watch_task"] = asyncio.create_task(self.extras["cert_watch"].run(stop))
 
+    async def stop_backup_schedule(self) -> None:
+        """Stop this process's etcd backup task (its rounds; `backups.round()` still runs one)."""
+        if "backups_task" in self.extras:
+            self._backups_stop.set()
+            await self.extras.pop("backups_task")
+
     async def stop(self) -> None:
         if "cert_watch_task" in self.extras:
             self.extras["cert_watch_stop"].set()
             await self.extras.pop("cert_watch_task")
-        if "backups_task" in self.extras:
-            self._backups_stop.set()
-            await self.extras.pop("backups_task")
+        await self.stop_backup_schedule()
         if self.watcher is not None:
             await self.watcher.stop()
         await self.engine.stop()

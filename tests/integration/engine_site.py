@@ -119,6 +119,7 @@ async def open_site(testbed: Testbed, ssh: SshExecutor, tmp_path: Path, provisio
     app.infra_drivers.register("simulator", lambda: HostBackedInfra(SimulatorInfraDriver(sim), pool))
     app.infra_drivers.register_nodes("simulator", node_access or SshAccess(timeout=120))
     await app.start()
+    await app.stop_backup_schedule()  # the tests run rounds themselves: a late first round would take theirs
     site = Site(app, pool, ssh, api)
     holder.append(site)
     try:

@@ -123,6 +123,7 @@ async def k8s(tmp_path: Path) -> AsyncIterator[K8s]:
     twin = TwinConfig(poll=0.002)
     app = build(settings, sim=sim, notifier=None, twin=twin)
     await app.start()
+    await app.stop_backup_schedule()  # the tests run rounds themselves: a late first round would take theirs
     h = K8s(app, twin)
     h.onboard()
     try:

@@ -122,6 +122,7 @@ async def test_scheduled_backup_into_the_bucket(s3: S3Target, tmp_path: Path, go
     app = build(_settings(tmp_path, s3, secret), sim=SimCloud(MemoryStateStore(), SimConfig(
         boot_time=0, api_latency=0, delete_time=0)), notifier=None, twin=TwinConfig(poll=0.002))
     await app.start()
+    await app.stop_backup_schedule()  # the tests run rounds themselves: a late first round would take theirs
     try:
         k8s = K8s(app, TwinConfig(poll=0.002))
         k8s.onboard()

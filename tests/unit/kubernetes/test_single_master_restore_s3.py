@@ -22,6 +22,7 @@ async def test_dead_master_restored_from_a_backup_in_the_bucket(s3: S3Target, tm
     app = build(_settings(tmp_path, s3, s3.secret_key), sim=SimCloud(MemoryStateStore(), SimConfig(
         boot_time=0, api_latency=0, delete_time=0)), notifier=None, twin=TwinConfig(poll=0.002))
     await app.start()
+    await app.stop_backup_schedule()  # the tests run rounds themselves: a late first round would take theirs
     try:
         k8s = K8s(app, TwinConfig(poll=0.002))
         k8s.onboard()

@@ -128,6 +128,7 @@ async def ks(tmp_path: Path) -> AsyncIterator[Ks]:
     sim = SimCloud(MemoryStateStore(), SimConfig(boot_time=0, api_latency=0, delete_time=0))
     app = build(settings, sim=sim, notifier=None, twin=TwinConfig(poll=0.002))
     await app.start()
+    await app.stop_backup_schedule()  # the tests run rounds themselves: a late first round would take theirs
     h = Ks(app)
     h.onboard()
     try:
