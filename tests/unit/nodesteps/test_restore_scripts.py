@@ -116,8 +116,8 @@ def test_pki_fetch_and_put_with_openssl_cas(tmp_path: Path) -> None:
     assert rc != 0 and "does not exist" in err
 
 
-@pytest.mark.skipif(shutil.which("etcd") is None or shutil.which("etcdctl") is None, reason="etcd is not installed")
-def test_etcd_restore_member_real_etcd(tmp_path: Path) -> None:
+def _snapshot_of_a_real_etcd(tmp_path: Path, key: str) -> Path:
+    """A snapshot (tmp_path/snap.db) of a one-member etcd that held `key` = 1 (the etcd stopped)."""
     env = {"ETCDCTL_API": "3", "PATH": "/usr/bin:/bin"}
     client, peer = _port(), _port()
     url = f"http://127.0.0.1:{client}"
@@ -128,13 +128,20 @@ def test_etcd_restore_member_real_etcd(tmp_path: Path) -> None:
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     snap = tmp_path / "snap.db"
     try:
-        _until(lambda: subprocess.run(["etcdctl", "--endpoints", url, "put", "/registry/configmaps/default/a", "1"],
+        _until(lambda: subprocess.run(["etcdctl", "--endpoints", url, "put", key, "1"],
                                       capture_output=True, env=env).returncode == 0)
         subprocess.run(["etcdctl", "--endpoints", url, "snapshot", "save", str(snap)], check=True,
                        capture_output=True, env=env)
     finally:
         src.terminate()
         src.wait(10)
+    return snap
+
+
+@pytest.mark.skipif(shutil.which("etcd") is None or shutil.which("etcdctl") is None, reason="etcd is not installed")
+def test_etcd_restore_member_real_etcd(tmp_path: Path) -> None:
+    env = {"ETCDCTL_API": "3", "PATH": "/usr/bin:/bin"}
+    snap = _snapshot_of_a_real_etcd(tmp_path, "/registry/configmaps/default/a")
     sha = subprocess.run(["sha256sum", str(snap)], capture_output=True, text=True).stdout.split()[0]
     peer2 = _port()
     data = tmp_path / "var-lib-etcd"
@@ -258,23 +265,7 @@ def test_etcd_restore_member_takes_etcdutl_from_kubeadms_etcd_image(tmp_path: Pa
     """No etcdutl or etcdctl on PATH (a stock kubeadm host): the one in the etcd image kubeadm lists for
     the cluster's version restores the snapshot; the image is pulled through the CRI, mounted in its
     namespace and unmounted (snapshot removed) afterwards, also when it fails."""
-    env = {"ETCDCTL_API": "3", "PATH": "/usr/bin:/bin"}
-    client, peer = _port(), _port()
-    url = f"http://127.0.0.1:{client}"
-    src = subprocess.Popen(["etcd", "--name", "old", "--data-dir", str(tmp_path / "old"), "--listen-client-urls", url,
-                            "--advertise-client-urls", url, "--listen-peer-urls", f"http://127.0.0.1:{peer}",
-                            "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
-                            "--initial-cluster", f"old=http://127.0.0.1:{peer}"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    snap = tmp_path / "snap.db"
-    try:
-        _until(lambda: subprocess.run(["etcdctl", "--endpoints", url, "put", "/registry/a", "1"],
-                                      capture_output=True, env=env).returncode == 0)
-        subprocess.run(["etcdctl", "--endpoints", url, "snapshot", "save", str(snap)], check=True,
-                       capture_output=True, env=env)
-    finally:
-        src.terminate()
-        src.wait(10)
+    snap = _snapshot_of_a_real_etcd(tmp_path, "/registry/a")
     standin = tmp_path / "standin"
     bin_dir = standin / "bin"
     bin_dir.mkdir(parents=True)

@@ -217,11 +217,8 @@ async def test_a_process_that_lost_an_occurrence_can_run_its_retry(h: Harness) -
     assert app.instances.get(inst_id).lock_op_id is None
 
 
-def test_a_fenced_runner_reports_no_further_progress_and_reads_ownership_once() -> None:
-    """A resumed zombie's drivers report progress from several tasks at once (the simulator one
-    line per server): each line is checked before it is reported, so none of them is logged as a
-    step of a runner that lost its occurrence (the pause campaign counted 4 such lines), and a
-    refusal is remembered (one read, not one per line)."""
+def _lost_fence(fresh_for: float) -> tuple[Any, Any, list[str]]:
+    """A fence over a liveness that finds the occurrence lost, its job, and the reads it made."""
     from types import SimpleNamespace
 
     from vnfm.service.lcm.fence import Fence
@@ -234,7 +231,15 @@ def test_a_fenced_runner_reports_no_further_progress_and_reads_ownership_once() 
             return False
 
     job = SimpleNamespace(fence=("me", 0), occ=SimpleNamespace(id="op-1"), writer=JobWriter())
-    fence = Fence(Lost(), job, fresh_for=0.05)  # type: ignore[arg-type]
+    return Fence(Lost(), job, fresh_for=fresh_for), job, reads  # type: ignore[arg-type]
+
+
+def test_a_fenced_runner_reports_no_further_progress_and_reads_ownership_once() -> None:
+    """A resumed zombie's drivers report progress from several tasks at once (the simulator one
+    line per server): each line is checked before it is reported, so none of them is logged as a
+    step of a runner that lost its occurrence (the pause campaign counted 4 such lines), and a
+    refusal is remembered (one read, not one per line)."""
+    fence, _, reads = _lost_fence(0.05)
     reported: list[str] = []
     report = fence.checked_progress(reported.append)
     for line in ("server a ACTIVE", "server b ACTIVE", "server c ACTIVE"):
@@ -247,19 +252,7 @@ def test_a_job_write_that_succeeded_stands_for_a_fencing_read_while_fresh() -> N
     """A fenced job write found the occurrence owned when it was sent: a side effect within
     `fresh_for` of it reads nothing; past that (a pause), the check reads again and a lost
     occurrence is refused."""
-    from types import SimpleNamespace
-
-    from vnfm.service.lcm.fence import Fence
-
-    reads: list[str] = []
-
-    class Lost:
-        def owns(self, op_id: str, owner: str | None, epoch: int) -> bool:
-            reads.append(op_id)
-            return False
-
-    job = SimpleNamespace(fence=("me", 0), occ=SimpleNamespace(id="op-1"), writer=JobWriter())
-    fence = Fence(Lost(), job, fresh_for=30.0)  # type: ignore[arg-type]
+    fence, job, reads = _lost_fence(30.0)
     job.writer.owned_at = time.monotonic()  # as `JobStore._write_job` records a write that succeeded
     fence.check_sync()
     asyncio.run(fence.check())
