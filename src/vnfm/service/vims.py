@@ -117,7 +117,7 @@ class VimService:
         if not vim_id:
             return None
         with self.uow() as uow:
-            return self._open(uow.vims.get(vim_id))
+            return self.get_in(uow, vim_id)
 
     def get_in(self, uow: AbstractUnitOfWork, vim_id: str | None) -> Vim | None:
         """`get` inside the caller's unit of work (the engine's load of a job: one unit, not two)."""
